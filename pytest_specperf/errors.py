@@ -1,0 +1,29 @@
+"""Errors raised by pytest-specperf's plain modules.
+
+Each carries one human-readable line; the plugin and the CLI turn them into usage errors
+or test failures without a traceback.
+"""
+
+
+class SpecperfError(Exception):
+    """Base class: something the user can act on, described in one line."""
+
+
+class UsageError(SpecperfError):
+    """A bad option value or argument."""
+
+
+class ProfileError(SpecperfError):
+    """A deployment profile that is missing, unreadable or invalid."""
+
+
+class BaselineError(SpecperfError):
+    """A baseline file that is missing, corrupt, of the wrong schema, or of another key."""
+
+
+class ServerStartError(SpecperfError):
+    """The server process exited, or did not become healthy, during launch."""
+
+
+class ServerUnreachableError(SpecperfError):
+    """A server URL that does not answer."""

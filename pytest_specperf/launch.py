@@ -1,0 +1,139 @@
+"""Server launch commands: one builder for SGLang and for the simulator.
+
+The fixture, ``specperf launch-cmd`` and the contract tests all call :func:`build_launch`,
+so the command a user copies is the command the suite runs.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pytest_specperf.errors import UsageError
+from pytest_specperf.profiles import SAME_AS_MODEL, Profile
+
+Backend = Literal["sglang", "sim"]
+BACKENDS: tuple[Backend, ...] = ("sglang", "sim")
+SGLANG_MODULE = "sglang.launch_server"
+SIM_MODULE = "pytest_specperf.sim"
+REDACTED = "***"
+_SECRET_FLAGS = frozenset({"--api-key", "--admin-api-key"})
+
+
+@dataclass(frozen=True)
+class LaunchCommand:
+    """An argv list (never a shell string) plus the environment it adds."""
+
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+
+    def display(self) -> str:
+        """The command as one shell-quoted line, secrets replaced by ***."""
+        return shlex.join(redact_argv(self.argv))
+
+
+def redact_argv(argv: Sequence[str]) -> list[str]:
+    shown: list[str] = []
+    hide_next = False
+    for arg in argv:
+        if hide_next:
+            shown.append(REDACTED)
+            hide_next = False
+            continue
+        flag, sep, _ = arg.partition("=")
+        if flag in _SECRET_FLAGS:
+            if sep:
+                shown.append(f"{flag}={REDACTED}")
+            else:
+                shown.append(arg)
+                hide_next = True
+            continue
+        shown.append(arg)
+    return shown
+
+
+def speculative_argv(profile: Profile, steps: int, model_path: str) -> list[str]:
+    """The speculative-decoding flags for one depth, following SGLang's rules.
+
+    Steps, topk and draft tokens are always given together (SGLang rejects a partial set);
+    with topk = 1 the draft tokens are steps + 1, which SGLang would force anyway. NGRAM has
+    no steps: its depth is expressed as steps + 1 draft tokens.
+    """
+    if steps < 1:
+        raise UsageError(f"speculation depth must be >= 1, got {steps}")
+    algorithm = profile.speculative_algorithm
+    if algorithm is None:
+        return []
+    if algorithm.upper() == "NGRAM":
+        return [
+            "--speculative-algorithm",
+            "NGRAM",
+            "--speculative-num-draft-tokens",
+            str(steps + 1),
+        ]
+    topk = profile.speculative_eagle_topk
+    draft_tokens = steps + 1 if topk == 1 else profile.speculative_num_draft_tokens
+    argv = [
+        "--speculative-algorithm",
+        algorithm,
+        "--speculative-num-steps",
+        str(steps),
+        "--speculative-eagle-topk",
+        str(topk),
+        "--speculative-num-draft-tokens",
+        str(draft_tokens),
+    ]
+    if profile.draft_model_path is not None:
+        draft = model_path if profile.draft_model_path == SAME_AS_MODEL else profile.draft_model_path
+        argv += ["--speculative-draft-model-path", draft]
+    return argv
+
+
+def build_launch(
+    profile: Profile,
+    steps: int,
+    *,
+    backend: Backend = "sglang",
+    host: str = "127.0.0.1",
+    port: int = 30000,
+    server_args: Sequence[str] = (),
+    api_key: str | None = None,
+    model_path: str | None = None,
+    python: str | None = None,
+    sim_speedup: float | None = None,
+) -> LaunchCommand:
+    """The full server command for a profile at one speculation depth.
+
+    ``model_path`` overrides the profile's (used when a model factory built the folder).
+    ``server_args`` are appended last, so a user's flag wins over the profile's.
+    """
+    if backend not in BACKENDS:
+        raise UsageError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    model = model_path or profile.model_path
+    module = SGLANG_MODULE if backend == "sglang" else SIM_MODULE
+    argv = [
+        python or sys.executable,
+        "-m",
+        module,
+        "--model-path",
+        model,
+        "--tp-size",
+        str(profile.tp_size),
+        "--host",
+        host,
+        "--port",
+        str(port),
+        *speculative_argv(profile, steps, model),
+        *profile.extra_argv(),
+    ]
+    if backend == "sim":
+        argv += ["--sim-profile", profile.sim_profile]
+        if sim_speedup is not None:
+            argv += ["--sim-speedup", f"{sim_speedup:g}"]
+    if api_key:
+        argv += ["--api-key", api_key]
+    argv += list(server_args)
+    return LaunchCommand(argv=argv, env=dict(profile.env))
