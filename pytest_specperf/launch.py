@@ -87,7 +87,9 @@ def speculative_argv(profile: Profile, steps: int, model_path: str) -> list[str]
         str(draft_tokens),
     ]
     if profile.draft_model_path is not None:
-        draft = model_path if profile.draft_model_path == SAME_AS_MODEL else profile.draft_model_path
+        draft = profile.draft_model_path
+        if draft == SAME_AS_MODEL:
+            draft = model_path
         argv += ["--speculative-draft-model-path", draft]
     return argv
 

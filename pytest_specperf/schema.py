@@ -1,0 +1,132 @@
+"""One results schema for the suite, the CLI and the reports (msgspec structs, JSON on disk)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+RESULTS_SCHEMA_VERSION = 1
+
+RunStatus = Literal["running", "complete", "failed"]
+
+
+class Percentiles(msgspec.Struct, frozen=True):
+    p50: float
+    p90: float
+    p99: float
+    mean: float
+
+
+class RequestRecord(msgspec.Struct, kw_only=True):
+    """What the client saw of one request. Times are time.monotonic() seconds."""
+
+    ok: bool
+    error: str | None = None
+    start: float
+    end: float
+    first_chunk: float | None = None
+    # Arrival time and server-reported token count of every chunk that carried tokens.
+    chunk_times: list[float] = []
+    chunk_tokens: list[int] = []
+    completion_tokens: int = 0
+    prompt_tokens: int | None = None
+    spec_verify_ct: int | None = None
+    server_e2e_s: float | None = None
+
+
+class PointMetrics(msgspec.Struct, kw_only=True):
+    """The figures of one (depth, concurrency) point; definitions in metrics.py."""
+
+    concurrency: int
+    requests: int
+    ok: int
+    failed: int
+    errors: dict[str, int] = {}
+    tokens: int
+    wall_s: float
+    agg_tok_s: float
+    per_req_tok_s: float | None
+    ttft_s: Percentiles | None = None
+    itl_s: Percentiles | None = None
+    tpot_s: Percentiles | None = None
+    e2e_s: Percentiles | None = None
+    accept_length: float | None = None
+    spec_verify_ct: int = 0
+    chunks: int = 0
+
+    @property
+    def success_rate(self) -> float:
+        return self.ok / self.requests if self.requests else 0.0
+
+
+class ServerSummary(msgspec.Struct, kw_only=True):
+    """What /server_info said, reduced to what the suite compares and shows."""
+
+    url: str
+    version: str | None = None
+    model_path: str | None = None
+    tp_size: int | None = None
+    speculative_algorithm: str | None = None
+    speculative_num_steps: int | None = None
+    speculative_eagle_topk: int | None = None
+    speculative_num_draft_tokens: int | None = None
+    kv_cache_dtype: str | None = None
+    max_total_num_tokens: int | None = None
+    max_running_requests: int | None = None
+    lifetime_accept_length: float | None = None
+    sim: dict[str, Any] | None = None
+    launch_command: str | None = None
+    boot_s: float | None = None
+
+
+class DepthRun(msgspec.Struct, kw_only=True):
+    """One server (one speculation depth) and the points measured on it."""
+
+    depth: int
+    profile: str
+    backend: str
+    hardware: str
+    workload: dict[str, Any]
+    server: ServerSummary | None = None
+    points: list[PointMetrics] = []
+    planned_concurrency: list[int] = []
+    status: RunStatus = "running"
+    failure: str | None = None
+
+    def point(self, concurrency: int) -> PointMetrics | None:
+        for item in self.points:
+            if item.concurrency == concurrency:
+                return item
+        return None
+
+    @property
+    def accept_length(self) -> float | None:
+        """Run-scoped: sum(completion tokens) / sum(verify steps) over all points."""
+        verify = sum(p.spec_verify_ct for p in self.points)
+        if verify == 0:
+            return None
+        return sum(p.tokens for p in self.points) / verify
+
+    @property
+    def complete_and_clean(self) -> bool:
+        measured = {p.concurrency for p in self.points}
+        return (
+            self.status != "failed"
+            and set(self.planned_concurrency) <= measured
+            and all(p.failed == 0 for p in self.points)
+        )
+
+
+class RunResults(msgspec.Struct, kw_only=True):
+    schema_version: int = RESULTS_SCHEMA_VERSION
+    run_id: str
+    started_at: str
+    tool_version: str
+    runs: list[DepthRun] = []
+
+    def depth(self, depth: int) -> DepthRun | None:
+        for run in self.runs:
+            if run.depth == depth:
+                return run
+        return None

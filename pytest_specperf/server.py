@@ -1,0 +1,343 @@
+"""Starting, watching and stopping a server; reading what it says about itself.
+
+A launched server runs in its own session (own process group) bound to 127.0.0.1 on a free
+port. Readiness is SGLang's: ``/health_generate`` answers 200 once a one-token generation
+works. Teardown stops the whole group, then any descendant that escaped it (psutil), and
+waits until the port is free. A watchdog process does the same if the suite is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psutil
+
+from pytest_specperf.errors import ServerStartError, ServerUnreachableError
+from pytest_specperf.launch import LaunchCommand
+from pytest_specperf.schema import ServerSummary
+
+DEFAULT_LAUNCH_TIMEOUT_S = 600.0  # SGLang's own popen_launch_server default
+STOP_GRACE_S = 20.0
+LOG_TAIL_LINES = 40
+_PORT_IN_USE_MARKERS = ("address already in use", "errno 98", "port is already in use")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+        return True
+
+
+def redact(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def _auth_headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+def fetch_server_info(
+    base_url: str, api_key: str | None = None, timeout_s: float = 10.0
+) -> dict[str, Any]:
+    """GET /server_info (falling back to the older /get_server_info)."""
+    try:
+        with httpx.Client(
+            base_url=base_url, timeout=timeout_s, headers=_auth_headers(api_key), trust_env=False
+        ) as client:
+            response = client.get("/server_info")
+            if response.status_code == httpx.codes.NOT_FOUND:
+                response = client.get("/get_server_info")
+            response.raise_for_status()
+            info = response.json()
+    except httpx.HTTPStatusError as exc:
+        code = exc.response.status_code
+        hint = " (wrong or missing API key: set SPECPERF_API_KEY)" if code == 401 else ""
+        raise ServerUnreachableError(f"{base_url}/server_info answered HTTP {code}{hint}") from exc
+    except httpx.HTTPError as exc:
+        raise ServerUnreachableError(
+            f"cannot reach {base_url}: {type(exc).__name__}: {exc}"
+        ) from exc
+    except ValueError as exc:
+        raise ServerUnreachableError(f"{base_url}/server_info did not return JSON") from exc
+    if not isinstance(info, dict):
+        raise ServerUnreachableError(f"{base_url}/server_info did not return a JSON object")
+    return info
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def summarize_server_info(url: str, info: Mapping[str, Any]) -> ServerSummary:
+    states = info.get("internal_states")
+    first_state = states[0] if isinstance(states, list) and states else {}
+    accept = first_state.get("avg_spec_accept_length") if isinstance(first_state, dict) else None
+    sim = info.get("sim")
+    return ServerSummary(
+        url=url,
+        version=str(info["version"]) if info.get("version") is not None else None,
+        model_path=info.get("model_path"),
+        tp_size=_int_or_none(info.get("tp_size")),
+        speculative_algorithm=info.get("speculative_algorithm"),
+        speculative_num_steps=_int_or_none(info.get("speculative_num_steps")),
+        speculative_eagle_topk=_int_or_none(info.get("speculative_eagle_topk")),
+        speculative_num_draft_tokens=_int_or_none(info.get("speculative_num_draft_tokens")),
+        kv_cache_dtype=info.get("kv_cache_dtype"),
+        max_total_num_tokens=_int_or_none(info.get("max_total_num_tokens")),
+        max_running_requests=_int_or_none(info.get("max_running_requests")),
+        lifetime_accept_length=float(accept) if isinstance(accept, int | float) else None,
+        sim=dict(sim) if isinstance(sim, Mapping) else None,
+    )
+
+
+def depth_of(info: Mapping[str, Any]) -> int | None:
+    """The speculation depth a running server uses (NGRAM: draft tokens - 1)."""
+    algorithm = str(info.get("speculative_algorithm") or "").upper()
+    if not algorithm:
+        return None
+    if algorithm == "NGRAM":
+        drafts = _int_or_none(info.get("speculative_num_draft_tokens"))
+        return drafts - 1 if drafts else None
+    return _int_or_none(info.get("speculative_num_steps"))
+
+
+class ServerProcess:
+    """One launched server. Use as a context manager, or call start/wait_ready/stop."""
+
+    def __init__(
+        self,
+        command: LaunchCommand,
+        *,
+        host: str,
+        port: int,
+        log_path: Path,
+        launch_timeout_s: float = DEFAULT_LAUNCH_TIMEOUT_S,
+        api_key: str | None = None,
+        stop_grace_s: float = STOP_GRACE_S,
+    ) -> None:
+        self.command = command
+        self.host = host
+        self.port = port
+        self.url = f"http://{host}:{port}"
+        self.log_path = log_path
+        self.launch_timeout_s = launch_timeout_s
+        self.api_key = api_key
+        self.stop_grace_s = stop_grace_s
+        self.process: subprocess.Popen[bytes] | None = None
+        self.watchdog: subprocess.Popen[bytes] | None = None
+        self.boot_s: float | None = None
+        # The live log sits in a private directory; the artifact copy is redacted.
+        self._private_dir = Path(tempfile.mkdtemp(prefix="specperf-server-"))
+        self._live_log = self._private_dir / "server.log"
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return (self.api_key,) if self.api_key else ()
+
+    def start(self) -> None:
+        env = {**os.environ, **self.command.env}
+        with open(self._live_log, "wb") as log:
+            self.process = subprocess.Popen(
+                self.command.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
+        self.watchdog = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pytest_specperf.watchdog",
+                str(os.getpid()),
+                str(self.process.pid),
+                str(self.stop_grace_s),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def exit_code(self) -> int | None:
+        return None if self.process is None else self.process.poll()
+
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
+        try:
+            text = self._live_log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = (
+                self.log_path.read_text(encoding="utf-8", errors="replace")
+                if self.log_path.exists()
+                else ""
+            )
+        return redact("\n".join(text.splitlines()[-lines:]), self.secrets)
+
+    def port_conflict(self) -> bool:
+        tail = self.log_tail(200).lower()
+        return any(marker in tail for marker in _PORT_IN_USE_MARKERS)
+
+    def wait_ready(self, poll_s: float = 0.25) -> float:
+        """Block until /health_generate answers 200; returns the boot time in seconds."""
+        assert self.process is not None, "start() first"
+        started = time.monotonic()
+        deadline = started + self.launch_timeout_s
+        with httpx.Client(
+            base_url=self.url, timeout=5.0, headers=_auth_headers(self.api_key), trust_env=False
+        ) as client:
+            while True:
+                code = self.process.poll()
+                if code is not None:
+                    raise ServerStartError(
+                        f"server exited with code {code} during launch "
+                        f"(log: {self.log_path})\n--- server log tail ---\n{self.log_tail()}"
+                    )
+                with contextlib.suppress(httpx.HTTPError):
+                    if client.get("/health_generate").status_code == httpx.codes.OK:
+                        self.boot_s = time.monotonic() - started
+                        return self.boot_s
+                if time.monotonic() >= deadline:
+                    raise ServerStartError(
+                        f"server did not become healthy within {self.launch_timeout_s:g} s "
+                        f"(/health_generate at {self.url}; raise --specperf-launch-timeout) "
+                        f"(log: {self.log_path})\n--- server log tail ---\n{self.log_tail()}"
+                    )
+                time.sleep(poll_s)
+
+    def stop(self) -> None:
+        """Stop the whole process tree, wait for the port, and save the redacted log."""
+        if self.process is not None:
+            descendants = _descendants(self.process.pid)
+            _signal_group(self.process.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=self.stop_grace_s)
+            _signal_group(self.process.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=5)
+            _kill_all(descendants)
+            _wait_port_free(self.port, self.host, timeout_s=10.0)
+        if self.watchdog is not None:
+            with contextlib.suppress(OSError):
+                self.watchdog.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.watchdog.wait(timeout=5)
+        self._save_log()
+
+    def _save_log(self) -> None:
+        try:
+            text = self._live_log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log_path.write_text(redact(text, self.secrets), encoding="utf-8")
+        with contextlib.suppress(OSError):
+            self._live_log.unlink()
+            self._private_dir.rmdir()
+
+    def __enter__(self) -> ServerProcess:
+        self.start()
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def _descendants(pid: int) -> list[psutil.Process]:
+    try:
+        children: list[psutil.Process] = psutil.Process(pid).children(recursive=True)
+        return children
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+def _kill_all(processes: list[psutil.Process]) -> None:
+    for proc in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.kill()
+    psutil.wait_procs(processes, timeout=5)
+
+
+def _wait_port_free(port: int, host: str, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not port_is_free(port, host) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def launch(
+    build: Any,
+    *,
+    host: str,
+    log_path: Path,
+    launch_timeout_s: float,
+    api_key: str | None,
+    attempts: int = 3,
+) -> ServerProcess:
+    """Start a server on a free port, retrying on another port if that one was taken.
+
+    ``build(port) -> LaunchCommand`` makes the command for a given port.
+    """
+    last_error: ServerStartError | None = None
+    for _ in range(attempts):
+        port = free_port(host)
+        server = ServerProcess(
+            build(port),
+            host=host,
+            port=port,
+            log_path=log_path,
+            launch_timeout_s=launch_timeout_s,
+            api_key=api_key,
+        )
+        server.start()
+        try:
+            server.wait_ready()
+        except ServerStartError as exc:
+            conflict = server.port_conflict()
+            server.stop()
+            if not conflict:
+                raise
+            last_error = exc
+            continue
+        except BaseException:
+            server.stop()
+            raise
+        return server
+    assert last_error is not None
+    raise last_error
