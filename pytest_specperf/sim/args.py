@@ -1,0 +1,391 @@
+"""Command line of the simulator: SGLang's launch flags plus `--sim-*` knobs.
+
+`parse_args(argv)` returns a fully resolved `SimConfig` or raises `UsageError` (one line,
+like argparse); `main` turns that into exit status 2. Unknown `--flags` are accepted with a
+warning, as the simulator stands in for a server that has hundreds of flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from pytest_specperf.sim import model
+from pytest_specperf.sim.sglang_defaults import SERVER_ARG_DEFAULTS
+
+PROG = "python -m pytest_specperf.sim"
+SIM_VERSION = "0.5.23-sim"
+ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM")
+KV_CACHE_DTYPES = (
+    "auto",
+    "fp8_e5m2",
+    "fp8_e4m3",
+    "mxfp8",
+    "bf16",
+    "bfloat16",
+    "nvfp4",
+    "fp4_mx_block16",
+)
+FAULT_KINDS = (
+    "http-error",
+    "malformed",
+    "error-chunk",
+    "reset",
+    "truncate",
+    "stall",
+    "wrong-content-type",
+)
+
+
+class UsageError(Exception):
+    """A bad command line; the message is one line."""
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Everything the server needs, resolved."""
+
+    host: str
+    port: int
+    api_key: str | None
+    profile: model.Profile
+    algorithm: str | None  # normalised: NEXTN -> EAGLE
+    num_steps: int | None
+    eagle_topk: int | None
+    num_draft_tokens: int | None
+    chain: int
+    max_running_requests: int
+    max_total_num_tokens: int
+    context_length: int
+    seed: int
+    speedup: float
+    noise: float
+    jitter: float
+    slowdown: float
+    acceptance: float | None
+    boot_delay: float
+    crash_after: int | None
+    hang_at_boot: bool
+    fault: str | None
+    fault_rate: float
+    error_status: int
+    server_args: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def max_req_input_len(self) -> int:
+        return self.context_length - 6
+
+    @property
+    def served_model_name(self) -> str:
+        return str(self.server_args["served_model_name"])
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be in 0..65535, got {value}")
+    return value
+
+
+def _float_in(lo: float, hi: float, *, hi_open: bool = False, lo_open: bool = False) -> Any:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
+        bad = (
+            value != value
+            or (value <= lo if lo_open else value < lo)
+            or (value >= hi if hi_open else value > hi)
+        )
+        if bad:
+            left = "(" if lo_open else "["
+            right = ")" if hi_open else "]"
+            raise argparse.ArgumentTypeError(f"must be in {left}{lo}, {hi}{right}, got {text}")
+        return value
+
+    return parse
+
+
+def _bool_text(text: str) -> bool:
+    low = text.lower()
+    if low in ("1", "true", "yes", "on"):
+        return True
+    if low in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"invalid boolean value: {text!r}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser; its --help documents every flag."""
+    p = _Parser(
+        prog=PROG,
+        description=(
+            "SGLang-compatible simulated server: SGLang's HTTP API, a continuous-batching "
+            "scheduler and a speculative-decoding performance model fitted to the seed "
+            "deployment. Flags named like SGLang's behave like SGLang's; unknown --flags "
+            "are accepted with a warning. All --sim-* knobs are optional."
+        ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    g = p.add_argument_group("SGLang server flags")
+    g.add_argument("--model-path", default=None, help="Model name/path (only reported).")
+    g.add_argument("--served-model-name", default=None, help="Name in /v1/models.")
+    g.add_argument("--tokenizer-path", default=None, help="Reported tokenizer path.")
+    g.add_argument(
+        "--tp-size", "--tensor-parallel-size", dest="tp_size", type=_positive_int, default=1,
+        help="Tensor parallel size (reported; the profile already models the deployment).",
+    )
+    g.add_argument("--host", default="127.0.0.1", help="Address to listen on.")
+    g.add_argument("--port", type=_port, default=30000, help="Port to listen on.")
+    g.add_argument(
+        "--speculative-algorithm", default=None, type=str.upper, choices=ALGORITHMS,
+        help="Speculative algorithm. NEXTN is an alias of EAGLE (/server_info says EAGLE).",
+    )
+    g.add_argument(
+        "--speculative-num-steps", type=_positive_int, default=None,
+        help="Draft chain length. Give steps, topk and draft tokens together or not at all "
+        "(algorithm alone means 3/1/4).",
+    )
+    g.add_argument("--speculative-eagle-topk", type=_positive_int, default=None,
+                   help="Draft top-k (with topk=1, draft tokens are forced to steps+1).")
+    g.add_argument("--speculative-num-draft-tokens", type=_positive_int, default=None,
+                   help="Verified tokens per step (NGRAM: chain length is this minus 1).")
+    g.add_argument("--speculative-draft-model-path", default=None, help="Reported only.")
+    g.add_argument("--kv-cache-dtype", default="auto", choices=KV_CACHE_DTYPES,
+                   help="Reported only: the profile's KV capacity is the seed's, as measured.")
+    g.add_argument("--mem-fraction-static", type=_float_in(0.0, 1.0, lo_open=True),
+                   default=None, help="Reported only.")
+    g.add_argument("--max-running-requests", type=_positive_int, default=None,
+                   help="Lowers the KV-derived max_running_requests (min of the two).")
+    g.add_argument("--trust-remote-code", action="store_true", help="Reported only.")
+    g.add_argument(
+        "--api-key", default=None,
+        help="Require 'Authorization: Bearer KEY' on every path except /health*, /ready*, "
+        "/metrics* (as SGLang). Never reported in /server_info.",
+    )
+    g.add_argument("--quantization", default=None, help="Reported only.")
+    g.add_argument("--attention-backend", default=None, help="Reported only.")
+    g.add_argument("--context-length", type=_positive_int, default=None,
+                   help="Context length (default: the profile's).")
+    g.add_argument("--load-format", default="auto", help="Reported only.")
+    g.add_argument("--disable-radix-cache", action="store_true", help="Reported only.")
+    g.add_argument("--cuda-graph-max-bs", type=_positive_int, default=None,
+                   help="Reported only.")
+    g.add_argument("--sampling-backend", default=None, help="Reported only.")
+    g.add_argument("--random-seed", type=int, default=None,
+                   help="SGLang's seed; used as --sim-seed when that is not given.")
+
+    s = p.add_argument_group("simulator knobs")
+    s.add_argument(
+        "--sim-profile", default=model.DEFAULT_PROFILE, choices=sorted(model.PROFILES),
+        help="Built-in performance profile (model constants, KV capacity, hardware name).",
+    )
+    s.add_argument("--sim-seed", type=int, default=None,
+                   help="Seed for tokens, acceptance, noise and fault selection (default 0).")
+    s.add_argument(
+        "--sim-speedup", type=_float_in(0.0, 1e6, lo_open=True), default=1.0,
+        help="Divide ALL simulated times by K (steps, prefill, boot delay, /slow_down "
+        "sleeps). Reported in /server_info 'sim'. Throughput in real seconds is K times "
+        "the model's.",
+    )
+    s.add_argument("--sim-noise", type=_float_in(0.0, 1.0), default=0.0,
+                   help="Run-to-run noise: one multiplicative factor 1+N(0, sigma) per boot.")
+    s.add_argument("--sim-jitter", type=_float_in(0.0, 1.0), default=0.0,
+                   help="Per-step multiplicative jitter 1+N(0, sigma).")
+    s.add_argument(
+        "--sim-slowdown", type=_float_in(0.0, 1.0, hi_open=True), default=0.0,
+        help="Cut throughput by the fraction F: every step time is divided by (1-F), so "
+        "0.2 means 20%% fewer tokens/s (step time x1.25).",
+    )
+    s.add_argument("--sim-acceptance", type=_float_in(0.0, 1.0), default=None,
+                   help="Override the per-draft acceptance probability alpha for all "
+                   "requests (default: profile's, greedy ~0.995, sampled ~0.85).")
+    s.add_argument("--sim-boot-delay", type=_float_in(0.0, 1e6), default=0.0,
+                   help="Seconds (divided by speedup) before /health_generate turns 200.")
+    s.add_argument("--sim-crash-after", type=_positive_int, default=None,
+                   help="SIGKILL itself a few steps after the N-th generation request is "
+                   "admitted (streams in flight see their connections die).")
+    s.add_argument("--sim-hang-at-boot", action="store_true",
+                   help="Never become healthy: /health_generate stays 503.")
+    s.add_argument("--sim-fault", choices=FAULT_KINDS, default=None,
+                   help="Inject this fault into a fraction of generation requests.")
+    s.add_argument("--sim-fault-rate", type=_float_in(0.0, 1.0), default=1.0,
+                   help="Fraction of generation requests hit by --sim-fault, chosen "
+                   "deterministically from the seed and the request's arrival index.")
+    s.add_argument("--sim-error-status", type=int, default=500,
+                   help="HTTP status for --sim-fault http-error (e.g. 429, 500, 503).")
+    return p
+
+
+def _warn(msg: str) -> None:
+    print(f"[sim] WARNING: {msg}", file=sys.stderr, flush=True)
+
+
+def _split_unknown(rest: list[str]) -> list[str]:
+    flags: list[str] = []
+    for tok in rest:
+        if tok.startswith("--"):
+            flags.append(tok.split("=", 1)[0])
+        elif tok.startswith("-") and len(tok) > 1 and not _is_number(tok):
+            flags.append(tok)
+        elif not flags:
+            raise UsageError(f"unrecognized arguments: {tok}")
+    return flags
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _resolve_speculative(ns: argparse.Namespace, warnings: list[str]) -> None:
+    algo: str | None = ns.speculative_algorithm
+    given = [
+        ns.speculative_num_steps is not None,
+        ns.speculative_eagle_topk is not None,
+        ns.speculative_num_draft_tokens is not None,
+    ]
+    if algo is None:
+        if any(given):
+            warnings.append("speculative parameters given without --speculative-algorithm: "
+                            "ignored")
+        ns.speculative_num_steps = ns.speculative_eagle_topk = None
+        ns.speculative_num_draft_tokens = None
+        return
+    if algo == "NEXTN":
+        ns.speculative_algorithm = "EAGLE"
+    if algo == "NGRAM":
+        if ns.speculative_num_draft_tokens is None:
+            ns.speculative_num_draft_tokens = 4
+        if ns.speculative_num_draft_tokens < 2:
+            raise UsageError("argument --speculative-num-draft-tokens: NGRAM needs at least 2")
+        if ns.speculative_eagle_topk is None:
+            ns.speculative_eagle_topk = 10
+        ns.speculative_num_steps = None
+        return
+    if not any(given):
+        ns.speculative_num_steps, ns.speculative_eagle_topk = 3, 1
+        ns.speculative_num_draft_tokens = 4
+    elif not all(given):
+        raise UsageError(
+            "--speculative-num-steps, --speculative-eagle-topk and "
+            "--speculative-num-draft-tokens must be given together or not at all"
+        )
+    if ns.speculative_eagle_topk == 1 and ns.speculative_num_draft_tokens != (
+        ns.speculative_num_steps + 1
+    ):
+        warnings.append(
+            f"speculative_eagle_topk=1: speculative_num_draft_tokens adjusted from "
+            f"{ns.speculative_num_draft_tokens} to {ns.speculative_num_steps + 1}"
+        )
+        ns.speculative_num_draft_tokens = ns.speculative_num_steps + 1
+
+
+def parse_args(argv: Sequence[str]) -> SimConfig:
+    """Parse and resolve; raises UsageError with a one-line message."""
+    parser = build_parser()
+    ns, rest = parser.parse_known_args(list(argv))
+    warnings: list[str] = [
+        f"unknown flag {flag} accepted and ignored" for flag in _split_unknown(rest)
+    ]
+    if not 100 <= ns.sim_error_status <= 599:
+        raise UsageError(f"argument --sim-error-status: must be in 100..599, "
+                         f"got {ns.sim_error_status}")
+    _resolve_speculative(ns, warnings)
+    profile = model.PROFILES[ns.sim_profile]
+    algo: str | None = ns.speculative_algorithm
+    chain = model.chain_length(algo, ns.speculative_num_steps, ns.speculative_num_draft_tokens)
+    kv_total = model.kv_capacity(profile, chain)
+    derived = model.max_running_requests(profile, chain)
+    explicit: int | None = ns.max_running_requests
+    cap = derived if explicit is None else min(derived, explicit)
+    if algo is not None:
+        cap = min(cap, profile.spec_running_cap) if explicit is None else cap
+    seed = ns.sim_seed if ns.sim_seed is not None else (ns.random_seed or 0)
+    model_path = ns.model_path or profile.model_path
+    context_length = ns.context_length or profile.context_length
+
+    server_args = dict(SERVER_ARG_DEFAULTS)
+    server_args.update(
+        model_path=model_path,
+        tokenizer_path=ns.tokenizer_path or model_path,
+        served_model_name=ns.served_model_name or model_path,
+        tp_size=ns.tp_size,
+        host=ns.host,
+        port=ns.port,
+        speculative_algorithm=algo,
+        speculative_num_steps=ns.speculative_num_steps,
+        speculative_eagle_topk=ns.speculative_eagle_topk,
+        speculative_num_draft_tokens=ns.speculative_num_draft_tokens,
+        speculative_draft_model_path=(
+            None if algo in (None, "NGRAM") else ns.speculative_draft_model_path or model_path
+        ),
+        speculative_draft_model_revision=None if algo in (None, "NGRAM") else "main",
+        kv_cache_dtype=ns.kv_cache_dtype,
+        mem_fraction_static=ns.mem_fraction_static if ns.mem_fraction_static else 0.85,
+        max_running_requests=cap,
+        trust_remote_code=ns.trust_remote_code,
+        api_key="***" if ns.api_key else None,
+        quantization=ns.quantization,
+        attention_backend=ns.attention_backend or "flashinfer",
+        context_length=ns.context_length,
+        load_format=ns.load_format,
+        disable_radix_cache=ns.disable_radix_cache,
+        cuda_graph_max_bs=ns.cuda_graph_max_bs or 256,
+        sampling_backend=ns.sampling_backend or "flashinfer",
+        random_seed=seed,
+    )
+    return SimConfig(
+        host=ns.host,
+        port=ns.port,
+        api_key=ns.api_key,
+        profile=profile,
+        algorithm=algo,
+        num_steps=ns.speculative_num_steps,
+        eagle_topk=ns.speculative_eagle_topk,
+        num_draft_tokens=ns.speculative_num_draft_tokens,
+        chain=chain,
+        max_running_requests=cap,
+        max_total_num_tokens=kv_total,
+        context_length=context_length,
+        seed=seed,
+        speedup=ns.sim_speedup,
+        noise=ns.sim_noise,
+        jitter=ns.sim_jitter,
+        slowdown=ns.sim_slowdown,
+        acceptance=ns.sim_acceptance,
+        boot_delay=ns.sim_boot_delay,
+        crash_after=ns.sim_crash_after,
+        hang_at_boot=ns.sim_hang_at_boot,
+        fault=ns.sim_fault,
+        fault_rate=ns.sim_fault_rate,
+        error_status=ns.sim_error_status,
+        server_args=server_args,
+        warnings=tuple(warnings),
+    )

@@ -1,0 +1,364 @@
+"""Continuous-batching scheduler: one asyncio task, absolute-deadline clock.
+
+The scheduler never awaits a client: each step it pushes (token count, finished) into the
+per-request queues and the HTTP handlers drain them at their own pace. Steps are scheduled
+against absolute deadlines on the loop's monotonic clock (`next_deadline += step_time`), so
+slow clients or a busy event loop never stretch the simulated schedule; lateness is
+recorded in the step statistics served by /sim/ground_truth.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import signal
+import sys
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_specperf.sim import model
+from pytest_specperf.sim.args import SimConfig
+
+
+@dataclass(frozen=True)
+class Emission:
+    """What one step produced for a request: cumulative token count and the finish state."""
+
+    count: int
+    finish: dict[str, Any] | None
+
+
+@dataclass
+class SimRequest:
+    """A generation request as the scheduler sees it."""
+
+    rid: str
+    prompt_tokens: int
+    max_new_tokens: int
+    alpha: float
+    ignore_eos: bool
+    stop: tuple[str, ...]
+    rng: random.Random
+    created: float = field(default_factory=time.monotonic)
+    created_wall: float = field(default_factory=time.time)
+    tokens: list[int] = field(default_factory=list)
+    queue: asyncio.Queue[Emission] = field(default_factory=asyncio.Queue)
+    verify_ct: int = 0
+    accepted_drafts: int = 0
+    histogram: list[int] = field(default_factory=list)
+    finish: dict[str, Any] | None = None
+    admitted: float | None = None
+    first_emit: float | None = None
+    last_emit: float | None = None
+    aborted: bool = False
+
+    @property
+    def kv_need(self) -> int:
+        return self.prompt_tokens + self.max_new_tokens
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "rid": self.rid,
+            "prompt_tokens": self.prompt_tokens,
+            "max_new_tokens": self.max_new_tokens,
+            "completion_tokens": len(self.tokens),
+            "spec_verify_ct": self.verify_ct,
+            "spec_accepted_drafts": self.accepted_drafts,
+            "created": self.created,
+            "admitted": self.admitted,
+            "first_emit": self.first_emit,
+            "last_emit": self.last_emit,
+            "finish_reason": self.finish,
+            "aborted": self.aborted,
+        }
+
+
+@dataclass
+class StepStats:
+    """Achieved vs model step times (real seconds, i.e. after the speedup)."""
+
+    count: int = 0
+    decode_count: int = 0
+    prefill_count: int = 0
+    achieved_sum: float = 0.0
+    model_sum: float = 0.0
+    max_lateness: float = 0.0
+    lateness_sum: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        n = max(self.count, 1)
+        mean_achieved = self.achieved_sum / n
+        mean_model = self.model_sum / n
+        return {
+            "count": self.count,
+            "decode_count": self.decode_count,
+            "prefill_count": self.prefill_count,
+            "mean_achieved_s": mean_achieved,
+            "mean_model_s": mean_model,
+            "achieved_over_model": (mean_achieved / mean_model) if mean_model else None,
+            "max_lateness_s": self.max_lateness,
+            "mean_lateness_s": self.lateness_sum / n,
+        }
+
+
+EOS_TOKEN_ID = 0
+
+
+class Scheduler:
+    """FIFO admission under max_running_requests and the KV budget; decode steps batch all."""
+
+    def __init__(self, config: SimConfig) -> None:
+        self.config = config
+        self.profile = config.profile
+        self.chain = config.chain
+        self.width = model.verify_width(config.chain, config.num_draft_tokens)
+        self.waiting: deque[SimRequest] = deque()
+        self.running: list[SimRequest] = []
+        self.kv_used = 0
+        self.forward_sleep_s = 0.0
+        self._rng = random.Random(f"{config.seed}:steps")
+        noise_rng = random.Random(f"{config.seed}:noise")
+        self.noise_factor = max(0.05, 1.0 + noise_rng.gauss(0.0, config.noise)) if (
+            config.noise > 0
+        ) else 1.0
+        self._wake = asyncio.Event()
+        self._req_counter = 0
+        self.admitted_total = 0
+        self.records: list[SimRequest] = []
+        self.stats = StepStats()
+        self.lifetime_tokens = 0
+        self.lifetime_verify = 0
+        self.last_gen_throughput = 0.0
+        self._crash_at_step: int | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    # ---- requests -------------------------------------------------------------------
+
+    def new_request(
+        self,
+        prompt_tokens: int,
+        max_new_tokens: int,
+        temperature: float,
+        ignore_eos: bool,
+        stop: tuple[str, ...] = (),
+    ) -> SimRequest:
+        """Create a request (seeded by arrival order); `submit` queues it."""
+        idx = self._req_counter
+        self._req_counter += 1
+        alpha = (
+            self.config.acceptance
+            if self.config.acceptance is not None
+            else model.default_alpha(self.profile, temperature)
+        )
+        return SimRequest(
+            rid=uuid.uuid4().hex,
+            prompt_tokens=prompt_tokens,
+            max_new_tokens=max_new_tokens,
+            alpha=alpha,
+            ignore_eos=ignore_eos,
+            stop=stop,
+            rng=random.Random(f"{self.config.seed}:req:{idx}"),
+        )
+
+    def fits_ever(self, req: SimRequest) -> bool:
+        return req.kv_need <= self.config.max_total_num_tokens
+
+    def submit(self, req: SimRequest) -> None:
+        self.waiting.append(req)
+        self.records.append(req)
+        self._wake.set()
+
+    def abort(self, req: SimRequest) -> None:
+        """Client went away (or a fault ended the stream): free its slot."""
+        if req.finish is not None or req.aborted:
+            return
+        req.aborted = True
+        req.finish = {"type": "abort", "message": "client disconnected"}
+        if req in self.running:
+            self.running.remove(req)
+            self.kv_used -= req.kv_need
+        elif req in self.waiting:
+            self.waiting.remove(req)
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.running or self.waiting)
+
+    def reset_ground_truth(self) -> None:
+        self.records = [r for r in self.records if r.finish is None]
+        self.stats = StepStats()
+
+    def ground_truth(self) -> dict[str, Any]:
+        return {
+            "requests": [r.record() for r in self.records],
+            "steps": self.stats.as_dict(),
+            "running": len(self.running),
+            "waiting": len(self.waiting),
+            "kv_used": self.kv_used,
+            "max_total_num_tokens": self.config.max_total_num_tokens,
+            "max_running_requests": self.config.max_running_requests,
+            "noise_factor": self.noise_factor,
+            "clock": "time.monotonic",
+        }
+
+    @property
+    def avg_accept_length(self) -> float | None:
+        if not self.lifetime_verify:
+            return None
+        return self.lifetime_tokens / self.lifetime_verify
+
+    # ---- the loop -------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self.run())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def _scale(self, model_ms: float) -> float:
+        """Model milliseconds -> real seconds, with noise, jitter, slowdown and speedup."""
+        cfg = self.config
+        factor = self.noise_factor
+        if cfg.jitter > 0:
+            factor *= max(0.05, 1.0 + self._rng.gauss(0.0, cfg.jitter))
+        seconds = model_ms / 1000.0 * factor / (1.0 - cfg.slowdown) + self.forward_sleep_s
+        return seconds / cfg.speedup
+
+    def _admit(self) -> list[SimRequest]:
+        admitted: list[SimRequest] = []
+        cap = self.config.max_running_requests
+        budget = self.config.max_total_num_tokens
+        while self.waiting and len(self.running) + len(admitted) < cap:
+            head = self.waiting[0]
+            if self.kv_used + head.kv_need > budget:
+                break
+            self.waiting.popleft()
+            self.kv_used += head.kv_need
+            admitted.append(head)
+        # Admitted requests hold their slot from now on (an abort frees it).
+        self.running.extend(admitted)
+        return admitted
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        deadline: float | None = None
+        prev_end: float | None = None
+        while True:
+            if not self.busy:
+                self._wake.clear()
+                await self._wake.wait()
+                deadline = None
+            now = loop.time()
+            if deadline is None:
+                deadline = now
+                prev_end = now
+            admitted = self._admit()
+            if admitted:
+                for r in admitted:
+                    r.admitted = now
+                model_ms = model.prefill_ms(
+                    self.profile, len(admitted), sum(r.prompt_tokens for r in admitted)
+                )
+                batch = admitted
+            else:
+                batch = list(self.running)
+                model_ms = model.decode_step_ms(self.profile, len(batch), self.chain, self.width)
+            duration = self._scale(model_ms)
+            deadline += duration
+            delay = deadline - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            end = loop.time()
+            lateness = max(0.0, end - deadline)
+            st = self.stats
+            st.count += 1
+            st.achieved_sum += end - (prev_end if prev_end is not None else end)
+            st.model_sum += duration
+            st.lateness_sum += lateness
+            st.max_lateness = max(st.max_lateness, lateness)
+            prev_end = end
+            if admitted:
+                st.prefill_count += 1
+                self.admitted_total += len(admitted)
+                for r in admitted:
+                    if not r.aborted:
+                        self._advance(r, 1, end, prefill=True)
+                self._maybe_schedule_crash()
+            else:
+                st.decode_count += 1
+                produced = 0
+                for r in batch:
+                    if r.aborted:
+                        continue
+                    drafts = model.accepted_drafts(r.rng, self.chain, r.alpha)
+                    before = len(r.tokens)
+                    self._advance(r, 1 + drafts, end, prefill=False, drafts=drafts)
+                    produced += len(r.tokens) - before
+                self.last_gen_throughput = produced / duration if duration > 0 else 0.0
+            self._retire()
+            if self._crash_at_step is not None and st.count >= self._crash_at_step:
+                self._crash()
+
+    def _advance(
+        self, r: SimRequest, n: int, now: float, *, prefill: bool, drafts: int = 0
+    ) -> None:
+        if not prefill:
+            r.verify_ct += 1
+            r.accepted_drafts += drafts
+            if self.chain > 0:
+                while len(r.histogram) <= drafts:
+                    r.histogram.append(0)
+                r.histogram[drafts] += 1
+            self.lifetime_verify += 1
+        vocab = self.profile.vocab_size
+        for _ in range(n):
+            if len(r.tokens) >= r.max_new_tokens:
+                break
+            if not r.ignore_eos and r.rng.random() < self.profile.eos_probability:
+                r.tokens.append(EOS_TOKEN_ID)
+                r.finish = {"type": "stop", "matched": EOS_TOKEN_ID}
+                break
+            tok = r.rng.randrange(1, vocab)
+            r.tokens.append(tok)
+            if r.stop and f"w{tok}" in r.stop:
+                r.finish = {"type": "stop", "matched": f"w{tok}"}
+                break
+        if r.finish is None and len(r.tokens) >= r.max_new_tokens:
+            r.finish = {"type": "length", "length": r.max_new_tokens}
+        if r.first_emit is None:
+            r.first_emit = now
+        r.last_emit = now
+        r.queue.put_nowait(Emission(len(r.tokens), r.finish))
+
+    def _retire(self) -> None:
+        keep: list[SimRequest] = []
+        for r in self.running:
+            if r.finish is not None:
+                self.kv_used -= r.kv_need
+                if r.verify_ct and not r.aborted:
+                    self.lifetime_tokens += len(r.tokens)
+            else:
+                keep.append(r)
+        self.running = keep
+
+    def _maybe_schedule_crash(self) -> None:
+        n = self.config.crash_after
+        if n is not None and self._crash_at_step is None and self.admitted_total >= n:
+            # A few decode steps later, so that streams are in flight when we die.
+            self._crash_at_step = self.stats.count + 3
+
+    def _crash(self) -> None:
+        print(
+            f"[sim] --sim-crash-after {self.config.crash_after}: killing myself (SIGKILL)",
+            file=sys.stderr,
+            flush=True,
+        )
+        os.kill(os.getpid(), signal.SIGKILL)
