@@ -1,0 +1,125 @@
+"""A small closed-loop /generate client, used to check the simulator against its model.
+
+Not the suite's load generator (that is pytest_specperf.loadgen): this one exists so the
+simulator's own tests and benchmarks/sim_*.py can drive a booted sim without depending on
+other parts of the package. It reads only meta_info.completion_tokens from each chunk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import msgspec
+
+from pytest_specperf.sim.model import PointResult
+
+
+class _Meta(msgspec.Struct):
+    completion_tokens: int = 0
+    spec_verify_ct: int | None = None
+
+
+class _Chunk(msgspec.Struct):
+    meta_info: _Meta | None = None
+
+
+_DEC = msgspec.json.Decoder(_Chunk)
+
+
+@dataclass
+class RequestRecord:
+    """One request as the client saw it (times: time.monotonic())."""
+
+    start: float
+    first: float
+    last: float
+    first_tokens: int
+    tokens: int
+    chunks: int
+    verify_ct: int | None
+
+
+async def one_request(
+    session: aiohttp.ClientSession,
+    url: str,
+    max_new_tokens: int,
+    prompt: str = "a b c d e f g h i j k l m n o p",
+    headers: dict[str, str] | None = None,
+) -> RequestRecord:
+    """Stream one greedy ignore_eos /generate request."""
+    body: dict[str, Any] = {
+        "text": prompt,
+        "sampling_params": {
+            "max_new_tokens": max_new_tokens,
+            "temperature": 0.0,
+            "ignore_eos": True,
+        },
+        "stream": True,
+    }
+    start = time.monotonic()
+    first = last = 0.0
+    first_tokens = tokens = chunks = 0
+    verify: int | None = None
+    async with session.post(url + "/generate", json=body, headers=headers) as resp:
+        resp.raise_for_status()
+        async for line in resp.content:
+            if not line.startswith(b"data: ") or line.startswith(b"data: [DONE]"):
+                continue
+            now = time.monotonic()
+            chunk = _DEC.decode(line[6:])
+            if chunk.meta_info is None:
+                continue
+            chunks += 1
+            tokens = chunk.meta_info.completion_tokens
+            if chunk.meta_info.spec_verify_ct is not None:
+                verify = chunk.meta_info.spec_verify_ct
+            if chunks == 1:
+                first, first_tokens = now, tokens
+            last = now
+    return RequestRecord(start, first, last, first_tokens, tokens, chunks, verify)
+
+
+async def run_point(
+    url: str,
+    concurrency: int,
+    num_requests: int,
+    max_new_tokens: int = 1000,
+    headers: dict[str, str] | None = None,
+) -> tuple[PointResult, list[RequestRecord]]:
+    """Closed loop: `concurrency` workers until `num_requests` are done."""
+    remaining = num_requests
+    records: list[RequestRecord] = []
+    conn = aiohttp.TCPConnector(limit=0)
+    timeout = aiohttp.ClientTimeout(total=None, sock_read=600)
+    async with aiohttp.ClientSession(connector=conn, timeout=timeout) as session:
+
+        async def worker() -> None:
+            nonlocal remaining
+            while remaining > 0:
+                remaining -= 1
+                records.append(await one_request(session, url, max_new_tokens, headers=headers))
+
+        t0 = time.monotonic()
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, num_requests))))
+        wall = time.monotonic() - t0
+    tokens = sum(r.tokens for r in records)
+    rates = [
+        (r.tokens - r.first_tokens) / (r.last - r.first) for r in records if r.last > r.first
+    ]
+    verify = sum(r.verify_ct or 0 for r in records)
+    return (
+        PointResult(
+            concurrency=concurrency,
+            requests=num_requests,
+            tokens=tokens,
+            wall_s=wall,
+            agg_tok_s=tokens / wall,
+            per_req_tok_s=sum(rates) / len(rates) if rates else 0.0,
+            accept_length=tokens / verify if verify else 1.0,
+        ),
+        records,
+    )

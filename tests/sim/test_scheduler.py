@@ -1,0 +1,140 @@
+"""Scheduler without HTTP: admission, KV budget, token accounting, abort."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+from pytest_specperf.sim.args import parse_args
+from pytest_specperf.sim.scheduler import Emission, Scheduler, SimRequest
+
+
+def make(argv: list[str], **over: object) -> Scheduler:
+    cfg = parse_args(["--speculative-algorithm", "EAGLE", "--sim-speedup", "200", *argv])
+    if over:
+        cfg = dataclasses.replace(cfg, **over)  # type: ignore[arg-type]
+    return Scheduler(cfg)
+
+
+async def drain(req: SimRequest) -> list[Emission]:
+    out: list[Emission] = []
+    while True:
+        em = await req.queue.get()
+        out.append(em)
+        if em.finish is not None:
+            return out
+
+
+def test_requests_beyond_max_running_wait_fifo() -> None:
+    async def go() -> None:
+        s = make(["--max-running-requests", "2"])
+        s.start()
+        reqs = [s.new_request(4, 40, 0.0, True) for _ in range(5)]
+        for r in reqs:
+            s.submit(r)
+        await asyncio.sleep(0)
+        peak = 0
+        done = asyncio.gather(*(drain(r) for r in reqs))
+        while not done.done():
+            peak = max(peak, len(s.running))
+            assert len(s.running) <= 2
+            await asyncio.sleep(0.0005)
+        await done
+        await s.stop()
+        admitted = [r.admitted for r in reqs]
+        assert all(a is not None for a in admitted)
+        assert admitted == sorted(admitted)  # type: ignore[type-var]
+        assert peak == 2
+        assert s.kv_used == 0
+
+    asyncio.run(go())
+
+
+def test_kv_budget_limits_admission() -> None:
+    async def go() -> None:
+        s = make([], max_total_num_tokens=250)
+        s.start()
+        reqs = [s.new_request(10, 100, 0.0, True) for _ in range(3)]  # 110 each
+        for r in reqs:
+            s.submit(r)
+        await asyncio.sleep(0)
+        seen = 0
+        done = asyncio.gather(*(drain(r) for r in reqs))
+        while not done.done():
+            seen = max(seen, len(s.running))
+            assert s.kv_used <= 250
+            await asyncio.sleep(0.0005)
+        await done
+        await s.stop()
+        assert seen == 2
+        assert not s.fits_ever(s.new_request(200, 100, 0.0, True))
+
+    asyncio.run(go())
+
+
+def test_chunks_carry_several_tokens_and_counts_are_exact() -> None:
+    async def go() -> None:
+        s = make([])
+        s.start()
+        r = s.new_request(4, 1000, 0.0, True)
+        s.submit(r)
+        ems = await drain(r)
+        await s.stop()
+        counts = [e.count for e in ems]
+        assert counts[0] == 1  # prefill emits the first token
+        assert counts[-1] == 1000 == len(r.tokens)
+        assert counts == sorted(counts)
+        assert len(ems) < 300  # ~4 tokens per decode step
+        assert r.verify_ct == len(ems) - 1
+        assert ems[-1].finish == {"type": "length", "length": 1000}
+        assert r.accepted_drafts == sum(i * n for i, n in enumerate(r.histogram))
+        assert 3.8 < 1000 / r.verify_ct <= 4.0
+
+    asyncio.run(go())
+
+
+def test_without_ignore_eos_requests_may_stop_early() -> None:
+    async def go() -> None:
+        s = make([])
+        s.start()
+        reqs = [s.new_request(4, 3000, 0.0, False) for _ in range(5)]
+        for r in reqs:
+            s.submit(r)
+        await asyncio.gather(*(drain(r) for r in reqs))
+        await s.stop()
+        assert any(r.finish is not None and r.finish["type"] == "stop" for r in reqs)
+        for r in reqs:
+            assert r.finish is not None and len(r.tokens) <= 3000
+
+    asyncio.run(go())
+
+
+def test_no_speculation_means_one_token_per_step() -> None:
+    async def go() -> None:
+        cfg = parse_args(["--sim-speedup", "200"])
+        s = Scheduler(cfg)
+        s.start()
+        r = s.new_request(4, 50, 0.0, True)
+        s.submit(r)
+        ems = await drain(r)
+        await s.stop()
+        assert [e.count for e in ems] == list(range(1, 51))
+
+    asyncio.run(go())
+
+
+def test_abort_frees_the_slot() -> None:
+    async def go() -> None:
+        s = make(["--max-running-requests", "1"])
+        s.start()
+        a = s.new_request(4, 100000 // 10, 0.0, True)
+        b = s.new_request(4, 20, 0.0, True)
+        s.submit(a)
+        s.submit(b)
+        await a.queue.get()
+        s.abort(a)
+        await drain(b)
+        await s.stop()
+        assert a.aborted and s.kv_used == 0 and len(b.tokens) == 20
+
+    asyncio.run(go())
