@@ -1,0 +1,115 @@
+"""The regression decision: measured figures against floors derived from a baseline.
+
+Each check returns None when it passes, or one line that names the depth, the concurrency,
+the metric, measured vs floor, and the baseline file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_specperf.baselines import Baseline
+from pytest_specperf.schema import PointMetrics, ServerSummary
+
+
+def floor(baseline_value: float, tolerance: float) -> float:
+    return baseline_value * (1.0 - tolerance)
+
+
+def _below(
+    label: str,
+    measured: float | None,
+    reference: float | None,
+    tolerance: float,
+    where: str,
+    path: Path,
+) -> str | None:
+    if reference is None:
+        return None
+    limit = floor(reference, tolerance)
+    if measured is None:
+        return f"{where}: {label} was not measured; floor {limit:,.1f} [{path}]"
+    if measured < limit:
+        return (
+            f"{where}: {label} {measured:,.1f} < floor {limit:,.1f} "
+            f"(baseline {reference:,.1f} - {tolerance:.0%}) [{path}]"
+        )
+    return None
+
+
+def throughput_failures(
+    point: PointMetrics, baseline: Baseline, depth: int, path: Path
+) -> list[str]:
+    reference = baseline.point(point.concurrency)
+    if reference is None:
+        return []
+    where = f"steps={depth} C={point.concurrency}"
+    tolerance = baseline.tolerance.throughput
+    checks = (
+        _below("agg tok/s", point.agg_tok_s, reference.agg_tok_s, tolerance, where, path),
+        _below(
+            "per-req tok/s", point.per_req_tok_s, reference.per_req_tok_s, tolerance, where, path
+        ),
+    )
+    return [message for message in checks if message]
+
+
+def success_failure(point: PointMetrics, min_success_rate: float, depth: int) -> str | None:
+    if point.success_rate >= min_success_rate:
+        return None
+    reasons = ", ".join(f"{reason}: {count}" for reason, count in sorted(point.errors.items()))
+    return (
+        f"steps={depth} C={point.concurrency}: {point.ok}/{point.requests} requests succeeded "
+        f"({point.success_rate:.0%} < required {min_success_rate:.0%}); failures: {reasons}"
+    )
+
+
+def kv_failures(server: ServerSummary, baseline: Baseline, depth: int, path: Path) -> list[str]:
+    """KV capacity is deterministic for a build and hardware: no tolerance."""
+    failures: list[str] = []
+    for label, measured, reference in (
+        ("max_total_num_tokens", server.max_total_num_tokens, baseline.kv.max_total_num_tokens),
+        ("max_running_requests", server.max_running_requests, baseline.kv.max_running_requests),
+    ):
+        if reference is None:
+            continue
+        if measured is None:
+            failures.append(
+                f"steps={depth}: server reported no {label}; baseline {reference:,} [{path}]"
+            )
+        elif measured < reference:
+            failures.append(
+                f"steps={depth}: {label} {measured:,} < baseline {reference:,} "
+                f"(KV capacity lost: {reference - measured:,}) [{path}]"
+            )
+    return failures
+
+
+def accept_length_failure(
+    measured: float | None, baseline: Baseline, depth: int, path: Path
+) -> str | None:
+    return _below(
+        "accept length",
+        measured,
+        baseline.accept_length,
+        baseline.tolerance.accept_length,
+        f"steps={depth} (run-scoped)",
+        path,
+    )
+
+
+def version_drift(server: ServerSummary | None, baseline: Baseline) -> str | None:
+    if server is None or not server.version or not baseline.sglang_version:
+        return None
+    if server.version == baseline.sglang_version:
+        return None
+    return (
+        f"the server runs SGLang {server.version}, the baseline for steps={baseline.depth} was "
+        f"recorded with {baseline.sglang_version}: differences may come from the upgrade"
+    )
+
+
+def workload_mismatch(workload_key: dict[str, object], baseline: Baseline) -> str | None:
+    if not baseline.workload or baseline.workload == workload_key:
+        return None
+    return f"baseline workload {baseline.workload} differs from this run's {workload_key}"

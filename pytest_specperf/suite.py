@@ -1,0 +1,212 @@
+"""One depth's run: boot (or attach to) a server, warm it up, measure points, record them.
+
+Plain code, no pytest: the plugin's fixtures and ``specperf bench`` drive it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+from pytest_specperf.baselines import Baseline, baseline_path, load_baseline
+from pytest_specperf.errors import BaselineError, ServerStartError, SpecperfError
+from pytest_specperf.hardware import hardware_key
+from pytest_specperf.launch import LaunchCommand, build_launch
+from pytest_specperf.loadgen import measure_point
+from pytest_specperf.options import Settings
+from pytest_specperf.results import ResultsStore
+from pytest_specperf.schema import DepthRun, PointMetrics, RunResults, ServerSummary
+from pytest_specperf.server import (
+    ServerProcess,
+    fetch_server_info,
+    launch,
+    summarize_server_info,
+)
+
+
+class ServerDied(SpecperfError):
+    """The server process exited while a point was being measured."""
+
+
+class ServerGone(SpecperfError):
+    """The server of this depth failed earlier; later points cannot be measured."""
+
+
+class DepthSession:
+    def __init__(self, settings: Settings, depth: int, store: ResultsStore) -> None:
+        self.settings = settings
+        self.depth = depth
+        self.store = store
+        self.server: ServerProcess | None = None
+        self.summary: ServerSummary | None = None
+        self.hardware = settings.hardware or "unknown-hardware"
+        self.base_url: str | None = settings.url
+        self.failure: str | None = None
+        self.points: dict[int, PointMetrics] = {}
+        self._warmed_up = False
+        self.log_path = settings.out_dir / f"server-steps{depth}.log"
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def launch_command(self, port: int) -> LaunchCommand:
+        s = self.settings
+        return build_launch(
+            s.profile,
+            self.depth,
+            backend=s.backend,
+            host="127.0.0.1",
+            port=port,
+            server_args=s.server_args,
+            api_key=s.api_key,
+            sim_speedup=s.sim_speedup if s.backend == "sim" else None,
+        )
+
+    def open(self) -> ServerSummary:
+        """Boot the server (or attach to --specperf-url) and record what it reports."""
+        s = self.settings
+        self._record_run()
+        try:
+            if s.url is None:
+                timeout = s.profile.launch_timeout_s or s.launch_timeout_s
+                self.server = launch(
+                    self.launch_command,
+                    host="127.0.0.1",
+                    log_path=self.log_path,
+                    launch_timeout_s=timeout,
+                    api_key=s.api_key,
+                )
+                self.base_url = self.server.url
+            assert self.base_url is not None
+            info = fetch_server_info(self.base_url, s.api_key)
+        except (ServerStartError, SpecperfError) as exc:
+            self.fail_run(str(exc))
+            raise
+        summary = summarize_server_info(self.base_url, info)
+        if self.server is not None:
+            summary.launch_command = self.server.command.display()
+            summary.boot_s = self.server.boot_s
+        self.summary = summary
+        self.hardware = hardware_key(info, override=s.hardware, tp_size=summary.tp_size)
+        self._record_run()
+        return summary
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+        self.store.update(self._finish)
+
+    def _finish(self, results: RunResults) -> None:
+        run = self._run_in(results)
+        if run.status == "running":
+            run.status = "complete"
+
+    # -- measuring ---------------------------------------------------------------------
+    def measure(self, concurrency: int) -> PointMetrics:
+        if concurrency in self.points:
+            return self.points[concurrency]
+        if self.failure is not None:
+            raise ServerGone(self.failure)
+        assert self.base_url is not None, "open() first"
+        s = self.settings
+        try:
+            point = asyncio.run(
+                measure_point(
+                    self.base_url,
+                    s.workload,
+                    concurrency,
+                    model=self.summary.model_path
+                    if self.summary and self.summary.model_path
+                    else "default",
+                    api_key=s.api_key,
+                    warmup=not self._warmed_up,
+                )
+            )
+        except KeyboardInterrupt:
+            self.fail_run(f"interrupted while measuring C={concurrency}")
+            raise
+        self._warmed_up = True
+        if self.server is not None and not self.server.alive():
+            message = (
+                f"server (steps={self.depth}) died with exit code {self.server.exit_code()} "
+                f"while measuring C={concurrency}; {point.ok}/{point.requests} requests had "
+                f"succeeded (log: {self.log_path})\n"
+                f"--- server log tail ---\n{self.server.log_tail()}"
+            )
+            self.fail_run(message, point)
+            raise ServerDied(message)
+        self.points[concurrency] = point
+        self.store.update(lambda results: self._run_in(results).points.append(point))
+        return point
+
+    def measure_all(self) -> DepthRun:
+        """Every planned point not measured yet, in order; then the run as recorded."""
+        for concurrency in self.settings.concurrency:
+            if concurrency not in self.points and self.failure is None:
+                with contextlib.suppress(ServerDied):
+                    self.measure(concurrency)
+        return self.run_snapshot()
+
+    def run_snapshot(self) -> DepthRun:
+        results = self.store.load()
+        run = results.depth(self.depth) if results else None
+        return run if run is not None else self._new_run()
+
+    # -- baselines ---------------------------------------------------------------------
+    def baseline_file(self) -> Path:
+        return baseline_path(
+            self.settings.baselines_dir, self.settings.profile.name, self.hardware, self.depth
+        )
+
+    def baseline(self) -> tuple[Path, Baseline | None]:
+        """The baseline for this key, or None; BaselineError if the file is bad."""
+        path = self.baseline_file()
+        return path, load_baseline(path)
+
+    # -- results bookkeeping -----------------------------------------------------------
+    def fail_run(self, message: str, point: PointMetrics | None = None) -> None:
+        self.failure = message
+
+        def change(results: RunResults) -> None:
+            run = self._run_in(results)
+            run.status = "failed"
+            run.failure = message
+            if point is not None:
+                run.points.append(point)
+
+        self.store.update(change)
+
+    def _new_run(self) -> DepthRun:
+        s = self.settings
+        return DepthRun(
+            depth=self.depth,
+            profile=s.profile.name,
+            backend="external" if s.url else s.backend,
+            hardware=self.hardware,
+            workload=s.workload.key(),
+            planned_concurrency=list(s.concurrency),
+        )
+
+    def _run_in(self, results: RunResults) -> DepthRun:
+        run = results.depth(self.depth)
+        if run is None:
+            run = self._new_run()
+            results.runs.append(run)
+            results.runs.sort(key=lambda r: r.depth)
+        return run
+
+    def _record_run(self) -> None:
+        def change(results: RunResults) -> None:
+            run = self._run_in(results)
+            run.server = self.summary
+            run.hardware = self.hardware
+
+        self.store.update(change)
+
+
+def load_baseline_safely(session: DepthSession) -> tuple[Path | None, Baseline | None, str | None]:
+    """(path, baseline, None), or (path or None, None, error line) for a bad file or key."""
+    try:
+        path, baseline = session.baseline()
+    except BaselineError as exc:
+        return None, None, str(exc)
+    return path, baseline, None
