@@ -274,8 +274,8 @@ class Scheduler:
             duration = self._scale(model_ms)
             deadline += duration
             delay = deadline - loop.time()
-            if delay > 0:
-                await asyncio.sleep(delay)
+            # Always yield, even when late, so handlers drain their queues between steps.
+            await asyncio.sleep(delay if delay > 0 else 0)
             end = loop.time()
             lateness = max(0.0, end - deadline)
             st = self.stats

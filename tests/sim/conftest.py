@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -49,10 +50,8 @@ class SimServer:
 
     def kill(self) -> None:
         if self.proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         self.proc.wait(timeout=10)
 
 
@@ -108,3 +107,24 @@ def load_json(name: str) -> Any:
 def load_stream(name: str) -> list[str]:
     """The `data:` payloads of a recorded stream."""
     return [json.loads(line)["line"][6:] for line in (DATA / name).read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def module_sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., SimServer]]:
+    """Like `sim`, shared by a module's tests."""
+    started: list[SimServer] = []
+    tmp = tmp_path_factory.mktemp("sim")
+
+    def factory(args: list[str] | None = None, **kw: Any) -> SimServer:
+        server = start_sim(args or [], tmp / f"sim{len(started)}.log", **kw)
+        started.append(server)
+        return server
+
+    yield factory
+    for server in started:
+        server.kill()
+
+
+def sse_payloads(body: str) -> list[str]:
+    """`data:` payloads of an SSE body, in order."""
+    return [block[6:] for block in body.split("\n\n") if block.startswith("data: ")]
