@@ -21,39 +21,41 @@ RESULTS_FILE = "results.json"
 _encoder = msgspec.json.Encoder()
 
 
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
 class ResultsStore:
-    def __init__(self, out_dir: Path) -> None:
+    def __init__(self, out_dir: Path, run_id: str | None = None) -> None:
         self.out_dir = out_dir
         self.path = out_dir / RESULTS_FILE
+        self.run_id = run_id or new_run_id()
         self._lock = FileLock(str(out_dir / ".results.lock"), timeout=60)
 
-    def start(self) -> RunResults:
-        """Begin a new run file; a previous run's file is kept as results.previous.json."""
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        results = RunResults(
-            run_id=uuid.uuid4().hex[:12],
-            started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            tool_version=__version__,
-        )
-        with self._lock:
-            if self.path.exists():
-                self.path.replace(self.out_dir / "results.previous.json")
-            self._write(results)
-        return results
-
     def load(self) -> RunResults | None:
+        """This run's results; None before its first write (another run's file is not it)."""
+        results = self._read()
+        return results if results is not None and results.run_id == self.run_id else None
+
+    def _read(self) -> RunResults | None:
         try:
             return msgspec.json.decode(self.path.read_bytes(), type=RunResults)
         except FileNotFoundError:
+            return None
+        except (msgspec.DecodeError, msgspec.ValidationError):
             return None
 
     def update(self, change: Callable[[RunResults], None]) -> RunResults:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         with self._lock:
-            results = self.load()
+            results = self._read()
+            if results is not None and results.run_id != self.run_id:
+                # The first write of a run keeps the last run's file beside it.
+                self.path.replace(self.out_dir / "results.previous.json")
+                results = None
             if results is None:
                 results = RunResults(
-                    run_id=uuid.uuid4().hex[:12],
+                    run_id=self.run_id,
                     started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                     tool_version=__version__,
                 )

@@ -1,0 +1,13 @@
+"""What each speculation depth buys: the run-scoped accept length."""
+
+import pytest
+
+from pytest_specperf.checks import SpecperfGate
+from pytest_specperf.schema import DepthRun
+
+
+@pytest.mark.specperf_phase(2)
+def test_accept_length_floor(specperf_sweep: DepthRun, specperf_gate: SpecperfGate) -> None:
+    """sum(completion tokens) / sum(verify steps) over every point of this depth stays above
+    the baseline's floor (the server's lifetime average is not used: it spans warm-ups)."""
+    specperf_gate.require_accept_length(specperf_sweep)
