@@ -110,6 +110,15 @@ def version_drift(server: ServerSummary | None, baseline: Baseline) -> str | Non
 
 
 def workload_mismatch(workload_key: dict[str, object], baseline: Baseline) -> str | None:
-    if not baseline.workload or baseline.workload == workload_key:
+    """Only fields that both record are compared (a published baseline may lack some)."""
+    differing = {
+        name: (baseline.workload[name], value)
+        for name, value in workload_key.items()
+        if name in baseline.workload and baseline.workload[name] != value
+    }
+    if not differing:
         return None
-    return f"baseline workload {baseline.workload} differs from this run's {workload_key}"
+    details = ", ".join(
+        f"{name}: baseline {old!r} vs run {new!r}" for name, (old, new) in differing.items()
+    )
+    return f"baseline workload differs from this run's ({details})"
