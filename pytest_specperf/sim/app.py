@@ -14,7 +14,8 @@ import socket
 import struct
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import msgspec
@@ -67,6 +68,13 @@ class SimState:
 
 
 _WORDS_CACHE: dict[int, list[str]] = {}
+
+
+@cache
+def _byte_tables(vocab: int) -> tuple[list[bytes], list[bytes]]:
+    """JSON-ready bytes of each token's text (no escaping needed) and id."""
+    words = [b"" if i == EOS_TOKEN_ID else b" w%d" % i for i in range(vocab)]
+    return words, [b"%d" % i for i in range(vocab)]
 STATE_KEY = web.AppKey("sim_state", SimState)
 
 
@@ -329,8 +337,9 @@ class _Render:
     created: int
     include_usage: bool
     sent: int = 0
-    text: str = ""
     first: bool = True
+    text_buf: bytearray = field(default_factory=lambda: bytearray(b'"'))
+    ids_buf: bytearray = field(default_factory=lambda: bytearray(b"["))
 
     def _new_text(self, count: int) -> str:
         words = self.st.words()
@@ -373,16 +382,11 @@ class _Render:
 
     def chunk(self, em: Emission) -> bytes:
         count, finish = em.count, em.finish
-        delta = self._new_text(count)
         obj: dict[str, Any]
         if self.kind == "generate":
-            self.text += delta
-            obj = {
-                "text": self.text,
-                "output_ids": self.req.tokens[:count],
-                "meta_info": self.meta(count, finish, finish is not None),
-            }
-        elif self.kind == "completions":
+            return self._generate_chunk(count, finish)
+        delta = self._new_text(count)
+        if self.kind == "completions":
             obj = {
                 "id": self.rid,
                 "object": "text_completion",
@@ -423,6 +427,24 @@ class _Render:
         self.sent = count
         self.first = False
         return b"data: " + _ENC.encode(obj) + b"\n\n"
+
+    def _generate_chunk(self, count: int, finish: dict[str, Any] | None) -> bytes:
+        """Cumulative text/output_ids kept as growing JSON byte buffers: O(new tokens)
+        work per chunk besides one copy, instead of re-encoding the whole history."""
+        words, ids = _byte_tables(self.st.config.profile.vocab_size)
+        text_buf, ids_buf = self.text_buf, self.ids_buf
+        for t in self.req.tokens[self.sent : count]:
+            text_buf += words[t]
+            if len(ids_buf) > 1:
+                ids_buf += b","
+            ids_buf += ids[t]
+        meta = _ENC.encode(self.meta(count, finish, finish is not None))
+        self.sent = count
+        self.first = False
+        return b"".join(
+            (b'data: {"text":', text_buf, b'","output_ids":', ids_buf, b'],"meta_info":',
+             meta, b"}\n\n")
+        )
 
     def usage(self) -> dict[str, Any]:
         n = len(self.req.tokens)
