@@ -94,7 +94,8 @@ def main() -> int:
               f"{s_per:8.1f} {per:8.1f} {100 * (per / s_per - 1):+6.1f}% | "
               f"{tokens:6d} {wall:7.1f}")
     print(f"scheduler: {steps['count']} steps, achieved/model step time "
-          f"{steps['achieved_over_model']:.4f}, max lateness {1000 * steps['max_lateness_s']:.2f} ms")
+          f"{steps['achieved_over_model']:.4f}, "
+          f"max lateness {1000 * steps['max_lateness_s']:.2f} ms")
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -92,7 +93,7 @@ def test_generate_stream_chunks_match_real_sample(server: SimServer) -> None:
     # cumulative text/ids; chunks carry several tokens
     counts = [c["meta_info"]["completion_tokens"] for c in chunks]
     assert counts == sorted(counts) and len(chunks) < 120
-    for a, b in zip(chunks, chunks[1:], strict=False):
+    for a, b in itertools.pairwise(chunks):
         assert b["text"].startswith(a["text"])
         assert b["output_ids"][: len(a["output_ids"])] == a["output_ids"]
     assert final["spec_verify_ct"] == len(chunks) - 1

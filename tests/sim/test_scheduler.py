@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
+import pytest
+
 from pytest_specperf.sim.args import parse_args
 from pytest_specperf.sim.scheduler import Emission, Scheduler, SimRequest
 
@@ -138,3 +140,43 @@ def test_abort_frees_the_slot() -> None:
         assert a.aborted and s.kv_used == 0 and len(b.tokens) == 20
 
     asyncio.run(go())
+
+
+def test_noise_is_one_factor_per_boot_reproducible_by_seed() -> None:
+    async def factor(seed: str) -> float:
+        return make(["--sim-noise", "0.1", "--sim-seed", seed]).noise_factor
+
+    a = asyncio.run(factor("1"))
+    assert a == asyncio.run(factor("1"))
+    assert a != asyncio.run(factor("2"))
+    assert asyncio.run(make_default_factor()) == 1.0
+
+
+async def make_default_factor() -> float:
+    return make([]).noise_factor
+
+
+def test_jitter_varies_steps_but_keeps_the_mean() -> None:
+    async def go() -> list[float]:
+        s = make(["--sim-jitter", "0.05", "--sim-speedup", "1"])
+        return [s._scale(20.0) for _ in range(4000)]
+
+    xs = asyncio.run(go())
+    mean = sum(xs) / len(xs)
+    assert 0.0195 < mean < 0.0205 and len(set(xs)) > 100
+
+
+def test_speedup_and_slowdown_scale_step_times() -> None:
+    async def go(argv: list[str]) -> float:
+        return make(argv)._scale(20.0)
+
+    assert asyncio.run(go(["--sim-speedup", "4"])) == pytest.approx(0.005)
+    assert asyncio.run(go(["--sim-speedup", "1", "--sim-slowdown", "0.2"])) == pytest.approx(0.025)
+
+
+def test_acceptance_override() -> None:
+    async def go() -> float:
+        s = make(["--sim-acceptance", "0.5"])
+        return s.new_request(4, 10, 0.7, True).alpha
+
+    assert asyncio.run(go()) == 0.5
