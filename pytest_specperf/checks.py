@@ -34,6 +34,8 @@ class SpecperfGate:
             parts.append(f"--specperf-url={s.url}")
         else:
             parts.append(f"--specperf-backend={s.backend}")
+            if s.backend == "sim":
+                parts.append(f"--specperf-sim-speedup={s.sim_speedup:g}")
         parts += [f"--specperf-profile={s.profile.name}", "--specperf-update-baselines"]
         return shlex.join(parts)
 

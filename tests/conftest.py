@@ -1,0 +1,3 @@
+"""Shared test setup: pytester for the plugin's end-to-end tests."""
+
+pytest_plugins = ["pytester"]

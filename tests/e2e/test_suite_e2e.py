@@ -1,0 +1,129 @@
+"""`pytest perf_tests ...` as a user runs it, on the simulator, through pytester subprocesses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import FAST_ARGS, sim_processes
+
+pytestmark = pytest.mark.usefixtures("no_leftover_sims")
+
+
+def _results(suite_dir: Path) -> dict:
+    return json.loads((suite_dir / ".specperf" / "results.json").read_text())
+
+
+def test_without_baseline_points_skip_with_how_to_record(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """No baseline for the key: gated tests skip, saying how to record one, and the table prints."""
+    result = pytester.runpytest_subprocess("perf_tests", "--spec-steps=3", *FAST_ARGS)
+    result.assert_outcomes(skipped=4)
+    result.stdout.fnmatch_lines(
+        [
+            "*C | Agg tok/s | Per-req tok/s | Tokens | Wall(s) | Ok*",
+            "*no baseline for profile=qwen3.5-122b-a10b-fp8-tp4-mtp hardware=sim-x10 steps=3*"
+            "--specperf-sim-speedup=10 *--specperf-update-baselines*",
+        ]
+    )
+
+
+def test_recorded_baselines_pass_and_slowdown_fails_the_floors(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """Record, re-run green, then --sim-slowdown=0.2 fails the floors with a precise message."""
+    record = pytester.runpytest_subprocess(
+        "perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-update-baselines"
+    )
+    assert record.ret == 0
+    baseline = suite_dir / "baselines/qwen3.5-122b-a10b-fp8-tp4-mtp/sim-x10/steps-3.json"
+    assert json.loads(baseline.read_text())["kv"]["max_running_requests"] == 17
+
+    green = pytester.runpytest_subprocess("perf_tests", "--spec-steps=3", *FAST_ARGS)
+    green.assert_outcomes(passed=4)
+
+    slow = pytester.runpytest_subprocess(
+        "perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-server-arg=--sim-slowdown=0.2"
+    )
+    outcomes = slow.parseoutcomes()
+    assert outcomes.get("failed", 0) >= 2
+    slow.stdout.fnmatch_lines(
+        [f"*steps=3 C=1: agg tok/s * < floor * (baseline * - 10%) [[]{baseline}]*"]
+    )
+    slow.stdout.fnmatch_lines(["*steps=3 C=4: *tok/s * < floor*"])
+
+
+def test_three_depths_boot_once_each_and_show_the_trade_off(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """--spec-steps=1,2,3: one server per depth; speed rises with depth while KV capacity falls."""
+    result = pytester.runpytest_subprocess("perf_tests", "--spec-steps=1,2,3", *FAST_ARGS)
+    result.stdout.fnmatch_lines(["*Speculation depth trade-off*", "KV | *"])
+    runs = _results(suite_dir)["runs"]
+    assert [run["depth"] for run in runs] == [1, 2, 3]
+    ports = {run["server"]["url"] for run in runs}
+    assert len(ports) == 3, "each depth boots its own server, exactly once"
+    logs = sorted(p.name for p in (suite_dir / ".specperf").glob("server-steps*.log"))
+    assert logs == ["server-steps1.log", "server-steps2.log", "server-steps3.log"]
+    single = [next(p for p in run["points"] if p["concurrency"] == 1) for run in runs]
+    assert single[0]["per_req_tok_s"] < single[1]["per_req_tok_s"] < single[2]["per_req_tok_s"]
+    kv_tokens = [run["server"]["max_total_num_tokens"] for run in runs]
+    running = [run["server"]["max_running_requests"] for run in runs]
+    assert kv_tokens == sorted(kv_tokens, reverse=True) and len(set(kv_tokens)) == 3
+    assert running == [26, 21, 17]
+
+
+def test_url_mode_measures_an_existing_server_without_booting(
+    pytester: pytest.Pytester, suite_dir: Path, running_sim: str
+) -> None:
+    """--specperf-url: the depth comes from /server_info, and no server process is started."""
+    before = len(sim_processes())
+    assert before == 1, "the user's own server is the only tagged one"
+    result = pytester.runpytest_subprocess(
+        "perf_tests",
+        f"--specperf-url={running_sim}",
+        "--specperf-max-new-tokens=100",
+        "--specperf-concurrency=1",
+        "-p",
+        "no:cacheprovider",
+    )
+    assert len(sim_processes()) == before
+    result.stdout.fnmatch_lines(["*specperf: profile=* url=http://127.0.0.1:* depths=[[]3[]]*"])
+    runs = _results(suite_dir)["runs"]
+    assert runs[0]["backend"] == "external"
+    assert runs[0]["server"]["speculative_num_steps"] == 3
+    assert not list((suite_dir / ".specperf").glob("server-steps*.log"))
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("--spec-steps=0", "*--spec-steps: 0 is out of range 1..16*"),
+        ("--spec-steps=abc", "*--spec-steps: 'abc' is not a whole number*"),
+        ("--specperf-concurrency=-4", "*--specperf-concurrency: -4 is out of range*"),
+        ("--specperf-backend=vllm", "*--specperf-backend: 'vllm' is not one of sglang, sim*"),
+        ("--specperf-profile=nope", "*unknown profile 'nope'*"),
+    ],
+)
+def test_bad_option_values_are_one_line_usage_errors(
+    pytester: pytest.Pytester, suite_dir: Path, option: str, message: str
+) -> None:
+    """A bad value stops the run before anything boots, with one line that names the option."""
+    before = len(sim_processes())
+    result = pytester.runpytest_subprocess("perf_tests", "--specperf-backend=sim", option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert "Traceback" not in result.stderr.str()
+    assert len(sim_processes()) == before
+
+
+def test_unreachable_url_is_a_usage_error_naming_the_url(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """An --specperf-url nobody answers fails at once with the URL in the message."""
+    result = pytester.runpytest_subprocess("perf_tests", "--specperf-url=http://127.0.0.1:9")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*cannot reach http://127.0.0.1:9*"])
