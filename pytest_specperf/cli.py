@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,9 +17,11 @@ from pathlib import Path
 import msgspec
 
 from pytest_specperf.errors import SpecperfError, UsageError
+from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.hardware import hardware_key
 from pytest_specperf.launch import BACKENDS, build_launch
 from pytest_specperf.loadgen import measure_point
+from pytest_specperf.model_factory import build_model
 from pytest_specperf.options import (
     API_KEY_ENV,
     DEFAULT_SIM_SPEEDUP,
@@ -94,6 +97,7 @@ def _launch_cmd(args: argparse.Namespace) -> int:
         host=args.host,
         port=parse_positive_int("--port", args.port),
         server_args=parse_server_args(args.specperf_server_arg),
+        model_path=str(build_model(profile.model_factory)) if profile.model_factory else None,
         sim_speedup=speedup,
     )
     env = " ".join(f"{k}={v}" for k, v in sorted(command.env.items()))
@@ -102,8 +106,6 @@ def _launch_cmd(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    import os
-
     url = parse_url(args.url)
     api_key = os.environ.get(API_KEY_ENV) or None
     workload = Workload(
@@ -152,8 +154,6 @@ def _bench(args: argparse.Namespace) -> int:
 def _write_results(path: Path, run: DepthRun) -> None:
     store = ResultsStore(path.parent)
     results = RunResults(run_id=store.run_id, started_at="", tool_version="", runs=[run])
-    from pytest_specperf.files import atomic_write_bytes
-
     atomic_write_bytes(path, msgspec.json.format(msgspec.json.encode(results), indent=1))
 
 

@@ -122,6 +122,7 @@ class Settings:
     tolerance: float = 0.10
     workload: Workload = field(default_factory=Workload)
     api_key: str | None = None
+    inject_slowdown_s: float | None = None
 
 
 def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
@@ -171,4 +172,9 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         tolerance=parse_float("--specperf-tolerance", get("tolerance"), low=0.0, high=0.99),
         workload=workload,
         api_key=os.environ.get(API_KEY_ENV) or None,
+        inject_slowdown_s=(
+            parse_float("--specperf-inject-slowdown", get("inject_slowdown"), low=0.0)
+            if get("inject_slowdown")
+            else None
+        ),
     )

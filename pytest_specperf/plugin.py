@@ -90,6 +90,13 @@ _VALUE_OPTIONS: tuple[tuple[str, str, str | None, str], ...] = (
         "fraction of requests of a point that must succeed",
     ),
     ("specperf-tolerance", "tolerance", "0.10", "tolerance written into newly recorded baselines"),
+    (
+        "specperf-inject-slowdown",
+        "inject_slowdown",
+        None,
+        "seconds of sleep per forward pass, set through the server's /slow_down before measuring: "
+        "a deliberate regression to prove the gate catches one",
+    ),
 )
 
 
@@ -215,7 +222,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in specperf_items:
         item.add_marker(pytest.mark.xdist_group(f"specperf-steps{_item_order(item)[0]}"))
     items[:] = others + specperf_items
-
 
 
 # -- fixtures -------------------------------------------------------------------------------

@@ -88,6 +88,21 @@ def fetch_server_info(
     return info
 
 
+def inject_slowdown(base_url: str, seconds: float | None, api_key: str | None = None) -> None:
+    """SGLang's /slow_down: sleep this long in every forward pass (None resets).
+
+    Meant for proving a gate: a real, server-side regression injected on purpose.
+    """
+    try:
+        with httpx.Client(
+            base_url=base_url, timeout=30.0, headers=_auth_headers(api_key), trust_env=False
+        ) as client:
+            response = client.post("/slow_down", json={"forward_sleep_time": seconds})
+            response.raise_for_status()
+    except httpx.HTTPError as exc:
+        raise ServerUnreachableError(f"{base_url}/slow_down failed: {exc}") from exc
+
+
 def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 

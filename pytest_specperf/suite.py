@@ -14,12 +14,14 @@ from pytest_specperf.errors import BaselineError, ServerStartError, SpecperfErro
 from pytest_specperf.hardware import hardware_key
 from pytest_specperf.launch import LaunchCommand, build_launch
 from pytest_specperf.loadgen import measure_point
+from pytest_specperf.model_factory import build_model
 from pytest_specperf.options import Settings
 from pytest_specperf.results import ResultsStore
 from pytest_specperf.schema import DepthRun, PointMetrics, RunResults, ServerSummary
 from pytest_specperf.server import (
     ServerProcess,
     fetch_server_info,
+    inject_slowdown,
     launch,
     summarize_server_info,
 )
@@ -46,6 +48,7 @@ class DepthSession:
         self.points: dict[int, PointMetrics] = {}
         self._warmed_up = False
         self.log_path = settings.out_dir / f"server-steps{depth}.log"
+        self.model_path: str | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
     def launch_command(self, port: int) -> LaunchCommand:
@@ -58,6 +61,7 @@ class DepthSession:
             port=port,
             server_args=s.server_args,
             api_key=s.api_key,
+            model_path=self.model_path,
             sim_speedup=s.sim_speedup if s.backend == "sim" else None,
         )
 
@@ -67,6 +71,8 @@ class DepthSession:
         self._record_run()
         try:
             if s.url is None:
+                if s.profile.model_factory:
+                    self.model_path = str(build_model(s.profile.model_factory))
                 timeout = s.profile.launch_timeout_s or s.launch_timeout_s
                 self.server = launch(
                     self.launch_command,
@@ -81,6 +87,8 @@ class DepthSession:
         except (ServerStartError, SpecperfError) as exc:
             self.fail_run(str(exc))
             raise
+        if s.inject_slowdown_s is not None:
+            inject_slowdown(self.base_url, s.inject_slowdown_s, s.api_key)
         summary = summarize_server_info(self.base_url, info)
         if self.server is not None:
             summary.launch_command = self.server.command.display()
