@@ -1,0 +1,304 @@
+"""pytest_specperf.baselines: self-describing, atomic, key-checked baseline files."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import threading
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from pytest_specperf.baselines import (
+    BASELINE_SCHEMA_VERSION,
+    Baseline,
+    BaselinePoint,
+    KvCapacity,
+    Tolerance,
+    baseline_from_run,
+    baseline_path,
+    encode_baseline,
+    load_baseline,
+    save_baseline,
+)
+from pytest_specperf.errors import BaselineError
+from pytest_specperf.schema import DepthRun, Percentiles, PointMetrics, ServerSummary
+
+REPO_BASELINES = Path(__file__).resolve().parents[2] / "baselines"
+
+
+def make_baseline(profile: str = "prof", hardware: str = "2x-h200", depth: int = 3) -> Baseline:
+    return Baseline(
+        schema_version=BASELINE_SCHEMA_VERSION,
+        profile=profile,
+        hardware=hardware,
+        depth=depth,
+        backend="sglang",
+        recorded_at="2025-01-01T00:00:00+00:00",
+        recorded_by="measured",
+        how_recorded="unit test",
+        sglang_version="0.5.12",
+        workload={"max_new_tokens": 1000, "temperature": 0.0},
+        kv=KvCapacity(max_total_num_tokens=28951187, max_running_requests=48),
+        accept_length=2.5,
+        points={"1": BaselinePoint(agg_tok_s=100.0, per_req_tok_s=100.0, ttft_p50_s=0.05)},
+    )
+
+
+def baseline_dict(**changes: Any) -> dict[str, Any]:
+    data: dict[str, Any] = msgspec.to_builtins(make_baseline())
+    data.update(changes)
+    return data
+
+
+def write_json(tmp_path: Path, data: Any) -> Path:
+    path = tmp_path / "steps-3.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_save_then_load_round_trips(tmp_path: Path) -> None:
+    """A saved baseline loads back equal to what was saved."""
+    baseline = make_baseline()
+    path = save_baseline(tmp_path, baseline)
+    assert load_baseline(path) == baseline
+
+
+def test_save_uses_profile_hardware_steps_layout(tmp_path: Path) -> None:
+    """Baselines are filed as <root>/<profile>/<hardware>/steps-<N>.json."""
+    path = save_baseline(tmp_path, make_baseline("prof", "2x-h200", 4))
+    assert path == (tmp_path / "prof" / "2x-h200" / "steps-4.json").resolve()
+    assert path.is_file()
+
+
+def test_saved_file_is_indented_sorted_json_ending_in_newline(tmp_path: Path) -> None:
+    """The file is indented, key-sorted JSON with a final newline, so diffs read line by line."""
+    path = save_baseline(tmp_path, make_baseline())
+    text = path.read_text(encoding="utf-8")
+    data = json.loads(text)
+    assert text.endswith("}\n")
+    assert text == json.dumps(data, indent=2, sort_keys=True) + "\n"
+    assert list(data) == sorted(data)
+
+
+def test_save_leaves_no_temporary_or_lock_files(tmp_path: Path) -> None:
+    """After a save, the directory holds only the baseline file."""
+    path = save_baseline(tmp_path, make_baseline())
+    assert [item.name for item in path.parent.iterdir()] == [path.name]
+
+
+def test_load_missing_file_returns_none(tmp_path: Path) -> None:
+    """No file means no baseline, not an error."""
+    assert load_baseline(tmp_path / "steps-1.json") is None
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"{not json", "not valid JSON"),
+        (b'{"schema_version": 1, "profile": "p', "not valid JSON"),
+        (b"\xff\xfe\x00", "not valid JSON"),
+        (b"[1, 2]", "JSON object"),
+        (b'{"profile": "p"}', "schema_version"),
+        (b'{"schema_version": "1"}', "schema_version"),
+        (b'{"schema_version": true}', "schema_version"),
+        (b'{"schema_version": 0}', "invalid schema_version"),
+    ],
+)
+def test_load_bad_content_raises_baseline_error_naming_file(
+    tmp_path: Path, content: bytes, expected: str
+) -> None:
+    """Corrupt, truncated or foreign content is a BaselineError naming the file and problem."""
+    path = tmp_path / "steps-3.json"
+    path.write_bytes(content)
+    with pytest.raises(BaselineError) as info:
+        load_baseline(path)
+    assert str(path) in str(info.value) and expected in str(info.value)
+
+
+def test_load_truncated_saved_file_raises_baseline_error(tmp_path: Path) -> None:
+    """A real baseline file cut in half is a BaselineError."""
+    path = save_baseline(tmp_path, make_baseline())
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(BaselineError, match="corrupt or truncated"):
+        load_baseline(path)
+
+
+def test_load_future_schema_version_says_upgrade(tmp_path: Path) -> None:
+    """A newer schema is refused with advice to upgrade pytest-specperf."""
+    path = write_json(tmp_path, baseline_dict(schema_version=BASELINE_SCHEMA_VERSION + 1))
+    with pytest.raises(BaselineError, match="upgrade") as info:
+        load_baseline(path)
+    assert str(path) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("depth", "3"),
+        ("accept_length", "fast"),
+        ("points", [1, 2]),
+        ("kv", {"max_total_num_tokens": "many"}),
+        ("recorded_by", "guessed"),
+    ],
+)
+def test_load_wrong_field_type_names_file_and_field(tmp_path: Path, field: str, value: Any) -> None:
+    """A field of the wrong type is a BaselineError naming the file and the field."""
+    path = write_json(tmp_path, baseline_dict(**{field: value}))
+    with pytest.raises(BaselineError, match="baseline schema") as info:
+        load_baseline(path)
+    assert str(path) in str(info.value) and field in str(info.value)
+
+
+def test_load_directory_raises_baseline_error(tmp_path: Path) -> None:
+    """A directory where the file should be is a BaselineError, not an OSError."""
+    path = tmp_path / "steps-3.json"
+    path.mkdir()
+    with pytest.raises(BaselineError, match="cannot read"):
+        load_baseline(path)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: deeply nested JSON raises RecursionError out of load_baseline",
+)
+def test_load_deeply_nested_json_raises_baseline_error(tmp_path: Path) -> None:
+    """Pathologically nested JSON is a BaselineError like any other corrupt file."""
+    path = tmp_path / "steps-3.json"
+    path.write_bytes(b"[" * 100_000)
+    with pytest.raises(BaselineError):
+        load_baseline(path)
+
+
+@pytest.mark.parametrize(
+    ("profile", "hardware"),
+    [("..", "h"), ("a/b", "h"), ("", "h"), (".", "h"), ("p", ".."), ("p", "a\\b"), ("p", "")],
+)
+def test_baseline_path_rejects_unsafe_components(
+    tmp_path: Path, profile: str, hardware: str
+) -> None:
+    """Components that are not one safe path segment are refused."""
+    with pytest.raises(BaselineError, match="cannot be used"):
+        baseline_path(tmp_path, profile, hardware, 1)
+
+
+def test_baseline_path_cannot_escape_root_through_symlink(tmp_path: Path) -> None:
+    """A profile directory that links outside the root is refused."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "prof").symlink_to(tmp_path, target_is_directory=True)
+    with pytest.raises(BaselineError, match="escapes"):
+        baseline_path(root, "prof", "h", 1)
+
+
+def test_baseline_path_rejects_depth_zero(tmp_path: Path) -> None:
+    """Depth 0 has no baseline file."""
+    with pytest.raises(BaselineError, match="depth"):
+        baseline_path(tmp_path, "p", "h", 0)
+
+
+def test_save_refuses_to_overwrite_another_keys_file(tmp_path: Path) -> None:
+    """A file at this key's path that holds another key is not replaced."""
+    mine = make_baseline("prof", "2x-h200", 3)
+    path = baseline_path(tmp_path, "prof", "2x-h200", 3)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(encode_baseline(make_baseline("other", "1x-a100", 5)))
+    with pytest.raises(BaselineError, match="refusing to overwrite"):
+        save_baseline(tmp_path, mine)
+    loaded = load_baseline(path)
+    assert loaded is not None and loaded.profile == "other"
+
+
+def test_save_replaces_file_of_same_key(tmp_path: Path) -> None:
+    """Re-recording the same key replaces the old figures."""
+    save_baseline(tmp_path, make_baseline())
+    newer = msgspec.structs.replace(make_baseline(), accept_length=3.0)
+    loaded = load_baseline(save_baseline(tmp_path, newer))
+    assert loaded is not None and loaded.accept_length == 3.0
+
+
+def test_baseline_from_run_takes_points_kv_and_accept_length() -> None:
+    """A measured run becomes a baseline with rounded figures per C, KV and accept length."""
+    point = PointMetrics(
+        concurrency=4,
+        requests=8,
+        ok=8,
+        failed=0,
+        tokens=8000,
+        wall_s=10.0,
+        agg_tok_s=800.123,
+        per_req_tok_s=210.456,
+        ttft_s=Percentiles(p50=0.123456, p90=0.2, p99=0.3, mean=0.15),
+        spec_verify_ct=3200,
+    )
+    run = DepthRun(
+        depth=2,
+        profile="prof",
+        backend="sim",
+        hardware="Sim X5",
+        workload={"max_new_tokens": 1000},
+        server=ServerSummary(
+            url="http://x", version="0.5.12", max_total_num_tokens=100, max_running_requests=8
+        ),
+        points=[point],
+    )
+    baseline = baseline_from_run(run, how_recorded="test", tolerance=Tolerance(throughput=0.2))
+    assert (baseline.profile, baseline.hardware, baseline.depth) == ("prof", "sim-x5", 2)
+    assert baseline.recorded_by == "measured" and baseline.sglang_version == "0.5.12"
+    assert baseline.points == {
+        "4": BaselinePoint(agg_tok_s=800.12, per_req_tok_s=210.46, ttft_p50_s=0.1235)
+    }
+    assert baseline.kv == KvCapacity(max_total_num_tokens=100, max_running_requests=8)
+    assert baseline.accept_length == pytest.approx(2.5)
+    assert baseline.tolerance.throughput == 0.2
+
+
+def test_baseline_from_run_without_server_has_empty_kv() -> None:
+    """A run without server info records no KV capacity or version."""
+    run = DepthRun(depth=1, profile="p", backend="sim", hardware="h", workload={})
+    baseline = baseline_from_run(run, how_recorded="test")
+    assert baseline.kv == KvCapacity() and baseline.sglang_version is None
+
+
+def _save_many(root: str, accept: float) -> None:
+    for _ in range(5):
+        save_baseline(Path(root), msgspec.structs.replace(make_baseline(), accept_length=accept))
+
+
+def test_concurrent_saves_from_threads_leave_a_valid_file(tmp_path: Path) -> None:
+    """Threads saving the same key at once leave one of their baselines, intact."""
+    threads = [threading.Thread(target=_save_many, args=(str(tmp_path), 1.0 + i)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    loaded = load_baseline(baseline_path(tmp_path, "prof", "2x-h200", 3))
+    assert loaded is not None and loaded.accept_length in {1.0, 2.0, 3.0, 4.0}
+
+
+def test_concurrent_saves_from_processes_leave_a_valid_file(tmp_path: Path) -> None:
+    """Processes saving the same key at once leave one of their baselines, intact."""
+    context = multiprocessing.get_context("fork")
+    processes = [
+        context.Process(target=_save_many, args=(str(tmp_path), 1.0 + i)) for i in range(3)
+    ]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(60)
+    assert [process.exitcode for process in processes] == [0, 0, 0]
+    loaded = load_baseline(baseline_path(tmp_path, "prof", "2x-h200", 3))
+    assert loaded is not None and loaded.accept_length in {1.0, 2.0, 3.0}
+
+
+@pytest.mark.parametrize(
+    "path", sorted(REPO_BASELINES.glob("*/*/steps-*.json")), ids=lambda p: p.name
+)
+def test_shipped_baseline_loads_and_matches_its_path(path: Path) -> None:
+    """Every baseline shipped in the repository loads and lives at its own key's path."""
+    baseline = load_baseline(path)
+    assert baseline is not None
+    expected = baseline_path(REPO_BASELINES, baseline.profile, baseline.hardware, baseline.depth)
+    assert expected == path.resolve()

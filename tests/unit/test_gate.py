@@ -1,0 +1,178 @@
+"""pytest_specperf.gate: measured figures against floors derived from a baseline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_specperf.baselines import (
+    BASELINE_SCHEMA_VERSION,
+    Baseline,
+    BaselinePoint,
+    KvCapacity,
+    Tolerance,
+)
+from pytest_specperf.gate import (
+    accept_length_failure,
+    floor,
+    kv_failures,
+    success_failure,
+    throughput_failures,
+    version_drift,
+    workload_mismatch,
+)
+from pytest_specperf.schema import PointMetrics, ServerSummary
+
+PATH = Path("baselines/prof/2x-h200/steps-3.json")
+
+
+def make_baseline(**changes: object) -> Baseline:
+    values: dict[str, object] = {
+        "schema_version": BASELINE_SCHEMA_VERSION,
+        "profile": "prof",
+        "hardware": "2x-h200",
+        "depth": 3,
+        "backend": "sglang",
+        "recorded_at": "2025-01-01T00:00:00+00:00",
+        "recorded_by": "published",
+        "how_recorded": "unit test",
+        "sglang_version": "0.5.12",
+        "tolerance": Tolerance(throughput=0.10, accept_length=0.05),
+        "workload": {"max_new_tokens": 1000, "temperature": 0.0},
+        "kv": KvCapacity(max_total_num_tokens=1000, max_running_requests=48),
+        "accept_length": 3.0,
+        "points": {"4": BaselinePoint(agg_tok_s=1000.0, per_req_tok_s=200.0)},
+    }
+    values.update(changes)
+    return Baseline(**values)  # type: ignore[arg-type]
+
+
+def make_point(
+    agg: float = 1000.0,
+    per_req: float | None = 200.0,
+    *,
+    concurrency: int = 4,
+    ok: int = 8,
+    errors: dict[str, int] | None = None,
+) -> PointMetrics:
+    return PointMetrics(
+        concurrency=concurrency,
+        requests=8,
+        ok=ok,
+        failed=8 - ok,
+        errors=errors or {},
+        tokens=8000,
+        wall_s=8.0,
+        agg_tok_s=agg,
+        per_req_tok_s=per_req,
+    )
+
+
+def test_throughput_failure_names_steps_c_metric_measured_floor_and_path() -> None:
+    """A drop below the floor is reported with depth, C, metric, measured, floor and file."""
+    failures = throughput_failures(make_point(agg=800.0), make_baseline(), 3, PATH)
+    assert len(failures) == 1
+    message = failures[0]
+    for part in ("steps=3", "C=4", "agg tok/s", "800.0", "floor 900.0", str(PATH)):
+        assert part in message
+
+
+def test_throughput_passes_at_exactly_the_floor() -> None:
+    """Measured figures equal to the floors pass."""
+    point = make_point(agg=floor(1000.0, 0.10), per_req=floor(200.0, 0.10))
+    assert throughput_failures(point, make_baseline(), 3, PATH) == []
+
+
+def test_throughput_fails_per_request_rate_separately() -> None:
+    """A per-request decode rate below its floor fails on its own."""
+    failures = throughput_failures(make_point(per_req=150.0), make_baseline(), 3, PATH)
+    assert len(failures) == 1 and "per-req tok/s" in failures[0]
+
+
+def test_throughput_unmeasured_per_request_rate_fails() -> None:
+    """A baseline figure the run did not measure is a failure, not a pass."""
+    failures = throughput_failures(make_point(per_req=None), make_baseline(), 3, PATH)
+    assert len(failures) == 1 and "not measured" in failures[0]
+
+
+def test_throughput_without_baseline_point_has_no_failures() -> None:
+    """A concurrency the baseline does not cover is not gated."""
+    point = make_point(agg=1.0, per_req=1.0, concurrency=64)
+    assert throughput_failures(point, make_baseline(), 3, PATH) == []
+
+
+def test_kv_capacity_one_token_less_fails() -> None:
+    """KV capacity has no tolerance: one token below the baseline fails."""
+    server = ServerSummary(url="u", max_total_num_tokens=999, max_running_requests=48)
+    failures = kv_failures(server, make_baseline(), 3, PATH)
+    assert len(failures) == 1
+    assert "max_total_num_tokens" in failures[0] and "lost: 1" in failures[0]
+    assert str(PATH) in failures[0]
+
+
+def test_kv_capacity_equal_passes() -> None:
+    """KV capacity equal to the baseline passes."""
+    server = ServerSummary(url="u", max_total_num_tokens=1000, max_running_requests=48)
+    assert kv_failures(server, make_baseline(), 3, PATH) == []
+
+
+def test_kv_capacity_not_reported_fails() -> None:
+    """A server that does not report KV capacity fails against a baseline that has it."""
+    server = ServerSummary(url="u", max_total_num_tokens=None, max_running_requests=48)
+    failures = kv_failures(server, make_baseline(), 3, PATH)
+    assert len(failures) == 1 and "reported no max_total_num_tokens" in failures[0]
+
+
+def test_accept_length_below_floor_fails() -> None:
+    """An accept length below baseline x (1 - tolerance) fails, naming the file."""
+    message = accept_length_failure(2.8, make_baseline(), 3, PATH)
+    assert message is not None and "accept length" in message and str(PATH) in message
+
+
+def test_accept_length_at_floor_passes() -> None:
+    """An accept length at the floor passes."""
+    assert accept_length_failure(floor(3.0, 0.05), make_baseline(), 3, PATH) is None
+
+
+def test_accept_length_without_baseline_figure_passes() -> None:
+    """A baseline without an accept length does not gate it."""
+    assert accept_length_failure(1.0, make_baseline(accept_length=None), 3, PATH) is None
+
+
+def test_success_failure_lists_failure_reasons() -> None:
+    """A point below the success rate lists each failure reason with its count."""
+    point = make_point(ok=5, errors={"HTTP 500": 2, "timeout": 1})
+    message = success_failure(point, 1.0, 3)
+    assert message is not None
+    assert "5/8" in message and "HTTP 500: 2" in message and "timeout: 1" in message
+
+
+def test_success_at_required_rate_passes() -> None:
+    """A point whose success rate meets the requirement passes."""
+    assert success_failure(make_point(ok=6, errors={"timeout": 2}), 0.75, 3) is None
+
+
+def test_version_drift_names_both_versions() -> None:
+    """A server version other than the baseline's is reported with both versions."""
+    message = version_drift(ServerSummary(url="u", version="0.5.13"), make_baseline())
+    assert message is not None and "0.5.13" in message and "0.5.12" in message
+
+
+@pytest.mark.parametrize("version", ["0.5.12", None])
+def test_version_drift_silent_for_same_or_unknown_version(version: str | None) -> None:
+    """The same version, or an unknown one, is no drift."""
+    assert version_drift(ServerSummary(url="u", version=version), make_baseline()) is None
+
+
+def test_workload_mismatch_ignores_fields_only_one_side_has() -> None:
+    """Fields the baseline does not record are not compared."""
+    run = {"max_new_tokens": 1000, "temperature": 0.0, "endpoint": "generate"}
+    assert workload_mismatch(run, make_baseline()) is None
+
+
+def test_workload_mismatch_names_differing_common_field() -> None:
+    """A common field with different values is reported with both values."""
+    message = workload_mismatch({"max_new_tokens": 500, "temperature": 0.0}, make_baseline())
+    assert message is not None and "max_new_tokens" in message
+    assert "1000" in message and "500" in message and "temperature" not in message

@@ -1,0 +1,160 @@
+"""pytest_specperf.launch: the one builder of server commands."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_specperf.errors import UsageError
+from pytest_specperf.launch import SGLANG_MODULE, SIM_MODULE, build_launch, redact_argv
+from pytest_specperf.profiles import Profile, load_profile_file
+
+
+def value_of(argv: list[str], flag: str) -> str:
+    return argv[argv.index(flag) + 1]
+
+
+def profile_from(tmp_path: Path, text: str) -> Profile:
+    path = tmp_path / "p.toml"
+    path.write_text('name = "p"\nmodel_path = "org/model"\n' + text, encoding="utf-8")
+    return load_profile_file(path)
+
+
+@pytest.mark.parametrize("steps", [1, 2, 3, 4, 5])
+def test_default_profile_speculation_flags_per_depth(default_profile: Profile, steps: int) -> None:
+    """At topk 1 the draft tokens are steps + 1, and '@model' drafts with the model path."""
+    argv = build_launch(default_profile, steps).argv
+    assert value_of(argv, "--speculative-algorithm") == "NEXTN"
+    assert value_of(argv, "--speculative-num-steps") == str(steps)
+    assert value_of(argv, "--speculative-eagle-topk") == "1"
+    assert value_of(argv, "--speculative-num-draft-tokens") == str(steps + 1)
+    assert value_of(argv, "--speculative-draft-model-path") == default_profile.model_path
+
+
+def test_sglang_command_runs_launch_server_on_host_and_port(default_profile: Profile) -> None:
+    """The SGLang command runs sglang.launch_server with full flag names, 127.0.0.1 and the port."""
+    argv = build_launch(default_profile, 3, port=31234).argv
+    assert argv[:3] == [sys.executable, "-m", SGLANG_MODULE]
+    assert value_of(argv, "--model-path") == default_profile.model_path
+    assert value_of(argv, "--tp-size") == "4"
+    assert value_of(argv, "--host") == "127.0.0.1"
+    assert value_of(argv, "--port") == "31234"
+    assert value_of(argv, "--kv-cache-dtype") == "fp8_e4m3"
+    assert "--trust-remote-code" in argv
+
+
+def test_argv_is_a_list_of_strings(default_profile: Profile) -> None:
+    """Every argv item is a str, ready for subprocess without a shell."""
+    command = build_launch(default_profile, 2, backend="sim", sim_speedup=5.0, api_key="k")
+    assert isinstance(command.argv, list)
+    assert all(isinstance(item, str) for item in command.argv)
+
+
+def test_model_path_override_is_also_the_draft(default_profile: Profile) -> None:
+    """An overriding model path replaces the model and the '@model' draft path."""
+    argv = build_launch(default_profile, 3, model_path="/models/local").argv
+    assert value_of(argv, "--model-path") == "/models/local"
+    assert value_of(argv, "--speculative-draft-model-path") == "/models/local"
+
+
+def test_sim_backend_runs_simulator_with_profile_and_speedup(default_profile: Profile) -> None:
+    """The sim backend runs pytest_specperf.sim and adds --sim-profile and --sim-speedup."""
+    argv = build_launch(default_profile, 3, backend="sim", sim_speedup=5.0).argv
+    assert argv[1:3] == ["-m", SIM_MODULE]
+    assert value_of(argv, "--sim-profile") == default_profile.sim_profile
+    assert value_of(argv, "--sim-speedup") == "5"
+
+
+def test_sglang_backend_has_no_sim_flags(default_profile: Profile) -> None:
+    """The real server is never given simulator flags."""
+    argv = build_launch(default_profile, 3, sim_speedup=5.0).argv
+    assert not [item for item in argv if item.startswith("--sim-")]
+
+
+def test_server_args_are_appended_last(default_profile: Profile) -> None:
+    """User server arguments come after everything else, so they win."""
+    extra = ("--kv-cache-dtype", "auto")
+    argv = build_launch(default_profile, 3, backend="sim", api_key="k", server_args=extra).argv
+    assert argv[-2:] == list(extra)
+
+
+def test_ngram_profile_gives_only_draft_tokens(tmp_path: Path) -> None:
+    """NGRAM has no steps or topk: its depth is steps + 1 draft tokens."""
+    profile = profile_from(tmp_path, 'speculative_algorithm = "NGRAM"\n')
+    argv = build_launch(profile, 3).argv
+    assert value_of(argv, "--speculative-algorithm") == "NGRAM"
+    assert value_of(argv, "--speculative-num-draft-tokens") == "4"
+    assert "--speculative-num-steps" not in argv
+    assert "--speculative-eagle-topk" not in argv
+
+
+def test_topk_above_one_uses_profile_draft_tokens(tmp_path: Path) -> None:
+    """With topk > 1 the profile's draft token count is used as given."""
+    profile = profile_from(
+        tmp_path,
+        'speculative_algorithm = "EAGLE"\nspeculative_eagle_topk = 4\n'
+        "speculative_num_draft_tokens = 16\n",
+    )
+    argv = build_launch(profile, 3).argv
+    assert value_of(argv, "--speculative-num-draft-tokens") == "16"
+
+
+def test_non_speculative_profile_has_no_speculative_flags(tmp_path: Path) -> None:
+    """A profile without an algorithm launches without speculative flags."""
+    argv = build_launch(profile_from(tmp_path, ""), 3).argv
+    assert not [item for item in argv if item.startswith("--speculative")]
+
+
+@pytest.mark.parametrize("steps", [0, -1])
+def test_depth_below_one_raises_usage_error(default_profile: Profile, steps: int) -> None:
+    """A speculation depth below 1 is a UsageError."""
+    with pytest.raises(UsageError, match="depth"):
+        build_launch(default_profile, steps)
+
+
+def test_unknown_backend_raises_usage_error(default_profile: Profile) -> None:
+    """A backend other than sglang or sim is a UsageError."""
+    with pytest.raises(UsageError, match="backend"):
+        build_launch(default_profile, 3, backend="vllm")  # type: ignore[arg-type]
+
+
+def test_profile_env_is_carried(tmp_path: Path) -> None:
+    """The profile's environment variables travel with the command."""
+    profile = profile_from(tmp_path, '[env]\nSGLANG_FLAG = "1"\n')
+    assert build_launch(profile, 1).env == {"SGLANG_FLAG": "1"}
+
+
+def test_display_round_trips_through_shell_quoting(default_profile: Profile) -> None:
+    """display() is shell-quoted: splitting it gives back the argv."""
+    command = build_launch(default_profile, 3, server_args=["--chat-template", "a b"])
+    assert shlex.split(command.display()) == command.argv
+
+
+def test_display_redacts_api_key_given_by_builder(default_profile: Profile) -> None:
+    """The API key the builder adds is shown as ***."""
+    command = build_launch(default_profile, 3, api_key="s3cret-key")
+    assert "--api-key" in command.argv and "s3cret-key" in command.argv
+    shown = command.display()
+    assert "s3cret-key" not in shown
+    assert shlex.split(shown)[-2:] == ["--api-key", "***"]
+
+
+def test_display_redacts_api_key_given_with_equals(default_profile: Profile) -> None:
+    """'--api-key=X' in server args is shown as '--api-key=***'."""
+    command = build_launch(default_profile, 3, server_args=["--api-key=s3cret-key"])
+    shown = command.display()
+    assert "s3cret-key" not in shown
+    assert shlex.split(shown)[-1] == "--api-key=***"
+
+
+def test_redact_argv_hides_admin_api_key_value() -> None:
+    """The admin key's value is redacted too, other items are kept."""
+    assert redact_argv(["--admin-api-key", "adm", "--port", "1"]) == [
+        "--admin-api-key",
+        "***",
+        "--port",
+        "1",
+    ]

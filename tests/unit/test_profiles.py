@@ -1,0 +1,286 @@
+"""pytest_specperf.profiles: deployment profiles as validated TOML."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_specperf.errors import ProfileError
+from pytest_specperf.profiles import (
+    BUILTIN_PROFILE_DIR,
+    DEFAULT_PROFILE,
+    RESERVED_FLAGS,
+    Profile,
+    available_profiles,
+    builtin_profiles,
+    load_profile_file,
+    resolve_profile,
+)
+
+MINIMAL = 'name = "mine"\nmodel_path = "org/model"\n'
+
+
+def write_profile(directory: Path, text: str, filename: str = "p.toml") -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / filename
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load_error(tmp_path: Path, text: str) -> tuple[Path, str]:
+    path = write_profile(tmp_path, text)
+    with pytest.raises(ProfileError) as info:
+        load_profile_file(path)
+    return path, str(info.value)
+
+
+@pytest.mark.parametrize("path", sorted(BUILTIN_PROFILE_DIR.glob("*.toml")), ids=lambda p: p.name)
+def test_builtin_profile_file_loads_and_validates(path: Path) -> None:
+    """Every shipped profile file loads, and its name matches its file name."""
+    profile = load_profile_file(path)
+    assert profile.name == path.stem
+    assert profile.source == str(path)
+
+
+def test_default_profile_is_builtin() -> None:
+    """The default profile is among the built-ins."""
+    assert DEFAULT_PROFILE in builtin_profiles()
+
+
+def test_default_profile_uses_model_as_draft_with_fp8_kv(default_profile: Profile) -> None:
+    """The seed deployment drafts with the model's own MTP layer and an FP8 KV cache."""
+    assert default_profile.draft_model_path == "@model"
+    assert default_profile.tp_size == 4
+    assert default_profile.extra_argv()[:2] == ["--kv-cache-dtype", "fp8_e4m3"]
+
+
+def test_user_profile_dir_shadows_builtin_of_same_name(tmp_path: Path) -> None:
+    """A user profile named like a built-in replaces it."""
+    write_profile(tmp_path, f'name = "{DEFAULT_PROFILE}"\nmodel_path = "my/fork"\n')
+    assert resolve_profile(DEFAULT_PROFILE, [tmp_path]).model_path == "my/fork"
+
+
+def test_user_profile_dir_extends_builtins(tmp_path: Path) -> None:
+    """A user directory adds its profiles next to the built-ins."""
+    write_profile(tmp_path, MINIMAL)
+    names = set(available_profiles([tmp_path]))
+    assert {"mine", DEFAULT_PROFILE} <= names
+
+
+def test_resolve_profile_by_path(tmp_path: Path) -> None:
+    """A path to a .toml file resolves to that file's profile."""
+    path = write_profile(tmp_path, MINIMAL)
+    profile = resolve_profile(str(path))
+    assert (profile.name, profile.source) == ("mine", str(path))
+
+
+def test_resolve_profile_missing_toml_path_names_it(tmp_path: Path) -> None:
+    """A .toml path that does not exist is a ProfileError naming the path."""
+    missing = tmp_path / "nope.toml"
+    with pytest.raises(ProfileError, match="does not exist") as info:
+        resolve_profile(str(missing))
+    assert str(missing) in str(info.value)
+
+
+def test_resolve_unknown_profile_lists_known_names() -> None:
+    """An unknown name is a ProfileError that lists the known profiles."""
+    with pytest.raises(ProfileError) as info:
+        resolve_profile("no-such-profile")
+    assert "no-such-profile" in str(info.value)
+    assert DEFAULT_PROFILE in str(info.value)
+
+
+def test_unknown_field_names_file_and_field(tmp_path: Path) -> None:
+    """An unknown key is refused with the file and the key in the message."""
+    path, message = load_error(tmp_path, MINIMAL + "colour = 'red'\n")
+    assert str(path) in message and "colour" in message
+
+
+def test_wrong_type_names_file_and_field(tmp_path: Path) -> None:
+    """A value of the wrong type is refused with the file and the field in the message."""
+    path, message = load_error(tmp_path, MINIMAL + 'tp_size = "4"\n')
+    assert str(path) in message and "tp_size" in message
+
+
+def test_non_positive_tp_size_names_field(tmp_path: Path) -> None:
+    """tp_size must be at least 1."""
+    _, message = load_error(tmp_path, MINIMAL + "tp_size = 0\n")
+    assert "tp_size" in message
+
+
+def test_name_with_slash_is_refused(tmp_path: Path) -> None:
+    """A name that is not one directory segment is refused, naming the field."""
+    path, message = load_error(tmp_path, 'name = "a/b"\nmodel_path = "m"\n')
+    assert str(path) in message and "name" in message
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: _NAME_PATTERN.match with '$' accepts a trailing newline; use fullmatch",
+)
+def test_name_with_trailing_newline_is_refused(tmp_path: Path) -> None:
+    """A name ending in a newline is not a safe directory name."""
+    path = write_profile(tmp_path, 'name = "mine\\n"\nmodel_path = "m"\n')
+    with pytest.raises(ProfileError, match="name"):
+        load_profile_file(path)
+
+
+def test_unknown_algorithm_names_field_and_choices(tmp_path: Path) -> None:
+    """An unknown speculative algorithm is refused, listing the known ones."""
+    path, message = load_error(tmp_path, MINIMAL + 'speculative_algorithm = "MEDUSA"\n')
+    assert str(path) in message and "speculative_algorithm" in message and "EAGLE" in message
+
+
+def test_topk_above_one_requires_draft_tokens(tmp_path: Path) -> None:
+    """With topk > 1 the draft token count must be given."""
+    _, message = load_error(
+        tmp_path, MINIMAL + 'speculative_algorithm = "EAGLE"\nspeculative_eagle_topk = 4\n'
+    )
+    assert "speculative_num_draft_tokens" in message
+
+
+@pytest.mark.parametrize("flag", sorted(RESERVED_FLAGS))
+def test_reserved_flag_in_args_is_refused(tmp_path: Path, flag: str) -> None:
+    """A flag the suite sets itself may not appear in args."""
+    text = MINIMAL + f'[[args]]\nflag = "{flag}"\nvalue = "4"\nwhy = "x"\n'
+    path, message = load_error(tmp_path, text)
+    assert str(path) in message and "args" in message and flag in message
+
+
+@pytest.mark.parametrize("flag", ["-x", "kv-cache-dtype", "--KV", "--kv cache"])
+def test_flag_not_a_long_option_is_refused(tmp_path: Path, flag: str) -> None:
+    """Every args flag must look like '--lower-case-name'."""
+    _, message = load_error(tmp_path, MINIMAL + f'[[args]]\nflag = "{flag}"\nwhy = "x"\n')
+    assert "args" in message and repr(flag) in message
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: _FLAG_PATTERN.match with '$' accepts a trailing newline; use fullmatch",
+)
+def test_flag_with_trailing_newline_is_refused(tmp_path: Path) -> None:
+    """A flag ending in a newline is not a long option."""
+    path = write_profile(tmp_path, MINIMAL + '[[args]]\nflag = "--kv-cache-dtype\\n"\nwhy = "x"\n')
+    with pytest.raises(ProfileError, match="args"):
+        load_profile_file(path)
+
+
+def test_flag_without_why_is_refused(tmp_path: Path) -> None:
+    """An args entry must say why it is needed."""
+    path, message = load_error(tmp_path, MINIMAL + '[[args]]\nflag = "--x"\n')
+    assert str(path) in message and "why" in message
+
+
+def test_flag_with_blank_why_is_refused(tmp_path: Path) -> None:
+    """A blank reason counts as no reason."""
+    _, message = load_error(tmp_path, MINIMAL + '[[args]]\nflag = "--x"\nwhy = "  "\n')
+    assert "why" in message
+
+
+def test_invalid_toml_names_file(tmp_path: Path) -> None:
+    """A file that is not TOML is refused, naming the file."""
+    path, message = load_error(tmp_path, "name = \n")
+    assert str(path) in message and "TOML" in message
+
+
+def test_non_utf8_file_is_profile_error(tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 are a ProfileError, not a UnicodeDecodeError."""
+    path = tmp_path / "p.toml"
+    path.write_bytes(b"name = '\xff'\n")
+    with pytest.raises(ProfileError, match="TOML"):
+        load_profile_file(path)
+
+
+def test_bad_env_name_is_refused(tmp_path: Path) -> None:
+    """env keys must be environment variable names."""
+    _, message = load_error(tmp_path, MINIMAL + '[env]\n"1BAD" = "x"\n')
+    assert "env" in message
+
+
+def test_non_positive_launch_timeout_is_refused(tmp_path: Path) -> None:
+    """launch_timeout_s must be positive."""
+    _, message = load_error(tmp_path, MINIMAL + "launch_timeout_s = 0.0\n")
+    assert "launch_timeout_s" in message
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: launch_timeout_s = nan passes '<= 0', so the launch never times out",
+)
+def test_nan_launch_timeout_is_refused(tmp_path: Path) -> None:
+    """A NaN launch timeout is not a positive number."""
+    path = write_profile(tmp_path, MINIMAL + "launch_timeout_s = nan\n")
+    with pytest.raises(ProfileError, match="launch_timeout_s"):
+        load_profile_file(path)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: deeply nested TOML raises RecursionError out of load_profile_file",
+)
+def test_deeply_nested_toml_is_profile_error(tmp_path: Path) -> None:
+    """Pathologically nested TOML is reported as a ProfileError."""
+    path = write_profile(tmp_path, "x = " + "[" * 5000 + "\n")
+    with pytest.raises(ProfileError):
+        load_profile_file(path)
+
+
+def test_invalid_user_profile_breaks_resolution_with_its_file_named(tmp_path: Path) -> None:
+    """An invalid file in a profile directory is reported by path when resolving names."""
+    bad = write_profile(tmp_path, "name = 1\n", filename="bad.toml")
+    with pytest.raises(ProfileError) as info:
+        resolve_profile(DEFAULT_PROFILE, [tmp_path])
+    assert str(bad) in str(info.value)
+
+
+_FIELDS = [
+    "name",
+    "model_path",
+    "description",
+    "tp_size",
+    "speculative_algorithm",
+    "speculative_eagle_topk",
+    "speculative_num_draft_tokens",
+    "draft_model_path",
+    "sim_profile",
+    "launch_timeout_s",
+    "bogus",
+]
+_TOML_VALUES = st.one_of(
+    st.integers(-5, 10).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.sampled_from(["true", "inf", "-inf", '"NEXTN"', '"ngram"', '"a/b"', "[]", "{}"]),
+    st.text(max_size=12).map(json.dumps),
+)
+_TOML_DOCS = st.one_of(
+    st.text(max_size=200),
+    st.dictionaries(st.sampled_from(_FIELDS), _TOML_VALUES, max_size=8).map(
+        lambda d: "".join(f"{k} = {v}\n" for k, v in d.items())
+    ),
+    st.lists(
+        st.tuples(st.sampled_from(["--x", "--tp-size", "-y", "--ok-flag"]), _TOML_VALUES),
+        max_size=3,
+    ).map(
+        lambda items: MINIMAL + "".join(f'[[args]]\nflag = "{f}"\nwhy = {w}\n' for f, w in items)
+    ),
+)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=_TOML_DOCS)
+def test_fuzz_any_text_gives_profile_or_one_line_profile_error(tmp_path: Path, text: str) -> None:
+    """Any file content yields a valid profile or a one-line ProfileError, nothing else."""
+    path = tmp_path / f"{uuid.uuid4().hex}.toml"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    try:
+        profile = load_profile_file(path)
+    except ProfileError as exc:
+        assert len(str(exc).splitlines()) == 1
+        assert str(path) in str(exc)
+        return
+    assert profile.model_path.strip() and profile.tp_size >= 1

@@ -1,0 +1,85 @@
+"""pytest_specperf.report: the seed's table per depth and the depth trade-off."""
+
+from __future__ import annotations
+
+from pytest_specperf.report import markdown_report, seed_table, tradeoff_table
+from pytest_specperf.schema import DepthRun, PointMetrics, ServerSummary
+
+SEED_COLUMNS = "C | Agg tok/s | Per-req tok/s | Tokens | Wall(s) | Ok"
+
+
+def make_point(concurrency: int, agg: float) -> PointMetrics:
+    return PointMetrics(
+        concurrency=concurrency,
+        requests=2 * concurrency,
+        ok=2 * concurrency,
+        failed=0,
+        tokens=1000 * concurrency,
+        wall_s=10.0,
+        agg_tok_s=agg,
+        per_req_tok_s=agg / concurrency,
+        spec_verify_ct=400 * concurrency,
+    )
+
+
+def make_run(depth: int, kv_tokens: int) -> DepthRun:
+    return DepthRun(
+        depth=depth,
+        profile="prof",
+        backend="sim",
+        hardware="sim-x5",
+        workload={},
+        server=ServerSummary(url="u", max_total_num_tokens=kv_tokens, max_running_requests=48),
+        points=[make_point(16, 3000.0), make_point(1, 250.0), make_point(4, 900.0)],
+    )
+
+
+def test_seed_table_has_seed_header() -> None:
+    """The column header starts with the seed's columns."""
+    lines = seed_table(make_run(3, 1000)).splitlines()
+    assert lines[1].startswith(SEED_COLUMNS)
+
+
+def test_seed_table_has_one_row_per_point_sorted_by_c() -> None:
+    """Each point is one row, in increasing concurrency."""
+    rows = seed_table(make_run(3, 1000)).splitlines()[3:]
+    assert [row.split(" | ")[0] for row in rows] == ["1", "4", "16"]
+    assert rows[0].split(" | ")[1:6] == ["250.0", "250.0", "1000", "10.0", "2/2"]
+
+
+def test_seed_table_without_points_says_so() -> None:
+    """A depth without points says no point was measured."""
+    run = DepthRun(depth=1, profile="p", backend="sim", hardware="h", workload={})
+    assert seed_table(run).splitlines()[-1] == "(no point measured)"
+
+
+def test_seed_table_heading_names_depth_and_kv() -> None:
+    """The heading names the depth and the KV capacity."""
+    heading = seed_table(make_run(2, 28951187)).splitlines()[0]
+    assert "steps=2" in heading and "max_total_num_tokens=28,951,187" in heading
+
+
+def test_tradeoff_table_has_a_column_per_depth() -> None:
+    """The trade-off header has one column per depth, in depth order."""
+    table = tradeoff_table([make_run(3, 900), make_run(1, 1000)])
+    header = table.splitlines()[1]
+    assert header.index("steps=1") < header.index("steps=3")
+
+
+def test_tradeoff_table_has_a_kv_row() -> None:
+    """The KV row gives each depth's token capacity and running requests."""
+    lines = tradeoff_table([make_run(1, 1000), make_run(3, 900)]).splitlines()
+    kv = [line for line in lines if line.startswith("KV | ")]
+    assert kv == ["KV | 1,000 tokens, 48 running | 900 tokens, 48 running"]
+
+
+def test_tradeoff_table_has_a_row_per_concurrency() -> None:
+    """Each concurrency measured at any depth has a row."""
+    lines = tradeoff_table([make_run(1, 1000), make_run(3, 900)]).splitlines()
+    assert [line.split(" | ")[0] for line in lines[3:6]] == ["1", "4", "16"]
+
+
+def test_markdown_report_fences_the_tables() -> None:
+    """The markdown report wraps the tables in a code fence."""
+    text = markdown_report([make_run(1, 1000), make_run(3, 900)])
+    assert text.count("```") == 2 and "Speculation depth trade-off" in text

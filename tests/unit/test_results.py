@@ -1,0 +1,90 @@
+"""pytest_specperf.results: results.json written atomically after every point."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from pytest_specperf.results import RESULTS_FILE, ResultsStore
+from pytest_specperf.schema import DepthRun, RunResults
+
+
+def add_run(depth: int) -> Callable[[RunResults], None]:
+    def change(results: RunResults) -> None:
+        results.runs.append(
+            DepthRun(depth=depth, profile="p", backend="sim", hardware="h", workload={})
+        )
+
+    return change
+
+
+def read(path: Path) -> RunResults:
+    return msgspec.json.decode(path.read_bytes(), type=RunResults)
+
+
+def test_update_writes_valid_json_of_this_run(tmp_path: Path) -> None:
+    """After an update, results.json decodes to this run's results with the change applied."""
+    store = ResultsStore(tmp_path / "out", run_id="run-a")
+    store.update(add_run(3))
+    results = read(tmp_path / "out" / RESULTS_FILE)
+    assert results.run_id == "run-a"
+    assert [run.depth for run in results.runs] == [3]
+
+
+def test_update_accumulates_changes(tmp_path: Path) -> None:
+    """Successive updates of one run build on the stored results."""
+    store = ResultsStore(tmp_path, run_id="run-a")
+    store.update(add_run(1))
+    store.update(add_run(2))
+    assert [run.depth for run in read(tmp_path / RESULTS_FILE).runs] == [1, 2]
+
+
+def test_update_leaves_no_temporary_files(tmp_path: Path) -> None:
+    """An atomic write leaves only results.json and the lock file."""
+    ResultsStore(tmp_path, run_id="run-a").update(add_run(1))
+    assert sorted(item.name for item in tmp_path.iterdir()) == [".results.lock", RESULTS_FILE]
+
+
+def test_new_run_rotates_old_file_to_previous(tmp_path: Path) -> None:
+    """A new run's first write keeps the last run's file as results.previous.json."""
+    ResultsStore(tmp_path, run_id="run-a").update(add_run(1))
+    ResultsStore(tmp_path, run_id="run-b").update(add_run(2))
+    assert read(tmp_path / "results.previous.json").run_id == "run-a"
+    current = read(tmp_path / RESULTS_FILE)
+    assert current.run_id == "run-b" and [run.depth for run in current.runs] == [2]
+
+
+def test_second_write_of_a_run_does_not_rotate_again(tmp_path: Path) -> None:
+    """Only the first write of a run rotates; later ones keep the previous file."""
+    ResultsStore(tmp_path, run_id="run-a").update(add_run(1))
+    store = ResultsStore(tmp_path, run_id="run-b")
+    store.update(add_run(2))
+    store.update(add_run(3))
+    assert read(tmp_path / "results.previous.json").run_id == "run-a"
+
+
+def test_load_ignores_another_runs_file(tmp_path: Path) -> None:
+    """load() returns None when results.json belongs to another run."""
+    ResultsStore(tmp_path, run_id="run-a").update(add_run(1))
+    assert ResultsStore(tmp_path, run_id="run-b").load() is None
+
+
+def test_load_returns_this_runs_results(tmp_path: Path) -> None:
+    """load() returns this run's stored results."""
+    ResultsStore(tmp_path, run_id="run-a").update(add_run(1))
+    loaded = ResultsStore(tmp_path, run_id="run-a").load()
+    assert loaded is not None and loaded.runs[0].depth == 1
+
+
+def test_load_before_any_write_is_none(tmp_path: Path) -> None:
+    """A store with no file yet has nothing to load."""
+    assert ResultsStore(tmp_path / "missing").load() is None
+
+
+def test_update_replaces_corrupt_file(tmp_path: Path) -> None:
+    """A corrupt results.json does not stop the run from writing its results."""
+    (tmp_path / RESULTS_FILE).write_text("{corrupt", encoding="utf-8")
+    ResultsStore(tmp_path, run_id="run-a").update(add_run(1))
+    assert read(tmp_path / RESULTS_FILE).run_id == "run-a"

@@ -1,0 +1,284 @@
+"""pytest_specperf.server: launching, watching and stopping servers; reading /server_info."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import psutil
+import pytest
+
+from pytest_specperf.errors import ServerStartError, ServerUnreachableError
+from pytest_specperf.launch import LaunchCommand
+from pytest_specperf.server import (
+    ServerProcess,
+    depth_of,
+    fetch_server_info,
+    free_port,
+    launch,
+    port_is_free,
+    redact,
+    summarize_server_info,
+)
+
+
+def python_command(code: str) -> LaunchCommand:
+    return LaunchCommand(argv=[sys.executable, "-c", code])
+
+
+def live_group_members(pgid: int) -> list[int]:
+    """Processes (not zombies) whose process group is ``pgid``."""
+    members = []
+    for proc in psutil.process_iter():
+        try:
+            if os.getpgid(proc.pid) == pgid and proc.status() != psutil.STATUS_ZOMBIE:
+                members.append(proc.pid)
+        except (psutil.Error, ProcessLookupError):
+            continue
+    return members
+
+
+def load_json(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+class _InfoHandler(BaseHTTPRequestHandler):
+    routes: ClassVar[dict[str, tuple[int, bytes]]] = {}
+
+    def do_GET(self) -> None:
+        status, body = self.routes.get(self.path, (404, b"{}"))
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+@pytest.fixture
+def info_server() -> Iterator[tuple[str, dict[str, tuple[int, bytes]]]]:
+    """A real local HTTP server whose routes the test fills in."""
+    routes: ClassVar[dict[str, tuple[int, bytes]]] = {}
+    handler = type("Handler", (_InfoHandler,), {"routes": routes})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", routes
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+def test_free_port_is_bindable() -> None:
+    """The port free_port returns can be bound on 127.0.0.1."""
+    port = free_port()
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", port))
+        assert sock.getsockname()[1] == port
+
+
+def test_port_is_free_is_false_while_bound() -> None:
+    """A port held by a listening socket is not free."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        assert not port_is_free(sock.getsockname()[1])
+
+
+def test_redact_replaces_every_secret_occurrence() -> None:
+    """Each occurrence of each secret becomes ***; empty secrets are ignored."""
+    assert redact("key=abc abc xyz", ("abc", "", "xyz")) == "key=*** *** ***"
+
+
+def test_summarize_real_server_info(sim_data: Path) -> None:
+    """The real SGLang /server_info sample reduces to its KV capacity and speculation."""
+    info = load_json(sim_data / "server_info.steps3.bf16-kv.json")
+    summary = summarize_server_info("http://x", info)
+    assert summary.max_total_num_tokens == 28951187
+    assert summary.max_running_requests == 48
+    assert summary.speculative_algorithm == "EAGLE"
+    assert summary.speculative_num_steps == 3
+    assert summary.version == "0.5.12"
+    assert summary.sim is None and summary.url == "http://x"
+
+
+def test_summarize_takes_lifetime_accept_length_from_first_internal_state(
+    sim_data: Path,
+) -> None:
+    """The lifetime accept length is internal_states[0].avg_spec_accept_length."""
+    info = load_json(sim_data / "server_info.steps3.bf16-kv.json")
+    info["internal_states"] = [{"avg_spec_accept_length": 2.75}, {"avg_spec_accept_length": 9}]
+    assert summarize_server_info("u", info).lifetime_accept_length == 2.75
+
+
+def test_summarize_tolerates_missing_and_odd_fields() -> None:
+    """Missing fields, booleans as ints and odd internal_states give None, not errors."""
+    summary = summarize_server_info(
+        "u", {"max_total_num_tokens": True, "internal_states": "x", "version": 5}
+    )
+    assert summary.max_total_num_tokens is None
+    assert summary.lifetime_accept_length is None
+    assert summary.version == "5"
+
+
+def test_depth_of_eagle_sample_is_num_steps(sim_data: Path) -> None:
+    """An EAGLE server's depth is speculative_num_steps."""
+    assert depth_of(load_json(sim_data / "server_info.steps3.bf16-kv.json")) == 3
+
+
+def test_depth_of_ngram_sample_is_draft_tokens_minus_one(sim_data: Path) -> None:
+    """An NGRAM server's depth is its draft tokens minus one."""
+    assert depth_of(load_json(sim_data / "server_info.ngram-draft4.qwen3.json")) == 3
+
+
+def test_depth_of_non_speculative_server_is_none() -> None:
+    """A server without speculation has no depth."""
+    assert depth_of({"speculative_algorithm": None, "speculative_num_steps": 3}) is None
+
+
+def test_fetch_server_info_unreachable_names_url() -> None:
+    """A URL where nothing listens raises ServerUnreachableError naming the URL."""
+    url = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(ServerUnreachableError) as info:
+        fetch_server_info(url, timeout_s=2.0)
+    assert url in str(info.value)
+
+
+def test_fetch_server_info_falls_back_to_get_server_info(
+    info_server: tuple[str, dict[str, tuple[int, bytes]]],
+) -> None:
+    """A server without /server_info is asked /get_server_info."""
+    url, routes = info_server
+    routes["/get_server_info"] = (200, b'{"version": "0.4.0"}')
+    assert fetch_server_info(url, timeout_s=5.0) == {"version": "0.4.0"}
+
+
+def test_fetch_server_info_401_hints_at_api_key(
+    info_server: tuple[str, dict[str, tuple[int, bytes]]],
+) -> None:
+    """A 401 answer points the user at SPECPERF_API_KEY."""
+    url, routes = info_server
+    routes["/server_info"] = (401, b"{}")
+    with pytest.raises(ServerUnreachableError, match="SPECPERF_API_KEY"):
+        fetch_server_info(url, timeout_s=5.0)
+
+
+@pytest.mark.parametrize("body", [b"not json", b"[1, 2]"])
+def test_fetch_server_info_non_object_is_unreachable_error(
+    info_server: tuple[str, dict[str, tuple[int, bytes]]], body: bytes
+) -> None:
+    """An answer that is not a JSON object raises ServerUnreachableError."""
+    url, routes = info_server
+    routes["/server_info"] = (200, body)
+    with pytest.raises(ServerUnreachableError, match="JSON"):
+        fetch_server_info(url, timeout_s=5.0)
+
+
+def test_server_that_exits_at_once_raises_start_error_with_code_and_log(tmp_path: Path) -> None:
+    """A command that exits during launch fails with its exit code and log tail, no process left."""
+    server = ServerProcess(
+        python_command("import sys; print('boom'); sys.exit(3)"),
+        host="127.0.0.1",
+        port=free_port(),
+        log_path=tmp_path / "server.log",
+        launch_timeout_s=30,
+        stop_grace_s=5,
+    )
+    with pytest.raises(ServerStartError) as info, server:
+        pass
+    assert "code 3" in str(info.value) and "boom" in str(info.value)
+    assert server.process is not None and server.watchdog is not None
+    assert not psutil.pid_exists(server.process.pid)
+    assert server.watchdog.poll() is not None
+
+
+def test_server_never_healthy_times_out_and_stop_empties_its_group(tmp_path: Path) -> None:
+    """A command that never answers /health_generate times out; stop() kills its whole group."""
+    code = (
+        "import subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "time.sleep(60)\n"
+    )
+    server = ServerProcess(
+        python_command(code),
+        host="127.0.0.1",
+        port=free_port(),
+        log_path=tmp_path / "server.log",
+        launch_timeout_s=1,
+        stop_grace_s=5,
+    )
+    with pytest.raises(ServerStartError, match="did not become healthy within 1 s"), server:
+        pass
+    assert server.process is not None
+    assert live_group_members(server.process.pid) == []
+
+
+def test_saved_server_log_redacts_api_key(tmp_path: Path) -> None:
+    """The log copied to log_path has the API key replaced by ***."""
+    log_path = tmp_path / "logs" / "server.log"
+    server = ServerProcess(
+        python_command("print('listening with key s3cret-key')"),
+        host="127.0.0.1",
+        port=free_port(),
+        log_path=log_path,
+        launch_timeout_s=30,
+        api_key="s3cret-key",
+        stop_grace_s=5,
+    )
+    with pytest.raises(ServerStartError) as info, server:
+        pass
+    assert "s3cret-key" not in str(info.value)
+    text = log_path.read_text(encoding="utf-8")
+    assert "with key ***" in text and "s3cret-key" not in text
+
+
+def test_launch_retries_on_port_conflict(tmp_path: Path) -> None:
+    """A server that reports its port in use is retried on another port, up to the attempts."""
+    ports: list[int] = []
+
+    def build(port: int) -> LaunchCommand:
+        ports.append(port)
+        return python_command("import sys; print('OSError: [Errno 98] Address already in use')")
+
+    with pytest.raises(ServerStartError, match="exited"):
+        launch(
+            build,
+            host="127.0.0.1",
+            log_path=tmp_path / "server.log",
+            launch_timeout_s=30,
+            api_key=None,
+            attempts=2,
+        )
+    assert len(ports) == 2
+
+
+def test_launch_does_not_retry_other_start_errors(tmp_path: Path) -> None:
+    """A start failure that is not a port conflict is raised at once."""
+    ports: list[int] = []
+
+    def build(port: int) -> LaunchCommand:
+        ports.append(port)
+        return python_command("import sys; sys.exit(1)")
+
+    with pytest.raises(ServerStartError, match="code 1"):
+        launch(
+            build,
+            host="127.0.0.1",
+            log_path=tmp_path / "server.log",
+            launch_timeout_s=30,
+            api_key=None,
+            attempts=3,
+        )
+    assert len(ports) == 1
