@@ -89,7 +89,7 @@ def load_baseline(path: Path) -> Baseline | None:
         raise BaselineError(f"cannot read baseline {path}: {exc.strerror or exc}") from exc
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise BaselineError(
             f"baseline {path} is not valid JSON (corrupt or truncated): {exc}"
         ) from exc

@@ -57,7 +57,7 @@ def parse_float(
         value = float(raw)
     except (TypeError, ValueError):
         raise UsageError(f"{option}: {raw!r} is not a number") from None
-    if math.isnan(value) or value > high or value < low or (low_open and value == low):
+    if not math.isfinite(value) or value > high or value < low or (low_open and value == low):
         bound = f"> {low:g}" if low_open else f">= {low:g}"
         upper = "" if high == math.inf else f" and <= {high:g}"
         raise UsageError(f"{option}: {raw!r} must be {bound}{upper}")
@@ -84,7 +84,8 @@ def parse_backend(raw: str) -> Backend:
 
 def parse_url(raw: str) -> str:
     text = str(raw).strip().rstrip("/")
-    if not text.startswith(("http://", "https://")) or len(text) <= len("https://"):
+    scheme, _, rest = text.partition("://")
+    if scheme not in ("http", "https") or not rest or any(c.isspace() for c in rest):
         raise UsageError(f"--specperf-url: {raw!r} is not an http(s) URL like http://host:30000")
     return text
 

@@ -7,6 +7,7 @@ code: pass ``--specperf-profile=path/to/profile.toml`` or put files in a directo
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Iterable, Sequence
@@ -91,7 +92,7 @@ def _validate(profile: Profile, source: str) -> Profile:
     def bad(field: str, problem: str) -> ProfileError:
         return ProfileError(f"profile {profile.name!r} ({source}): {field}: {problem}")
 
-    if not _NAME_PATTERN.match(profile.name):
+    if not _NAME_PATTERN.fullmatch(profile.name):
         raise bad("name", "use letters, digits, '.', '_' and '-' only (it names a directory)")
     if not profile.model_path.strip():
         raise bad("model_path", "must not be empty")
@@ -104,17 +105,18 @@ def _validate(profile: Profile, source: str) -> Profile:
     if profile.speculative_eagle_topk > 1 and profile.speculative_num_draft_tokens is None:
         raise bad("speculative_num_draft_tokens", "required when speculative_eagle_topk > 1")
     for item in profile.args:
-        if not _FLAG_PATTERN.match(item.flag):
+        if not _FLAG_PATTERN.fullmatch(item.flag):
             raise bad("args", f"{item.flag!r} is not a long option like '--kv-cache-dtype'")
         if item.flag in RESERVED_FLAGS:
             raise bad("args", f"{item.flag} is set by the suite from the profile's fields")
         if not item.why.strip():
             raise bad("args", f"{item.flag}: say why the deployment needs it (field 'why')")
     for key in profile.env:
-        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", key):
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
             raise bad("env", f"{key!r} is not an environment variable name")
-    if profile.launch_timeout_s is not None and profile.launch_timeout_s <= 0:
-        raise bad("launch_timeout_s", "must be positive")
+    timeout = profile.launch_timeout_s
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise bad("launch_timeout_s", "must be a positive number of seconds")
     return msgspec.structs.replace(profile, source=source)
 
 
@@ -124,7 +126,7 @@ def load_profile_file(path: Path) -> Profile:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ProfileError(f"cannot read profile {path}: {exc.strerror or exc}") from exc
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise ProfileError(f"profile {path} is not valid TOML: {exc}") from exc
     try:
         profile = msgspec.convert(raw, Profile, strict=True)

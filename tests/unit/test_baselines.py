@@ -160,10 +160,6 @@ def test_load_directory_raises_baseline_error(tmp_path: Path) -> None:
         load_baseline(path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: deeply nested JSON raises RecursionError out of load_baseline",
-)
 def test_load_deeply_nested_json_raises_baseline_error(tmp_path: Path) -> None:
     """Pathologically nested JSON is a BaselineError like any other corrupt file."""
     path = tmp_path / "steps-3.json"

@@ -208,11 +208,6 @@ def test_parse_url_rejects_non_http_urls(raw: str) -> None:
     assert_one_line(info.value, "--specperf-url")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: parse_url compares every URL's length with len('https://'), "
-    "so http:// with a one-character host is refused",
-)
 def test_parse_url_accepts_http_url_with_one_character_host() -> None:
     """'http://h' names host h and is a valid URL."""
     assert parse_url("http://h") == "http://h"
