@@ -14,7 +14,7 @@ out=${1:?usage: scripts/gpu-smoke.sh OUT_DIR [mtp|ngram|all]}
 which=${2:-all}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-export SPECPERF_MODEL_CACHE=${SPECPERF_MODEL_CACHE:-$out/model-cache}
+export SPECPERF_MODEL_CACHE=${SPECPERF_MODEL_CACHE:-/tmp/specperf-model-cache}
 python=${PYTHON:-python3}
 # -p loads the plugin also where the package is on PYTHONPATH rather than pip-installed.
 pytest_cmd=("$python" -m pytest -p pytest_specperf.plugin -p no:cacheprovider -rsf)
@@ -31,14 +31,25 @@ leftovers() {
   pgrep -fa 'sglang.launch_server|sglang::' >> "$summary" || true
 }
 
+archive() {  # SMOKE_ARCHIVE=file.tgz: keep an up-to-date archive of everything after each phase
+  [[ -n ${SMOKE_ARCHIVE:-} ]] && tar -czf "$SMOKE_ARCHIVE" "$out" baselines 2>/dev/null
+  return 0
+}
+
 phase() {  # phase NAME EXPECT(pass|fail) ARGS...
   local name=$1 expect=$2; shift 2
+  # SMOKE_BUDGET_S: skip a phase that could not finish in the time left (a boot takes minutes).
+  if [[ -n ${SMOKE_BUDGET_S:-} ]] && (( $(date +%s) - start + 150 > SMOKE_BUDGET_S )); then
+    log "phase $name: SKIPPED, not enough of the ${SMOKE_BUDGET_S}s budget left"
+    return 0
+  fi
   log "phase $name: ${pytest_cmd[*]} perf_tests $*"
   "${pytest_cmd[@]}" perf_tests "$@" --specperf-out="$out/$name" > "$out/$name.txt" 2>&1
   local rc=$?
   log "phase $name: pytest exit code $rc (expected: $expect)"
   grep -E '^(FAILED|ERROR|SKIPPED)|passed|failed|steps=.*(<|NOT)' "$out/$name.txt" | tail -20 >> "$summary"
   leftovers "$name"
+  archive
   return 0
 }
 
