@@ -5,7 +5,8 @@
 Boots a sim (EAGLE, steps 3, --speedup), builds a tiny local WordLevel tokenizer over
 "w0".."w999" (no download; needs `tokenizers` + `transformers` in that interpreter), runs
 `--backend sglang --dataset-name random-ids` against it and prints the client's summary
-next to the sim's ground truth.
+next to the sim's ground truth. Seen working with sglang 0.5.23 + torch 2.13.0 CPU
+(a CUDA torchvision wheel needs its fake-op registrations skipped on a CPU torch).
 """
 
 from __future__ import annotations
