@@ -240,15 +240,20 @@ async def measure_point(
     api_key: str | None = None,
     warmup: bool = False,
 ) -> PointMetrics:
-    """One point of the sweep, optionally preceded by a short warm-up on the same client."""
+    """One point of the sweep, preceded by a short warm-up at the same concurrency.
+
+    The warm-up (short requests, results discarded) opens the connections and lets the server
+    compile or capture whatever this batch size needs before the clock starts: on a real GPU
+    the first point after boot was seen running well below its steady rate.
+    """
     requests = workload.requests_for(concurrency)
     async with make_client(base_url, concurrency, workload, api_key) as client:
         if warmup and workload.warmup_requests > 0:
             await run_requests(
                 client,
                 workload,
-                concurrency=min(concurrency, workload.warmup_requests),
-                requests=workload.warmup_requests,
+                concurrency=concurrency,
+                requests=max(workload.warmup_requests, concurrency),
                 model=model,
                 max_new_tokens=workload.warmup_max_new_tokens,
             )

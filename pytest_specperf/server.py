@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -33,11 +34,20 @@ LOG_TAIL_LINES = 40
 _PORT_IN_USE_MARKERS = ("address already in use", "errno 98", "port is already in use")
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
+# SGLang derives more ports from --port (e.g. its gRPC port, --port + 10003 by default in
+# 0.5.12, which must stay <= 65535: seen failing on a real server launched on port 59570).
+# Free ports are therefore drawn from a range that leaves headroom above.
+PORT_RANGE = (20000, 45000)
+
+
+def free_port(host: str = "127.0.0.1", port_range: tuple[int, int] = PORT_RANGE) -> int:
+    """A port that is free now, in ``port_range`` (the server may still lose a race for it)."""
+    low, high = port_range
+    for _ in range(200):
+        port = random.randrange(low, high)
+        if port_is_free(port, host):
+            return port
+    raise ServerStartError(f"no free port found in {low}..{high} on {host}")
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:

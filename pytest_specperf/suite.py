@@ -46,7 +46,6 @@ class DepthSession:
         self.base_url: str | None = settings.url
         self.failure: str | None = None
         self.points: dict[int, PointMetrics] = {}
-        self._warmed_up = False
         self.log_path = settings.out_dir / f"server-steps{depth}.log"
         self.model_path: str | None = None
 
@@ -126,13 +125,12 @@ class DepthSession:
                     if self.summary and self.summary.model_path
                     else "default",
                     api_key=s.api_key,
-                    warmup=not self._warmed_up,
+                    warmup=True,
                 )
             )
         except KeyboardInterrupt:
             self.fail_run(f"interrupted while measuring C={concurrency}")
             raise
-        self._warmed_up = True
         if self.server is not None and not self.server.alive():
             message = (
                 f"server (steps={self.depth}) died with exit code {self.server.exit_code()} "
