@@ -60,7 +60,7 @@ log "launch command: $("$python" -m pytest_specperf.cli launch-cmd --spec-steps 
 if [[ $which == mtp || $which == all ]]; then
   mtp=(--specperf-profile=smoke-tiny-qwen3next-mtp "${sweep[@]}")
   phase mtp-record pass --spec-steps=1,3 "${mtp[@]}" --specperf-update-baselines
-  phase mtp-gate pass --spec-steps=1,3 "${mtp[@]}"
+  phase mtp-gate pass --spec-steps="${MTP_GATE_STEPS:-1,3}" "${mtp[@]}"
   phase mtp-regression fail --spec-steps=3 "${mtp[@]}" --specperf-inject-slowdown=0.005
 fi
 if [[ $which == ngram || $which == all ]]; then
