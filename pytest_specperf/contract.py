@@ -1,0 +1,418 @@
+"""The contract with real SGLang, checked against SGLang's own code (no GPU, no server).
+
+Every function imports SGLang lazily, so this module imports without it. Install SGLang for
+these checks with ``scripts/install-sglang-contract.sh`` (CPU only, import-time packages).
+
+- :func:`parse_launch_argv` runs launch flags through SGLang's own argument parser and
+  ``ServerArgs.from_cli_args``, as ``python -m sglang.launch_server`` does, stopping before
+  resolution (``ServerArgs.resolve_once``), which loads the model config and needs a GPU.
+- :func:`check_launch` holds a profile's launch command at one depth to that parser, and
+  checks the parsed values are the ones the profile meant.
+- :func:`check_request_bodies` validates the load generator's request bodies with SGLang's
+  request types.
+- :func:`missing_fields` checks every response field the suite reads occurs in SGLang's
+  source.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import importlib
+import importlib.metadata
+import io
+import sys
+from collections.abc import Iterable, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any, NoReturn
+
+from pytest_specperf import fields
+from pytest_specperf.errors import SpecperfError
+from pytest_specperf.launch import SGLANG_MODULE, build_launch
+from pytest_specperf.profiles import SAME_AS_MODEL, Profile
+from pytest_specperf.workload import Workload, completions_body, generate_body
+
+SGLANG_DISTRIBUTION = "sglang"
+# torchvision ops that torchvision registers fake kernels for without checking its C
+# extension loaded (torchvision 0.28 / 0.29 `_meta_registrations`).
+_TORCHVISION_UNGUARDED_OPS = (
+    "nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor",
+    "qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor",
+)
+
+
+class ContractError(SpecperfError):
+    """SGLang rejects something the suite builds, or is not importable."""
+
+
+def sglang_version() -> str:
+    """The installed SGLang's version."""
+    try:
+        return importlib.metadata.version(SGLANG_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise ContractError(
+            "sglang is not installed; run scripts/install-sglang-contract.sh"
+        ) from exc
+
+
+def _import(module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ContractError(
+            f"cannot import {module} ({exc}); run scripts/install-sglang-contract.sh"
+        ) from exc
+
+
+def server_args_type() -> Any:
+    """SGLang's ``ServerArgs`` class."""
+    return _import("sglang.srt.server_args").ServerArgs
+
+
+def _import_torchvision() -> None:
+    """Import torchvision even when its C extension cannot load.
+
+    The registry's torchvision wheels are CUDA builds; against a CPU torch their C ops do not
+    load, which torchvision tolerates, except that it then registers fake kernels for nms
+    and qnms, ops that do not exist, and its import fails. SGLang imports torchvision at
+    import time (model configs), not to run it: declare those two schemas, without kernels,
+    so the import completes. A torchvision whose C ops load is left untouched.
+    """
+    if "torchvision" in sys.modules:
+        return
+    try:
+        importlib.import_module("torchvision")
+        return
+    except ImportError:
+        return  # let SGLang's own import report it
+    except RuntimeError as exc:
+        if "torchvision::" not in str(exc):
+            raise
+    for name in [n for n in sys.modules if n == "torchvision" or n.startswith("torchvision.")]:
+        del sys.modules[name]
+    torch = importlib.import_module("torch")
+    library = torch.library.Library("torchvision", "FRAGMENT")
+    for schema in _TORCHVISION_UNGUARDED_OPS:
+        with contextlib.suppress(RuntimeError):  # already defined
+            library.define(schema)
+    _KEEP_ALIVE.append(library)
+    importlib.import_module("torchvision")
+
+
+_KEEP_ALIVE: list[Any] = []
+
+
+def request_types() -> tuple[Any, Any]:
+    """SGLang's ``GenerateReqInput`` and ``CompletionRequest`` classes."""
+    _import_torchvision()
+    io_struct = _import("sglang.srt.managers.io_struct")
+    protocol = _import("sglang.srt.entrypoints.openai.protocol")
+    return io_struct.GenerateReqInput, protocol.CompletionRequest
+
+
+class _ParserError(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class _RaisingParser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _ParserError(message)
+
+
+def _offending_flag(message: str, flags: Sequence[str]) -> str:
+    """The flag an argparse error message is about, as it appears in ``flags``."""
+    if message.startswith("unrecognized arguments:"):
+        words = message.split(":", 1)[1].split()
+        bad = [w for w in words if w.startswith("-")]
+        return " ".join(bad or words)
+    if message.startswith("argument "):
+        names = message[len("argument ") :].split(":", 1)[0]
+        # "--tp-size/--tensor-parallel-size": name the spelling the command used.
+        candidates = names.split("/")
+        for flag in flags:
+            if flag.split("=", 1)[0] in candidates:
+                return flag.split("=", 1)[0]
+        return candidates[0]
+    return ""
+
+
+def _server_flags(argv: Sequence[str]) -> list[str]:
+    """Everything after ``-m sglang.launch_server`` (or the whole list if that is absent)."""
+    items = list(argv)
+    for i in range(len(items) - 1):
+        if items[i] == "-m" and items[i + 1] == SGLANG_MODULE:
+            return items[i + 2 :]
+    return items
+
+
+def parse_launch_argv(argv: Sequence[str]) -> dict[str, Any]:
+    """Run launch flags through SGLang's own parser; return the server arguments as a dict.
+
+    ``argv`` is a whole launch command (``[python, "-m", "sglang.launch_server", ...]``) or
+    just its flags. Mirrors ``sglang.srt.server_args.prepare_server_args`` (parser, then
+    ``ServerArgs.from_cli_args``) without its process-wide logging set-up; resolution, which
+    needs the model and a GPU, is not run. Raises :class:`ContractError` naming the flag that
+    SGLang rejects.
+    """
+    server_args_cls = server_args_type()
+    flags = _server_flags(argv)
+    parser = _RaisingParser(prog="sglang serve")
+    server_args_cls.add_cli_args(parser)
+    stderr = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(stderr):
+            namespace = parser.parse_args(flags)
+    except _ParserError as exc:
+        flag = _offending_flag(exc.message, flags)
+        named = f"flag {flag!r}" if flag else "the command"
+        raise ContractError(f"SGLang {sglang_version()} rejects {named}: {exc.message}") from None
+    except SystemExit as exc:  # an action that exits on its own (e.g. --help, --version)
+        detail = stderr.getvalue().strip().splitlines()
+        raise ContractError(
+            f"SGLang {sglang_version()}'s parser exited ({exc.code}) on {flags}: "
+            f"{detail[-1] if detail else 'no message'}"
+        ) from None
+    try:
+        server_args = server_args_cls.from_cli_args(namespace)
+    except Exception as exc:
+        raise ContractError(
+            f"SGLang {sglang_version()}: ServerArgs.from_cli_args failed: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    return {name: getattr(server_args, name, value) for name, value in vars(namespace).items()}
+
+
+def _expected_values(
+    profile: Profile, steps: int, model_path: str, host: str, port: int
+) -> dict[str, Any]:
+    expected: dict[str, Any] = {
+        "model_path": model_path,
+        "tp_size": profile.tp_size,
+        "host": host,
+        "port": port,
+    }
+    algorithm = profile.speculative_algorithm
+    if algorithm is not None:
+        expected["speculative_algorithm"] = algorithm
+        if algorithm.upper() == "NGRAM":
+            expected["speculative_num_draft_tokens"] = steps + 1
+        else:
+            topk = profile.speculative_eagle_topk
+            expected["speculative_num_steps"] = steps
+            expected["speculative_eagle_topk"] = topk
+            expected["speculative_num_draft_tokens"] = (
+                steps + 1 if topk == 1 else profile.speculative_num_draft_tokens
+            )
+        if profile.draft_model_path is not None:
+            draft = profile.draft_model_path
+            expected["speculative_draft_model_path"] = (
+                model_path if draft == SAME_AS_MODEL else draft
+            )
+    else:
+        expected["speculative_algorithm"] = None
+    for item in profile.args:
+        if item.flag == "--kv-cache-dtype" and item.value is not None:
+            expected["kv_cache_dtype"] = item.value
+    return expected
+
+
+def _flag_for(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def _same(expected: Any, parsed: Any) -> bool:
+    if expected is None or parsed is None:
+        return expected is parsed
+    return str(expected) == str(parsed) if isinstance(expected, str) else bool(expected == parsed)
+
+
+def check_launch(
+    profile: Profile,
+    steps: int,
+    server_args: Sequence[str] = (),
+    *,
+    model_path: str | None = None,
+    host: str = "127.0.0.1",
+    port: int = 30000,
+) -> list[str]:
+    """Problems with the SGLang launch command of ``profile`` at depth ``steps`` (empty: OK).
+
+    Each problem names the profile (and its file) and the flag or field concerned. User
+    ``server_args`` come last and win, so values they override are not held to the profile.
+    """
+    where = f"profile {profile.name!r}" + (f" ({profile.source})" if profile.source else "")
+    model = model_path or profile.model_path
+    command = build_launch(
+        profile, steps, host=host, port=port, server_args=server_args, model_path=model_path
+    )
+    try:
+        parsed = parse_launch_argv(command.argv)
+    except ContractError as exc:
+        return [f"{where}: {exc}"]
+    problems: list[str] = []
+    overridden = {arg.split("=", 1)[0] for arg in server_args if arg.startswith("--")}
+    for dest, want in _expected_values(profile, steps, model, host, port).items():
+        flag = _flag_for(dest)
+        if flag in overridden or (dest == "tp_size" and "--tensor-parallel-size" in overridden):
+            continue
+        if dest not in parsed:
+            problems.append(f"{where}: SGLang {sglang_version()} has no server argument {dest!r}")
+            continue
+        got = parsed[dest]
+        if not _same(want, got):
+            problems.append(
+                f"{where}: {flag} (steps={steps}): SGLang parses {got!r}, "
+                f"the profile means {want!r}"
+            )
+    topk, draft, n_steps = (
+        parsed.get("speculative_eagle_topk"),
+        parsed.get("speculative_num_draft_tokens"),
+        parsed.get("speculative_num_steps"),
+    )
+    if topk == 1 and n_steps is not None and draft != n_steps + 1:
+        problems.append(
+            f"{where}: --speculative-num-draft-tokens (steps={steps}): {draft!r} with "
+            f"--speculative-eagle-topk 1; SGLang forces it to steps + 1 = {n_steps + 1}"
+        )
+    return problems
+
+
+def check_request_bodies(workload: Workload, model: str = "default") -> list[str]:
+    """Problems SGLang's request types find in the bodies the load generator sends."""
+    generate_req_input, completion_request = request_types()
+    problems: list[str] = []
+    for label, max_new in (("measured", None), ("warm-up", workload.warmup_max_new_tokens)):
+        body = generate_body(workload, max_new_tokens=max_new)
+        try:
+            request = generate_req_input(**body)
+            request.normalize_batch_and_arguments()
+        except Exception as exc:
+            problems.append(
+                f"/generate body ({label}): SGLang's GenerateReqInput rejects it: "
+                f"{type(exc).__name__}: {exc}"
+            )
+        else:
+            problems.extend(_compare_generate(label, body, request))
+        completions = completions_body(workload, model, max_new_tokens=max_new)
+        try:
+            parsed = completion_request.model_validate(completions)
+        except Exception as exc:
+            problems.append(
+                f"/v1/completions body ({label}): SGLang's CompletionRequest rejects it: "
+                f"{type(exc).__name__}: {exc}"
+            )
+        else:
+            problems.extend(_compare_completions(label, completions, parsed))
+    return problems
+
+
+def _compare_generate(label: str, body: dict[str, Any], request: Any) -> list[str]:
+    problems: list[str] = []
+    sampling = request.sampling_params
+    if isinstance(sampling, list):
+        sampling = sampling[0] if sampling else {}
+    for key, want in body["sampling_params"].items():
+        got = sampling.get(key) if isinstance(sampling, dict) else None
+        if got != want:
+            problems.append(
+                f"/generate body ({label}): sampling_params.{key}: SGLang reads {got!r}, "
+                f"the suite sends {want!r}"
+            )
+    if request.stream is not True:
+        problems.append(f"/generate body ({label}): stream: SGLang reads {request.stream!r}")
+    return problems
+
+
+def _compare_completions(label: str, body: dict[str, Any], request: Any) -> list[str]:
+    problems: list[str] = []
+    for key in ("max_tokens", "temperature", "ignore_eos", "stream", "model", "prompt"):
+        got = getattr(request, key, None)
+        if got != body[key]:
+            problems.append(
+                f"/v1/completions body ({label}): {key}: SGLang reads {got!r}, "
+                f"the suite sends {body[key]!r}"
+            )
+    options = getattr(request, "stream_options", None)
+    if getattr(options, "include_usage", None) is not True:
+        problems.append(
+            f"/v1/completions body ({label}): stream_options.include_usage: SGLang reads "
+            f"{options!r}"
+        )
+    return problems
+
+
+def suite_field_names() -> list[str]:
+    """Every SGLang response field name the suite reads (``pytest_specperf.fields``)."""
+    names: list[str] = []
+    for group in (
+        fields.SERVER_INFO_FIELDS,
+        fields.INTERNAL_STATE_FIELDS,
+        fields.META_INFO_FIELDS,
+        fields.FINAL_META_INFO_FIELDS,
+        fields.USAGE_FIELDS,
+    ):
+        for name in group:
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def sglang_source_root() -> Path:
+    """The installed ``sglang`` package directory (found without importing it)."""
+    try:
+        files = importlib.metadata.files(SGLANG_DISTRIBUTION)
+        dist = importlib.metadata.distribution(SGLANG_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise ContractError(
+            "sglang is not installed; run scripts/install-sglang-contract.sh"
+        ) from exc
+    for file in files or ():
+        if file.parts[:1] == ("sglang",) and file.name == "__init__.py" and len(file.parts) == 2:
+            return Path(str(dist.locate_file(file))).parent
+    raise ContractError("cannot locate the installed sglang package's source")
+
+
+def _source_names(path: Path) -> set[str]:
+    """Names a module uses as response keys: string constants, attributes, keywords, fields."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"), str(path))
+    except (SyntaxError, ValueError):
+        return set()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value.isidentifier():
+                found.add(node.value)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.keyword) and node.arg is not None:
+            found.add(node.arg)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            found.add(node.target.id)  # dataclass / pydantic fields
+    return found
+
+
+@cache
+def _sglang_source_names(root: Path) -> frozenset[str]:
+    names: set[str] = set()
+    for path in sorted(root.rglob("*.py")):
+        names |= _source_names(path)
+    return frozenset(names)
+
+
+def missing_fields(names: Iterable[str] | None = None) -> list[str]:
+    """The field names (default: every one the suite reads) absent from SGLang's source.
+
+    A name counts as present when SGLang's ``.py`` files use it as a whole string constant
+    (``"spec_verify_ct"``), an attribute (``.spec_verify_ct``), a keyword argument or an
+    annotated field: a name occurring only inside a longer word or string does not count.
+    """
+    known = _sglang_source_names(sglang_source_root())
+    wanted = suite_field_names() if names is None else list(names)
+    return [name for name in wanted if name not in known]
