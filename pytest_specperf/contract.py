@@ -17,14 +17,13 @@ these checks with ``scripts/install-sglang-contract.sh`` (CPU only, import-time 
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
 import importlib
 import importlib.metadata
 import io
+import re
 import sys
 from collections.abc import Iterable, Sequence
-from functools import cache
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -58,6 +57,7 @@ def sglang_version() -> str:
 
 
 def _import(module: str) -> Any:
+    prepare_sglang_import()
     try:
         return importlib.import_module(module)
     except ImportError as exc:
@@ -71,14 +71,15 @@ def server_args_type() -> Any:
     return _import("sglang.srt.server_args").ServerArgs
 
 
-def _import_torchvision() -> None:
-    """Import torchvision even when its C extension cannot load.
+def prepare_sglang_import() -> None:
+    """Import torchvision first, even when its C extension cannot load; call before SGLang.
 
     The registry's torchvision wheels are CUDA builds; against a CPU torch their C ops do not
     load, which torchvision tolerates, except that it then registers fake kernels for nms
-    and qnms, ops that do not exist, and its import fails. SGLang imports torchvision at
-    import time (model configs), not to run it: declare those two schemas, without kernels,
-    so the import completes. A torchvision whose C ops load is left untouched.
+    and qnms, ops that do not exist, and its import fails. ``import sglang`` imports
+    torchvision (through transformers and SGLang's model configs) without running it:
+    declare those two schemas, without kernels, so the import completes. A torchvision whose
+    C ops load, or no torchvision at all, is left untouched.
     """
     if "torchvision" in sys.modules:
         return
@@ -106,7 +107,6 @@ _KEEP_ALIVE: list[Any] = []
 
 def request_types() -> tuple[Any, Any]:
     """SGLang's ``GenerateReqInput`` and ``CompletionRequest`` classes."""
-    _import_torchvision()
     io_struct = _import("sglang.srt.managers.io_struct")
     protocol = _import("sglang.srt.entrypoints.openai.protocol")
     return io_struct.GenerateReqInput, protocol.CompletionRequest
@@ -131,6 +131,8 @@ def _offending_flag(message: str, flags: Sequence[str]) -> str:
         words = message.split(":", 1)[1].split()
         bad = [w for w in words if w.startswith("-")]
         return " ".join(bad or words)
+    if message.startswith("ambiguous option:"):
+        return message.split(":", 1)[1].split()[0].split("=", 1)[0]
     if message.startswith("argument "):
         names = message[len("argument ") :].split(":", 1)[0]
         # "--tp-size/--tensor-parallel-size": name the spelling the command used.
@@ -178,6 +180,15 @@ def parse_launch_argv(argv: Sequence[str]) -> dict[str, Any]:
             f"SGLang {sglang_version()}'s parser exited ({exc.code}) on {flags}: "
             f"{detail[-1] if detail else 'no message'}"
         ) from None
+    known = parser._option_string_actions
+    for arg in flags:
+        flag = arg.split("=", 1)[0]
+        if flag.startswith("--") and flag not in known:
+            matches = sorted(option for option in known if option.startswith(flag))
+            raise ContractError(
+                f"SGLang {sglang_version()} accepts flag {flag!r} only as an abbreviation of "
+                f"{' / '.join(matches) or 'another flag'}: spell the flag out"
+            )
     try:
         server_args = server_args_cls.from_cli_args(namespace)
     except Exception as exc:
@@ -378,41 +389,40 @@ def sglang_source_root() -> Path:
     raise ContractError("cannot locate the installed sglang package's source")
 
 
-def _source_names(path: Path) -> set[str]:
-    """Names a module uses as response keys: string constants, attributes, keywords, fields."""
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"), str(path))
-    except (SyntaxError, ValueError):
-        return set()
+def _usage_pattern(names: Sequence[str]) -> re.Pattern[str]:
+    """Whole-name uses: ``"name"`` / ``'name'``, ``.name``, ``name=`` / ``name:``."""
+    alternatives = "|".join(re.escape(name) for name in sorted(set(names), key=len, reverse=True))
+    return re.compile(
+        rf"""(["'])(?P<literal>{alternatives})\1"""
+        rf"|\.(?P<attribute>{alternatives})\b"
+        rf"|(?<![\w.])(?P<binding>{alternatives})\s*(?::|=(?!=))"
+    )
+
+
+def _names_in_source(root: Path, names: Sequence[str]) -> set[str]:
+    pattern = _usage_pattern(names)
     found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if node.value.isidentifier():
-                found.add(node.value)
-        elif isinstance(node, ast.Attribute):
-            found.add(node.attr)
-        elif isinstance(node, ast.keyword) and node.arg is not None:
-            found.add(node.arg)
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            found.add(node.target.id)  # dataclass / pydantic fields
+    for path in root.rglob("*.py"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if not any(name in text for name in names if name not in found):
+            continue
+        for match in pattern.finditer(text):
+            found.add(match.group("literal") or match.group("attribute") or match.group("binding"))
+        if found.issuperset(names):
+            break
     return found
-
-
-@cache
-def _sglang_source_names(root: Path) -> frozenset[str]:
-    names: set[str] = set()
-    for path in sorted(root.rglob("*.py")):
-        names |= _source_names(path)
-    return frozenset(names)
 
 
 def missing_fields(names: Iterable[str] | None = None) -> list[str]:
     """The field names (default: every one the suite reads) absent from SGLang's source.
 
-    A name counts as present when SGLang's ``.py`` files use it as a whole string constant
-    (``"spec_verify_ct"``), an attribute (``.spec_verify_ct``), a keyword argument or an
-    annotated field: a name occurring only inside a longer word or string does not count.
+    A name counts as present when SGLang's ``.py`` files use it whole as a string literal
+    (``"spec_verify_ct"``), an attribute (``.spec_verify_ct``), a keyword argument, a field
+    or an assignment (``spec_verify_ct=`` / ``spec_verify_ct:``): a name that occurs only
+    inside a longer word or string does not count.
     """
-    known = _sglang_source_names(sglang_source_root())
     wanted = suite_field_names() if names is None else list(names)
+    if not wanted:
+        return []
+    known = _names_in_source(sglang_source_root(), wanted)
     return [name for name in wanted if name not in known]

@@ -109,3 +109,13 @@ def test_user_server_arg_with_bad_value_is_reported() -> None:
 def test_parse_launch_argv_error_names_the_unknown_flag() -> None:
     with pytest.raises(contract.ContractError, match="'--no-such-flag'"):
         contract.parse_launch_argv(["--model-path", "m", "--no-such-flag", "1"])
+
+
+def test_abbreviated_flag_is_reported_with_its_full_name() -> None:
+    with pytest.raises(contract.ContractError, match=r"'--tp'.*--tp-size"):
+        contract.parse_launch_argv(["--model-path", "m", "--tp", "2"])
+
+
+def test_ambiguous_flag_is_reported_by_name() -> None:
+    with pytest.raises(contract.ContractError, match="rejects flag '--cuda-graph-max-bs'"):
+        contract.parse_launch_argv(["--model-path", "m", "--cuda-graph-max-bs", "16"])
