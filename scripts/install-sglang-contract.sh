@@ -9,15 +9,15 @@
 # SGLang's GPU kernels. Takes about 2 minutes on this project's machines.
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-requirements="$here/../ci/sglang-contract-requirements.txt"
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+requirements="$repo/ci/sglang-contract-requirements.txt"
 python="${PYTHON:-python}"
 
 start=$(date +%s)
 "$python" -m pip install --no-deps --only-binary=:all: --progress-bar off -q -r "$requirements"
 
 # Prove it: import what the contract tests use, through the project's own module.
-if ! "$python" -W ignore - <<'PY'
+if ! PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}" "$python" -W ignore - <<'PY'
 import sys
 
 from pytest_specperf import contract

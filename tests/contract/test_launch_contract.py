@@ -11,6 +11,10 @@ from pytest_specperf.launch import build_launch
 from pytest_specperf.profiles import Profile, builtin_profiles, load_profile_file
 
 pytestmark = pytest.mark.contract
+pytest.importorskip(
+    "sglang.srt.server_args",
+    reason="SGLang is not importable; install it with scripts/install-sglang-contract.sh",
+)
 
 DEPTHS = (1, 2, 3, 4, 5)
 EXTRA_SERVER_ARGS = ("--mem-fraction-static", "0.85", "--max-running-requests", "32")

@@ -8,6 +8,10 @@ from pytest_specperf import contract
 from pytest_specperf.workload import Workload, completions_body, generate_body
 
 pytestmark = pytest.mark.contract
+pytest.importorskip(
+    "sglang.srt.server_args",
+    reason="SGLang is not importable; install it with scripts/install-sglang-contract.sh",
+)
 
 
 def test_default_workload_bodies_validate() -> None:
