@@ -6,6 +6,7 @@ so the command a user copies is the command the suite runs.
 
 from __future__ import annotations
 
+import importlib.metadata
 import shlex
 import sys
 from collections.abc import Sequence
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pytest_specperf.errors import UsageError
-from pytest_specperf.profiles import SAME_AS_MODEL, Profile
+from pytest_specperf.profiles import REFERENCE_SGLANG_VERSION, SAME_AS_MODEL, Profile
 
 Backend = Literal["sglang", "sim"]
 BACKENDS: tuple[Backend, ...] = ("sglang", "sim")
@@ -33,6 +34,14 @@ class LaunchCommand:
     def display(self) -> str:
         """The command as one shell-quoted line, secrets replaced by ***."""
         return shlex.join(redact_argv(self.argv))
+
+
+def installed_sglang_version() -> str:
+    """The version of the SGLang package installed here, or the reference version."""
+    try:
+        return importlib.metadata.version("sglang")
+    except importlib.metadata.PackageNotFoundError:
+        return REFERENCE_SGLANG_VERSION
 
 
 def redact_argv(argv: Sequence[str]) -> list[str]:
@@ -106,11 +115,14 @@ def build_launch(
     model_path: str | None = None,
     python: str | None = None,
     sim_speedup: float | None = None,
+    sglang_version: str | None = None,
 ) -> LaunchCommand:
     """The full server command for a profile at one speculation depth.
 
     ``model_path`` overrides the profile's (used when a model factory built the folder).
     ``server_args`` are appended last, so a user's flag wins over the profile's.
+    ``sglang_version`` picks version-limited profile flags (default: the installed SGLang's,
+    else the reference version the contract tests check).
     """
     if backend not in BACKENDS:
         raise UsageError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
@@ -129,7 +141,7 @@ def build_launch(
         "--port",
         str(port),
         *speculative_argv(profile, steps, model),
-        *profile.extra_argv(),
+        *profile.extra_argv(sglang_version or installed_sglang_version()),
     ]
     if backend == "sim":
         argv += ["--sim-profile", profile.sim_profile]

@@ -15,12 +15,16 @@ from pathlib import Path
 from typing import Annotated
 
 import msgspec
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from pytest_specperf.errors import ProfileError
 
 BUILTIN_PROFILE_DIR = Path(__file__).parent / "profiles"
 DEFAULT_PROFILE = "qwen3.5-122b-a10b-fp8-tp4-mtp"
 SAME_AS_MODEL = "@model"
+# The SGLang release the contract tests check launch commands against; version-limited
+# profile flags are chosen for it when the runner's SGLang version is unknown.
+REFERENCE_SGLANG_VERSION = "0.5.23"
 
 SPECULATIVE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM")
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -47,11 +51,21 @@ PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
 
 
 class ServerFlag(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    """One extra server flag, with the reason the deployment needs it."""
+    """One extra server flag, with the reason the deployment needs it.
+
+    ``sglang`` (a version specifier such as ``"<0.5.15"``) limits the flag to the SGLang
+    releases that know it: SGLang renames flags between releases.
+    """
 
     flag: str
     why: str
     value: str | None = None
+    sglang: str | None = None
+
+    def applies_to(self, sglang_version: str) -> bool:
+        if self.sglang is None:
+            return True
+        return SpecifierSet(self.sglang).contains(sglang_version, prereleases=True)
 
 
 class Profile(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
@@ -79,9 +93,11 @@ class Profile(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=T
     def speculative(self) -> bool:
         return self.speculative_algorithm is not None
 
-    def extra_argv(self) -> list[str]:
+    def extra_argv(self, sglang_version: str = REFERENCE_SGLANG_VERSION) -> list[str]:
         argv: list[str] = []
         for item in self.args:
+            if not item.applies_to(sglang_version):
+                continue
             argv.append(item.flag)
             if item.value is not None:
                 argv.append(item.value)
@@ -111,6 +127,13 @@ def _validate(profile: Profile, source: str) -> Profile:
             raise bad("args", f"{item.flag} is set by the suite from the profile's fields")
         if not item.why.strip():
             raise bad("args", f"{item.flag}: say why the deployment needs it (field 'why')")
+        if item.sglang is not None:
+            try:
+                SpecifierSet(item.sglang)
+            except InvalidSpecifier:
+                raise bad(
+                    "args", f"{item.flag}: sglang = {item.sglang!r} is not a version specifier"
+                ) from None
     for key in profile.env:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
             raise bad("env", f"{key!r} is not an environment variable name")
