@@ -18,7 +18,11 @@ export SPECPERF_MODEL_CACHE=${SPECPERF_MODEL_CACHE:-/tmp/specperf-model-cache}
 python=${PYTHON:-python3}
 # -p loads the plugin also where the package is on PYTHONPATH rather than pip-installed.
 pytest_cmd=("$python" -m pytest -p pytest_specperf.plugin -p no:cacheprovider -rsf)
-sweep=(--specperf-concurrency=1,4,16 --specperf-max-new-tokens=256)
+# The sweeps: MTP_SWEEP / NGRAM_SWEEP override them. NGRAM's tiny model streams ~2,000 tok/s
+# per request, so it needs 2048-token requests for points long enough to be stable: with 256
+# tokens (points of 0.4-0.7 s) a second boot measured up to 27% below the first.
+read -r -a mtp_sweep <<< "${MTP_SWEEP:---specperf-concurrency=1,4,16 --specperf-max-new-tokens=256}"
+read -r -a ngram_sweep <<< "${NGRAM_SWEEP:---specperf-concurrency=1,4,16 --specperf-max-new-tokens=2048}"
 summary="$out/summary.txt"
 start=$(date +%s)
 
@@ -55,16 +59,18 @@ phase() {  # phase NAME EXPECT(pass|fail) ARGS...
 
 log "host: $(hostname); GPUs: $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | paste -sd';')"
 log "sglang $("$python" -c 'import sglang; print(sglang.__version__)' 2>&1 | tail -1)"
-log "launch command: $("$python" -m pytest_specperf.cli launch-cmd --spec-steps 3 --specperf-profile smoke-tiny-qwen3next-mtp)"
+for profile in smoke-tiny-qwen3next-mtp smoke-tiny-qwen3-ngram; do
+  log "launch command ($profile, depth 3): $("$python" -m pytest_specperf.cli launch-cmd --spec-steps 3 --specperf-profile "$profile")"
+done
 
 if [[ $which == mtp || $which == all ]]; then
-  mtp=(--specperf-profile=smoke-tiny-qwen3next-mtp "${sweep[@]}")
+  mtp=(--specperf-profile=smoke-tiny-qwen3next-mtp "${mtp_sweep[@]}")
   phase mtp-record pass --spec-steps=1,3 "${mtp[@]}" --specperf-update-baselines
   phase mtp-gate pass --spec-steps="${MTP_GATE_STEPS:-1,3}" "${mtp[@]}"
   phase mtp-regression fail --spec-steps=3 "${mtp[@]}" --specperf-inject-slowdown=0.005
 fi
 if [[ $which == ngram || $which == all ]]; then
-  ngram=(--specperf-profile=smoke-tiny-qwen3-ngram "${sweep[@]}")
+  ngram=(--specperf-profile=smoke-tiny-qwen3-ngram "${ngram_sweep[@]}")
   phase ngram-record pass --spec-steps=3 "${ngram[@]}" --specperf-update-baselines
   phase ngram-gate pass --spec-steps=3 "${ngram[@]}"
 fi
