@@ -1,6 +1,6 @@
 """Server-argument names and defaults as a real SGLang server reports them.
 
-Taken from the /server_info of SGLang 0.5.12 (tests/sim/data/server_info.*.json):
+Taken from the /server_info of SGLang 0.5.12 (tests/data/sglang-0.5.12-h200/server_info.*.json):
 the simulator reports every one of these keys, with the launch flags it models
 filled in at runtime. Data only; no SGLang code.
 """

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parent.parent / "data" / "sglang-0.5.12-h200"
 
 
 def free_port() -> int:

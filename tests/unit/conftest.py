@@ -8,7 +8,7 @@ import pytest
 
 from pytest_specperf.profiles import DEFAULT_PROFILE, Profile, builtin_profiles
 
-SIM_DATA = Path(__file__).resolve().parent.parent / "sim" / "data"
+SIM_DATA = Path(__file__).resolve().parent.parent / "data" / "sglang-0.5.12-h200"
 
 
 @pytest.fixture(scope="session")
