@@ -174,6 +174,8 @@ async def _stream_request(
         record.error = "connection refused"
     except httpx.HTTPError as exc:
         record.error = f"HTTP client error ({type(exc).__name__})"
+    except Exception as exc:  # anything else odd about one request must not end the point
+        record.error = f"client error ({type(exc).__name__})"
     record.end = time.monotonic()
     return record
 

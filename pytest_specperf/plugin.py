@@ -6,28 +6,32 @@ only wires them into pytest.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+import importlib
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
-from pytest_specperf.baselines import Tolerance, baseline_from_run, save_baseline
 from pytest_specperf.checks import SpecperfGate
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.options import DEFAULT_SIM_SPEEDUP, Settings, build_settings
 from pytest_specperf.profiles import DEFAULT_PROFILE
-from pytest_specperf.report import full_report, markdown_report
-from pytest_specperf.results import ResultsStore, new_run_id
+from pytest_specperf.report import full_report
+from pytest_specperf.results import REPORT_FILE, ResultsStore, new_run_id, write_report
 from pytest_specperf.schema import DepthRun, PointMetrics
-from pytest_specperf.server import depth_of, fetch_server_info
-from pytest_specperf.suite import DepthSession, ServerDied, ServerGone
+from pytest_specperf.server import depth_of, fetch_server_info, interrupt_on_sigterm
+from pytest_specperf.suite import DepthSession, ServerDied, depth_scope, write_baselines
 from pytest_specperf.workload import SEED_CONCURRENCY
 
 settings_key = pytest.StashKey[Settings]()
 run_id_key = pytest.StashKey[str]()
 sessions_key = pytest.StashKey[dict[int, DepthSession]]()
+sigterm_undo_key = pytest.StashKey[Callable[[], None] | None]()
+# xdist modes that would split one depth's tests over several workers (one server each).
+_SPLITTING_DIST_MODES = ("load", "loadscope", "loadfile", "loadgroup", "worksteal")
 
 # (option name, ini name, default, help). Options also settable in [tool.pytest.ini_options].
 _VALUE_OPTIONS: tuple[tuple[str, str, str | None, str], ...] = (
@@ -157,6 +161,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "specperf_phase(n): order of a check within a depth (0 first, 2 after the points)",
     )
+    config.pluginmanager.register(_InterruptRecorder(config), "specperf-interrupts")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -165,8 +170,45 @@ def pytest_configure_node(node: Any) -> None:
     node.workerinput["specperf_run_id"] = node.config.stash[run_id_key]
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist: all tests of one depth go to one worker, so each depth boots one server.
+
+    xdist's own 'load' spreads a depth's points over every worker (each would boot a server
+    of that depth and append its points to the same run), and its 'loadgroup' does not see
+    xdist_group marks under pytest 9 (it renames node ids through an attribute pytest 9 no
+    longer reads). Scopes come from the node ids instead: see suite.depth_scope.
+    """
+    if config.getoption("dist", "no") not in _SPLITTING_DIST_MODES:
+        return None
+    scheduling: Any = importlib.import_module("xdist.scheduler").LoadScopeScheduling
+    by_depth = type("DepthScheduling", (scheduling,), {"_split_scope": _split_scope})
+    return by_depth(config, log)
+
+
+def _split_scope(self: Any, nodeid: str) -> str:
+    return depth_scope(nodeid)
+
+
+class _InterruptRecorder:
+    """Records a Ctrl-C or SIGTERM in the open runs before teardown closes them."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        for session in self.config.stash.get(sessions_key, {}).values():
+            session.interrupt(excinfo.value)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    undo = config.stash.get(sigterm_undo_key, None)
+    if undo is not None:
+        undo()
+
+
 def _store(config: pytest.Config) -> ResultsStore:
-    return ResultsStore(config.stash[settings_key].out_dir, config.stash[run_id_key])
+    return ResultsStore(config.stash[settings_key].out_dir, config.stash[run_id_key], report=True)
 
 
 def _with_depths(settings: Settings, depths: tuple[int, ...]) -> Settings:
@@ -178,10 +220,14 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if settings is None:
         return []
     where = f"url={settings.url}" if settings.url else f"backend={settings.backend}"
-    return [
+    lines = [
         f"specperf: profile={settings.profile.name} {where} depths={list(settings.depths)} "
         f"concurrency={list(settings.concurrency)} out={settings.out_dir}"
     ]
+    dist = getattr(config.option, "dist", "no")
+    if dist in _SPLITTING_DIST_MODES and getattr(config.option, "tx", None):
+        lines.append(f"specperf: xdist --dist {dist}: each depth's tests run on one worker")
+    return lines
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -212,8 +258,13 @@ def _item_order(item: pytest.Item) -> tuple[int, int, int]:
     return depth, phase, concurrency
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Group by depth (each server boots once), then phase, then concurrency ascending."""
+    """Group by depth (each server boots once), then phase, then concurrency ascending.
+
+    tryfirst: xdist's worker turns the xdist_group marks into node ids in its own
+    modifyitems hook, which must see the marks added here.
+    """
     specperf_items = [i for i in items if "specperf_depth" in getattr(i, "fixturenames", ())]
     if not specperf_items:
         return
@@ -242,44 +293,64 @@ def specperf_concurrency(request: pytest.FixtureRequest) -> int:
 
 @pytest.fixture(scope="session")
 def specperf_session(request: pytest.FixtureRequest, specperf_depth: int) -> Iterator[DepthSession]:
-    """The server of one depth, booted once, torn down (whole process group) at the end."""
+    """The server of one depth, booted once, torn down (whole process group) at the end.
+
+    A server that fails to boot does not raise here: the first test that uses the session
+    fails with the reason, the others skip with its first line.
+    """
     config = request.config
+    if sigterm_undo_key not in config.stash:
+        config.stash[sigterm_undo_key] = interrupt_on_sigterm()
     settings = config.stash[settings_key]
+    sessions = config.stash[sessions_key]
+    fresh = specperf_depth not in sessions
     session = DepthSession(settings, specperf_depth, _store(config))
-    config.stash[sessions_key][specperf_depth] = session
+    sessions[specperf_depth] = session
     try:
-        session.open()
-    except SpecperfError as exc:
-        session.close()
-        pytest.fail(f"steps={specperf_depth}: {exc}", pytrace=False)
-    try:
+        with contextlib.suppress(SpecperfError):  # kept in session.failure
+            session.open(fresh=fresh)
         yield session
     finally:
         session.close()
 
 
+def _fail_or_skip(session: DepthSession, skip_verb: str) -> NoReturn:
+    """The first test to meet a failed session fails with the whole story; the rest skip."""
+    failure = session.failure or f"steps={session.depth}: the server failed"
+    if not session.failure_reported:
+        session.failure_reported = True
+        pytest.fail(failure, pytrace=False)
+    pytest.skip(f"{skip_verb}: {failure.splitlines()[0]}")
+
+
+def _stop_if_failed(session: DepthSession, skip_verb: str) -> None:
+    if session.failure is not None:
+        _fail_or_skip(session, skip_verb)
+
+
 @pytest.fixture
 def specperf_point(specperf_session: DepthSession, specperf_concurrency: int) -> PointMetrics:
     """The measured point (depth, concurrency); measured on first use."""
+    _stop_if_failed(specperf_session, "not measured")
     try:
         return specperf_session.measure(specperf_concurrency)
-    except ServerDied as exc:
-        pytest.fail(str(exc), pytrace=False)
-    except ServerGone as exc:
-        pytest.skip(f"not measured: {str(exc).splitlines()[0]}")
+    except ServerDied:
+        pass  # reported outside the except block: no "during handling" chain in the output
+    _fail_or_skip(specperf_session, "not measured")
 
 
 @pytest.fixture
 def specperf_sweep(specperf_session: DepthSession) -> DepthRun:
     """Every planned point of this depth (measuring those not measured yet)."""
+    _stop_if_failed(specperf_session, "not judged")
     run = specperf_session.measure_all()
-    if specperf_session.failure:
-        pytest.skip(f"not judged: {specperf_session.failure.splitlines()[0]}")
+    _stop_if_failed(specperf_session, "not judged")
     return run
 
 
 @pytest.fixture
 def specperf_gate(specperf_session: DepthSession) -> SpecperfGate:
+    _stop_if_failed(specperf_session, "not checked")
     return SpecperfGate(specperf_session)
 
 
@@ -292,7 +363,9 @@ def _finished_runs(config: pytest.Config) -> list[DepthRun]:
     return list(results.runs) if results else []
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """After teardown (an interrupted run's fixtures are torn down in sessionfinish)."""
     config = session.config
     if _is_worker(config):
         return
@@ -300,33 +373,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     runs = _finished_runs(config)
     if settings is None or not runs:
         return
-    (settings.out_dir / "report.md").write_text(markdown_report(runs), encoding="utf-8")
+    write_report(settings.out_dir / REPORT_FILE, runs)
     if settings.update_baselines:
-        config.stash[_written_key] = _write_baselines(settings, runs)
+        problem = None
+        if exitstatus != pytest.ExitCode.OK:
+            problem = f"the test session did not pass: {_exit_name(exitstatus)}"
+        config.stash[_written_key] = write_baselines(settings, runs, problem)
+
+
+def _exit_name(exitstatus: int) -> str:
+    try:
+        return pytest.ExitCode(exitstatus).name.lower().replace("_", " ")
+    except ValueError:
+        return f"exit status {exitstatus}"
 
 
 _written_key = pytest.StashKey[list[str]]()
-
-
-def _write_baselines(settings: Settings, runs: list[DepthRun]) -> list[str]:
-    lines: list[str] = []
-    source = "url" if settings.url else settings.backend
-    how = f"pytest-specperf --specperf-update-baselines ({source})"
-    for run in runs:
-        if not run.complete_and_clean:
-            reason = (run.failure or "failed requests").splitlines()[0]
-            lines.append(f"steps={run.depth}: NOT written (incomplete or failed run: {reason})")
-            continue
-        baseline = baseline_from_run(
-            run, tolerance=Tolerance(throughput=settings.tolerance), how_recorded=how
-        )
-        try:
-            path = save_baseline(settings.baselines_dir, baseline)
-        except SpecperfError as exc:
-            lines.append(f"steps={run.depth}: NOT written: {exc}")
-            continue
-        lines.append(f"steps={run.depth}: wrote {path}")
-    return lines
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -1,6 +1,8 @@
 """results.json: written after every point, atomically, under a lock shared by xdist workers.
 
-A run that dies at its last point keeps every point measured before it.
+A run that dies at its last point keeps every point measured before it. With ``report``, the
+markdown report is rewritten from the same results under the same lock, so it survives a
+killed process too.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from filelock import FileLock
 
 from pytest_specperf import __version__
 from pytest_specperf.files import atomic_write_bytes
-from pytest_specperf.schema import RunResults
+from pytest_specperf.report import markdown_report
+from pytest_specperf.schema import DepthRun, RunResults
 
 RESULTS_FILE = "results.json"
+REPORT_FILE = "report.md"
 _encoder = msgspec.json.Encoder()
 
 
@@ -26,9 +30,10 @@ def new_run_id() -> str:
 
 
 class ResultsStore:
-    def __init__(self, out_dir: Path, run_id: str | None = None) -> None:
+    def __init__(self, out_dir: Path, run_id: str | None = None, *, report: bool = False) -> None:
         self.out_dir = out_dir
         self.path = out_dir / RESULTS_FILE
+        self.report_path = out_dir / REPORT_FILE if report else None
         self.run_id = run_id or new_run_id()
         self._lock = FileLock(str(out_dir / ".results.lock"), timeout=60)
 
@@ -61,7 +66,14 @@ class ResultsStore:
                 )
             change(results)
             self._write(results)
+            if self.report_path is not None:
+                write_report(self.report_path, results.runs)
             return results
 
     def _write(self, results: RunResults) -> None:
         atomic_write_bytes(self.path, msgspec.json.format(_encoder.encode(results), indent=1))
+
+
+def write_report(path: Path, runs: list[DepthRun]) -> None:
+    """report.md from the runs, atomically (a reader never sees half a report)."""
+    atomic_write_bytes(path, markdown_report(runs).encode("utf-8"))

@@ -2,8 +2,10 @@
 
 A launched server runs in its own session (own process group) bound to 127.0.0.1 on a free
 port. Readiness is SGLang's: ``/health_generate`` answers 200 once a one-token generation
-works. Teardown stops the whole group, then any descendant that escaped it (psutil), and
-waits until the port is free. A watchdog process does the same if the suite is killed.
+works, and the answer must come from the launched process tree (not from whoever else holds
+the port). Teardown stops the whole group, then any descendant that escaped it (psutil), and
+waits until the port is free. A watchdog process does the same, and saves the redacted log,
+if the suite is killed.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import httpx
@@ -27,6 +31,9 @@ import psutil
 from pytest_specperf.errors import ServerStartError, ServerUnreachableError
 from pytest_specperf.launch import LaunchCommand
 from pytest_specperf.schema import ServerSummary
+from pytest_specperf.watchdog import SECRETS_ENV, redact, save_redacted_log
+
+__all__ = ["redact"]
 
 DEFAULT_LAUNCH_TIMEOUT_S = 600.0  # SGLang's own popen_launch_server default
 STOP_GRACE_S = 20.0
@@ -51,7 +58,13 @@ def free_port(host: str = "127.0.0.1", port_range: tuple[int, int] = PORT_RANGE)
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether a server could listen on the port now.
+
+    SO_REUSEADDR as servers set it (uvicorn, aiohttp): connections of a stopped server that
+    linger in TIME_WAIT do not hold the port, a listening socket does.
+    """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:
@@ -59,11 +72,65 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
         return True
 
 
-def redact(text: str, secrets: tuple[str, ...]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
+def listens_on(pid: int, port: int) -> bool | None:
+    """Whether ``pid`` or one of its descendants listens on TCP ``port``; None if unreadable."""
+    try:
+        root = psutil.Process(pid)
+        tree = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return False
+    unknown = False
+    for proc in tree:
+        try:
+            connections = proc.net_connections(kind="tcp")
+        except psutil.NoSuchProcess:
+            continue
+        except psutil.AccessDenied:
+            unknown = True
+            continue
+        for conn in connections:
+            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port:
+                return True
+    return None if unknown else False
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised as an interrupt so that teardown stops the servers and saves results."""
+
+
+def interrupt_name(exc: BaseException) -> str:
+    if isinstance(exc, Terminated):
+        return "SIGTERM"
+    if isinstance(exc, KeyboardInterrupt):
+        return "Ctrl-C / SIGINT"
+    return type(exc).__name__
+
+
+def interrupt_on_sigterm() -> Callable[[], None] | None:
+    """Make SIGTERM raise :class:`Terminated` in the main thread; returns an undo, or None.
+
+    Python's default SIGTERM action ends the interpreter without running ``finally`` blocks,
+    so a CI job cancelled with SIGTERM would leave teardown (and the results) to the watchdog.
+    Only the first SIGTERM is turned into an interrupt: a second one kills as usual. A handler
+    someone else installed is left alone.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is not signal.SIG_DFL:
+        return None
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise Terminated("SIGTERM received: stopping the servers and saving the results")
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+
+    def undo() -> None:
+        if signal.getsignal(signal.SIGTERM) is on_sigterm:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    return undo
 
 
 def _auth_headers(api_key: str | None) -> dict[str, str]:
@@ -194,6 +261,8 @@ class ServerProcess:
                 env=env,
                 start_new_session=True,
             )
+        # The secrets go through the environment: argv is visible to every user.
+        watchdog_env = {**os.environ, SECRETS_ENV: "\n".join(self.secrets)}
         self.watchdog = subprocess.Popen(
             [
                 sys.executable,
@@ -202,10 +271,13 @@ class ServerProcess:
                 str(os.getpid()),
                 str(self.process.pid),
                 str(self.stop_grace_s),
+                str(self._live_log),
+                str(self.log_path),
             ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            env=watchdog_env,
             start_new_session=True,
         )
 
@@ -246,7 +318,9 @@ class ServerProcess:
                         f"(log: {self.log_path})\n--- server log tail ---\n{self.log_tail()}"
                     )
                 with contextlib.suppress(httpx.HTTPError):
-                    if client.get("/health_generate").status_code == httpx.codes.OK:
+                    healthy = client.get("/health_generate").status_code == httpx.codes.OK
+                    # Another server on this port would answer too: it must be ours.
+                    if healthy and listens_on(self.process.pid, self.port) is not False:
                         self.boot_s = time.monotonic() - started
                         return self.boot_s
                 if time.monotonic() >= deadline:
@@ -277,15 +351,7 @@ class ServerProcess:
         self._save_log()
 
     def _save_log(self) -> None:
-        try:
-            text = self._live_log.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.log_path.write_text(redact(text, self.secrets), encoding="utf-8")
-        with contextlib.suppress(OSError):
-            self._live_log.unlink()
-            self._private_dir.rmdir()
+        save_redacted_log(self._live_log, self.log_path, self.secrets)
 
     def __enter__(self) -> ServerProcess:
         self.start()
@@ -334,14 +400,16 @@ def launch(
     launch_timeout_s: float,
     api_key: str | None,
     attempts: int = 3,
+    pick_port: Callable[[str], int] = free_port,
 ) -> ServerProcess:
     """Start a server on a free port, retrying on another port if that one was taken.
 
-    ``build(port) -> LaunchCommand`` makes the command for a given port.
+    ``build(port) -> LaunchCommand`` makes the command for a given port; ``pick_port(host)``
+    chooses the port of each attempt.
     """
     last_error: ServerStartError | None = None
     for _ in range(attempts):
-        port = free_port(host)
+        port = pick_port(host)
         server = ServerProcess(
             build(port),
             host=host,

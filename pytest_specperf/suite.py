@@ -7,10 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
+import signal
 from pathlib import Path
 
-from pytest_specperf.baselines import Baseline, baseline_path, load_baseline
-from pytest_specperf.errors import BaselineError, ServerStartError, SpecperfError
+from pytest_specperf.baselines import (
+    Baseline,
+    Tolerance,
+    baseline_from_run,
+    baseline_path,
+    load_baseline,
+    save_baseline,
+)
+from pytest_specperf.errors import BaselineError, SpecperfError
 from pytest_specperf.hardware import hardware_key
 from pytest_specperf.launch import LaunchCommand, build_launch
 from pytest_specperf.loadgen import measure_point
@@ -22,6 +31,7 @@ from pytest_specperf.server import (
     ServerProcess,
     fetch_server_info,
     inject_slowdown,
+    interrupt_name,
     launch,
     summarize_server_info,
 )
@@ -33,6 +43,30 @@ class ServerDied(SpecperfError):
 
 class ServerGone(SpecperfError):
     """The server of this depth failed earlier; later points cannot be measured."""
+
+
+_DEPTH_IN_ID = re.compile(r"\[(?:[^\]]*-)?(steps\d+)(?:-[^\]]*)?\]$")
+
+
+def depth_scope(nodeid: str) -> str:
+    """The scheduling scope of a test: its depth (``steps3``) for the suite's tests, else itself.
+
+    The suite's tests carry the depth in their parameter ids (``test_x[steps3-c16]``).
+    """
+    match = _DEPTH_IN_ID.search(nodeid)
+    return f"specperf-{match.group(1)}" if match else nodeid
+
+
+def describe_exit(code: int | None) -> str:
+    """``-9`` -> ``was killed by SIGKILL``; ``1`` -> ``exited with code 1``."""
+    if code is None:
+        return "stopped answering"
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
 
 
 class DepthSession:
@@ -48,6 +82,10 @@ class DepthSession:
         self.points: dict[int, PointMetrics] = {}
         self.log_path = settings.out_dir / f"server-steps{depth}.log"
         self.model_path: str | None = None
+        # What the session is doing now, for an interruption's message.
+        self.activity: str | None = None
+        # The plugin fails the first test that meets self.failure and skips the others.
+        self.failure_reported = False
 
     # -- lifecycle ---------------------------------------------------------------------
     def launch_command(self, port: int) -> LaunchCommand:
@@ -64,10 +102,18 @@ class DepthSession:
             sim_speedup=s.sim_speedup if s.backend == "sim" else None,
         )
 
-    def open(self) -> ServerSummary:
-        """Boot the server (or attach to --specperf-url) and record what it reports."""
+    def open(self, fresh: bool = True) -> ServerSummary:
+        """Boot the server (or attach to --specperf-url) and record what it reports.
+
+        ``fresh``: no session of this depth was opened before in this process. If this run's
+        results already hold the depth, another process started it (an xdist worker that
+        died mid-sweep): its points are kept, and the depth is not measured again.
+        """
         s = self.settings
+        if fresh:
+            self._refuse_abandoned_run()
         self._record_run()
+        self.activity = "booting the server"
         try:
             if s.url is None:
                 if s.profile.model_factory:
@@ -83,11 +129,16 @@ class DepthSession:
                 self.base_url = self.server.url
             assert self.base_url is not None
             info = fetch_server_info(self.base_url, s.api_key)
-        except (ServerStartError, SpecperfError) as exc:
+            if s.inject_slowdown_s is not None:
+                inject_slowdown(self.base_url, s.inject_slowdown_s, s.api_key)
+        except SpecperfError as exc:
             self.fail_run(str(exc))
             raise
-        if s.inject_slowdown_s is not None:
-            inject_slowdown(self.base_url, s.inject_slowdown_s, s.api_key)
+        except KeyboardInterrupt as exc:
+            self.interrupt(exc)
+            raise
+        finally:
+            self.activity = None
         summary = summarize_server_info(self.base_url, info)
         if self.server is not None:
             summary.launch_command = self.server.command.display()
@@ -97,10 +148,38 @@ class DepthSession:
         self._record_run()
         return summary
 
+    def _refuse_abandoned_run(self) -> None:
+        results = self.store.load()
+        earlier = results.depth(self.depth) if results else None
+        if earlier is None:
+            return
+        measured = ", ".join(f"C={p.concurrency}" for p in earlier.points) or "none"
+        what = f"; it had failed: {earlier.failure.splitlines()[0]}" if earlier.failure else ""
+        message = (
+            f"steps={self.depth} was already started in this run by another process that "
+            f"did not finish it (an xdist worker that died mid-sweep?){what}; "
+            f"points it measured are kept in {self.store.path} ({measured}); not measured again"
+        )
+        self.fail_run(message)
+        raise ServerGone(message)
+
     def close(self) -> None:
         if self.server is not None:
             self.server.stop()
         self.store.update(self._finish)
+
+    def interrupt(self, exc: BaseException) -> None:
+        """Record an interruption (Ctrl-C, SIGTERM): what was running, and what was not run."""
+        if self.failure is not None:
+            return
+        missing = [c for c in self.settings.concurrency if c not in self.points]
+        if self.activity is not None:
+            doing = f"while {self.activity}"
+        elif missing:
+            doing = f"before C={missing[0]} was measured"
+        else:
+            return  # every point was measured: the run is complete
+        self.fail_run(f"interrupted ({interrupt_name(exc)}) {doing}")
 
     def _finish(self, results: RunResults) -> None:
         run = self._run_in(results)
@@ -115,6 +194,7 @@ class DepthSession:
             raise ServerGone(self.failure)
         assert self.base_url is not None, "open() first"
         s = self.settings
+        self.activity = f"measuring C={concurrency}"
         try:
             point = asyncio.run(
                 measure_point(
@@ -128,12 +208,14 @@ class DepthSession:
                     warmup=True,
                 )
             )
-        except KeyboardInterrupt:
-            self.fail_run(f"interrupted while measuring C={concurrency}")
+        except KeyboardInterrupt as exc:
+            self.interrupt(exc)
             raise
+        finally:
+            self.activity = None
         if self.server is not None and not self.server.alive():
             message = (
-                f"server (steps={self.depth}) died with exit code {self.server.exit_code()} "
+                f"server (steps={self.depth}) {describe_exit(self.server.exit_code())} "
                 f"while measuring C={concurrency}; {point.ok}/{point.requests} requests had "
                 f"succeeded (log: {self.log_path})\n"
                 f"--- server log tail ---\n{self.server.log_tail()}"
@@ -207,6 +289,49 @@ class DepthSession:
             run.hardware = self.hardware
 
         self.store.update(change)
+
+
+def write_baselines(
+    settings: Settings, runs: list[DepthRun], session_problem: str | None = None
+) -> list[str]:
+    """Record the baseline of every depth whose run completed cleanly; one line per depth.
+
+    Nothing is written from a run that failed, was interrupted, never finished (its process
+    died), missed a planned point or had a failed request, nor from any depth when the test
+    session itself did not pass (``session_problem`` says why).
+    """
+    lines: list[str] = []
+    source = "url" if settings.url else settings.backend
+    how = f"pytest-specperf --specperf-update-baselines ({source})"
+    for run in runs:
+        problem = _incomplete(run) or session_problem
+        if problem is not None:
+            lines.append(f"steps={run.depth}: NOT written ({problem})")
+            continue
+        baseline = baseline_from_run(
+            run, tolerance=Tolerance(throughput=settings.tolerance), how_recorded=how
+        )
+        try:
+            path = save_baseline(settings.baselines_dir, baseline)
+        except SpecperfError as exc:
+            lines.append(f"steps={run.depth}: NOT written: {exc}")
+            continue
+        lines.append(f"steps={run.depth}: wrote {path}")
+    return lines
+
+
+def _incomplete(run: DepthRun) -> str | None:
+    if run.failure:
+        return f"failed run: {run.failure.splitlines()[0]}"
+    if run.status != "complete":
+        return f"run status {run.status!r}: its process ended before the run was closed"
+    missing = [c for c in run.planned_concurrency if run.point(c) is None]
+    if missing:
+        return f"incomplete run: C={','.join(map(str, missing))} not measured"
+    failed = sum(p.failed for p in run.points)
+    if failed:
+        return f"{failed} failed request(s)"
+    return None
 
 
 def load_baseline_safely(session: DepthSession) -> tuple[Path | None, Baseline | None, str | None]:

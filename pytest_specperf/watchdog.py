@@ -3,9 +3,11 @@
 The server runs in its own session so that a Ctrl-C reaches the suite first and the suite
 tears it down in order. That also means nothing kills it if the suite itself is killed
 (SIGKILL, an xdist worker crash, an OOM kill): this watchdog does. It runs in its own session,
-polls, and exits once the server's group is gone.
+polls, and exits once the server's group is gone. Given the server's live log and the
+artifact path, it also saves the log there (secrets, read from the environment variable
+SPECPERF_WATCHDOG_SECRETS, one per line, replaced by ***), as the suite would have.
 
-    python -m pytest_specperf.watchdog PARENT_PID SERVER_PGID [GRACE_S]
+    python -m pytest_specperf.watchdog PARENT_PID SERVER_PGID [GRACE_S [LIVE_LOG SAVED_LOG]]
 """
 
 from __future__ import annotations
@@ -15,10 +17,34 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Sequence
+from pathlib import Path
 
 import psutil
 
 POLL_S = 0.5
+SECRETS_ENV = "SPECPERF_WATCHDOG_SECRETS"
+USAGE = "usage: python -m pytest_specperf.watchdog PARENT_PID SERVER_PGID [GRACE_S [LIVE SAVED]]"
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def save_redacted_log(live_log: Path, saved_log: Path, secrets: Sequence[str]) -> None:
+    """Copy the live log to ``saved_log`` with secrets replaced, then delete the live copy."""
+    try:
+        text = live_log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    saved_log.parent.mkdir(parents=True, exist_ok=True)
+    saved_log.write_text(redact(text, secrets), encoding="utf-8")
+    with contextlib.suppress(OSError):
+        live_log.unlink()
+        live_log.parent.rmdir()
 
 
 def group_alive(pgid: int) -> bool:
@@ -31,45 +57,73 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-def kill_group(pgid: int, grace_s: float) -> None:
-    """SIGTERM the group, then SIGKILL whatever is left after ``grace_s``."""
+def _group_members(pgid: int) -> list[psutil.Process]:
+    """The server and its descendants, wherever their process group is."""
     try:
+        leader = psutil.Process(pgid)
+        return [leader, *leader.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def kill_group(pgid: int, grace_s: float, escaped: Sequence[psutil.Process] = ()) -> None:
+    """SIGTERM the group, then SIGKILL whatever is left after ``grace_s``.
+
+    ``escaped``: descendants seen earlier; those that left the group are killed too.
+    """
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
     deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        if not group_alive(pgid):
-            return
+    while time.monotonic() < deadline and group_alive(pgid):
         time.sleep(0.1)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGKILL)
+    for proc in escaped:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
 
 
-def watch(parent_pid: int, pgid: int, grace_s: float) -> None:
+def _parent_gone(parent: psutil.Process, started: float) -> bool:
+    try:
+        return parent.create_time() != started or parent.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def watch(
+    parent_pid: int,
+    pgid: int,
+    grace_s: float,
+    live_log: Path | None = None,
+    saved_log: Path | None = None,
+    secrets: Sequence[str] = (),
+) -> None:
+    """Until the server's group is gone: if the parent dies, kill the group and save the log."""
+    members = _group_members(pgid)
+    parent: psutil.Process | None
     try:
         parent = psutil.Process(parent_pid)
-        parent_started = parent.create_time()
+        started = parent.create_time()
     except psutil.NoSuchProcess:
-        kill_group(pgid, grace_s)
-        return
-    while group_alive(pgid):
-        try:
-            gone = parent.create_time() != parent_started or parent.status() == "zombie"
-        except psutil.NoSuchProcess:
-            gone = True
-        if gone:
-            kill_group(pgid, grace_s)
-            return
+        parent, started = None, 0.0
+    while parent is not None and not _parent_gone(parent, started):
+        if not group_alive(pgid):
+            return  # the server ended on its own; its parent is alive and saves the log
+        members = _group_members(pgid) or members
         time.sleep(POLL_S)
+    kill_group(pgid, grace_s, escaped=members[1:])
+    if live_log is not None and saved_log is not None:
+        save_redacted_log(live_log, saved_log, secrets)
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) not in (2, 3):
-        print("usage: python -m pytest_specperf.watchdog PARENT_PID SERVER_PGID [GRACE_S]")
+    if len(argv) not in (2, 3, 5):
+        print(USAGE)
         return 2
-    grace = float(argv[2]) if len(argv) == 3 else 10.0
-    watch(int(argv[0]), int(argv[1]), grace)
+    grace = float(argv[2]) if len(argv) >= 3 else 10.0
+    live, saved = (Path(argv[3]), Path(argv[4])) if len(argv) == 5 else (None, None)
+    secrets = [line for line in os.environ.get(SECRETS_ENV, "").splitlines() if line]
+    watch(int(argv[0]), int(argv[1]), grace, live, saved, secrets)
     return 0
 
 
