@@ -96,8 +96,18 @@ async def client(port: int, concurrency: int, per_stream: int) -> float:
 
 def measure(stack: str, size: int, concurrency: int, per_stream: int) -> tuple[float, float]:
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, __file__, "--serve", stack, "--port", str(port),
-                             "--chunk-bytes", str(size)])
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            __file__,
+            "--serve",
+            stack,
+            "--port",
+            str(port),
+            "--chunk-bytes",
+            str(size),
+        ]
+    )
     try:
         deadline = time.monotonic() + 20
         while True:
@@ -121,8 +131,9 @@ def measure(stack: str, size: int, concurrency: int, per_stream: int) -> tuple[f
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--stacks", nargs="*", default=["aiohttp", "starlette"])
     p.add_argument("--chunk-bytes", type=int, default=4000)
     p.add_argument("--concurrency", type=int, default=16)

@@ -35,10 +35,24 @@ def _free_port() -> int:
 def boot(steps: int, speedup: float, extra: list[str]) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest_specperf.sim", "--port", str(port),
-         "--speculative-algorithm", "EAGLE", "--speculative-num-steps", str(steps),
-         "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", str(steps + 1),
-         "--sim-speedup", str(speedup), *extra],
+        [
+            sys.executable,
+            "-m",
+            "pytest_specperf.sim",
+            "--port",
+            str(port),
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-num-steps",
+            str(steps),
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-draft-tokens",
+            str(steps + 1),
+            "--sim-speedup",
+            str(speedup),
+            *extra,
+        ],
         start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
@@ -53,19 +67,28 @@ def boot(steps: int, speedup: float, extra: list[str]) -> tuple[subprocess.Popen
     raise SystemExit("simulator did not become healthy")
 
 
-async def sweep(url: str, speedup: float, concurrencies: list[int],
-                max_new_tokens: int) -> list[tuple[int, float, float, int, float]]:
+async def sweep(
+    url: str, speedup: float, concurrencies: list[int], max_new_tokens: int
+) -> list[tuple[int, float, float, int, float]]:
     rows = []
     for c in concurrencies:
         point, _ = await run_point(url, c, seed_requests(c), max_new_tokens)
-        rows.append((c, point.agg_tok_s / speedup, point.per_req_tok_s / speedup,
-                     point.tokens, point.wall_s * speedup))
+        rows.append(
+            (
+                c,
+                point.agg_tok_s / speedup,
+                point.per_req_tok_s / speedup,
+                point.tokens,
+                point.wall_s * speedup,
+            )
+        )
     return rows
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--steps", type=int, default=3)
     p.add_argument("--speedup", type=float, default=1.0)
     p.add_argument("--max-new-tokens", type=int, default=1000)
@@ -86,16 +109,22 @@ def main() -> int:
             proc.wait()
     seed = SEED_TABLE.get(a.steps, {})
     print(f"steps={a.steps} speedup={a.speedup} (sim figures in simulated time)")
-    print(f"{'C':>3} | {'seed agg':>8} {'sim agg':>8} {'diff':>7} | {'seed per':>8} "
-          f"{'sim per':>8} {'diff':>7} | {'tokens':>6} {'wall(s)':>7}")
+    print(
+        f"{'C':>3} | {'seed agg':>8} {'sim agg':>8} {'diff':>7} | {'seed per':>8} "
+        f"{'sim per':>8} {'diff':>7} | {'tokens':>6} {'wall(s)':>7}"
+    )
     for c, agg, per, tokens, wall in rows:
         s_agg, s_per = seed.get(c, (float("nan"), float("nan")))
-        print(f"{c:>3} | {s_agg:8.1f} {agg:8.1f} {100 * (agg / s_agg - 1):+6.1f}% | "
-              f"{s_per:8.1f} {per:8.1f} {100 * (per / s_per - 1):+6.1f}% | "
-              f"{tokens:6d} {wall:7.1f}")
-    print(f"scheduler: {steps['count']} steps, achieved/model step time "
-          f"{steps['achieved_over_model']:.4f}, "
-          f"max lateness {1000 * steps['max_lateness_s']:.2f} ms")
+        print(
+            f"{c:>3} | {s_agg:8.1f} {agg:8.1f} {100 * (agg / s_agg - 1):+6.1f}% | "
+            f"{s_per:8.1f} {per:8.1f} {100 * (per / s_per - 1):+6.1f}% | "
+            f"{tokens:6d} {wall:7.1f}"
+        )
+    print(
+        f"scheduler: {steps['count']} steps, achieved/model step time "
+        f"{steps['achieved_over_model']:.4f}, "
+        f"max lateness {1000 * steps['max_lateness_s']:.2f} ms"
+    )
     return 0
 
 

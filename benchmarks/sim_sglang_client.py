@@ -25,7 +25,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).parent))
 from sim_seed_table import boot
 
-TOKENIZER = r'''
+TOKENIZER = r"""
 import sys
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
@@ -37,12 +37,13 @@ tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
 fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", bos_token="[BOS]",
                                eos_token="[EOS]", unk_token="[PAD]")
 fast.save_pretrained(sys.argv[1])
-'''
+"""
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--python", default=sys.executable, help="interpreter that has sglang")
     p.add_argument("--speedup", type=float, default=5.0)
     p.add_argument("--steps", type=int, default=3)
@@ -58,13 +59,35 @@ def main() -> int:
             out = os.path.join(tmp, "out.jsonl")
             env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
             subprocess.run(
-                [a.python, "-m", "sglang.benchmark.serving", "--backend", "sglang",
-                 "--base-url", url, "--tokenizer", tok_dir, "--model", "sim",
-                 "--dataset-name", "random-ids", "--random-input-len", "64",
-                 "--random-output-len", str(a.output_len), "--random-range-ratio", "1.0",
-                 "--num-prompts", str(a.num_prompts), "--max-concurrency",
-                 str(a.max_concurrency), "--output-file", out],
-                check=True, env=env,
+                [
+                    a.python,
+                    "-m",
+                    "sglang.benchmark.serving",
+                    "--backend",
+                    "sglang",
+                    "--base-url",
+                    url,
+                    "--tokenizer",
+                    tok_dir,
+                    "--model",
+                    "sim",
+                    "--dataset-name",
+                    "random-ids",
+                    "--random-input-len",
+                    "64",
+                    "--random-output-len",
+                    str(a.output_len),
+                    "--random-range-ratio",
+                    "1.0",
+                    "--num-prompts",
+                    str(a.num_prompts),
+                    "--max-concurrency",
+                    str(a.max_concurrency),
+                    "--output-file",
+                    out,
+                ],
+                check=True,
+                env=env,
             )
             result = json.loads(Path(out).read_text().splitlines()[-1])
         gt = httpx.get(url + "/sim/ground_truth", timeout=10).json()
@@ -76,11 +99,15 @@ def main() -> int:
     for key in ("completed", "total_output_tokens", "output_throughput", "accept_length"):
         if key in result:
             print(f"client {key}: {result[key]}")
-    print(f"sim: {len(done)} requests finished, "
-          f"{sum(r['completion_tokens'] for r in done)} completion tokens; "
-          f"steps achieved/model {gt['steps']['achieved_over_model']:.4f}")
-    print(f"client output_throughput / speedup = "
-          f"{result.get('output_throughput', 0) / a.speedup:.1f} tok/s (simulated time)")
+    print(
+        f"sim: {len(done)} requests finished, "
+        f"{sum(r['completion_tokens'] for r in done)} completion tokens; "
+        f"steps achieved/model {gt['steps']['achieved_over_model']:.4f}"
+    )
+    print(
+        f"client output_throughput / speedup = "
+        f"{result.get('output_throughput', 0) / a.speedup:.1f} tok/s (simulated time)"
+    )
     return 0
 
 

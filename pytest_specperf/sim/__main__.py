@@ -65,8 +65,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         asyncio.run(serve(config))
     except OSError as e:
-        print(f"{PROG}: error: cannot listen on {config.host}:{config.port}: {e}",
-              file=sys.stderr, flush=True)
+        print(
+            f"{PROG}: error: cannot listen on {config.host}:{config.port}: {e}",
+            file=sys.stderr,
+            flush=True,
+        )
         return 1
     return 0
 

@@ -75,6 +75,8 @@ def _byte_tables(vocab: int) -> tuple[list[bytes], list[bytes]]:
     """JSON-ready bytes of each token's text (no escaping needed) and id."""
     words = [b"" if i == EOS_TOKEN_ID else b" w%d" % i for i in range(vocab)]
     return words, [b"%d" % i for i in range(vocab)]
+
+
 STATE_KEY = web.AppKey("sim_state", SimState)
 
 
@@ -442,8 +444,15 @@ class _Render:
         self.sent = count
         self.first = False
         return b"".join(
-            (b'data: {"text":', text_buf, b'","output_ids":', ids_buf, b'],"meta_info":',
-             meta, b"}\n\n")
+            (
+                b'data: {"text":',
+                text_buf,
+                b'","output_ids":',
+                ids_buf,
+                b'],"meta_info":',
+                meta,
+                b"}\n\n",
+            )
         )
 
     def usage(self) -> dict[str, Any]:
@@ -602,8 +611,9 @@ async def _wait_closed(request: web.Request) -> None:
 
 
 def _error_chunk(message: str, code: int) -> bytes:
-    err = {"error": {"message": message, "type": "SimulatedError", "code": code,
-                     "retryable": False}}
+    err = {
+        "error": {"message": message, "type": "SimulatedError", "code": code, "retryable": False}
+    }
     return b"data: " + _ENC.encode(err) + b"\n\n"
 
 
@@ -665,8 +675,9 @@ async def _whole(
         st.scheduler.abort(req)
         raise
     if fault == "malformed" or fault == "truncate":
-        return web.Response(status=200, content_type="application/json",
-                            body=_ENC.encode(render.whole())[:40])
+        return web.Response(
+            status=200, content_type="application/json", body=_ENC.encode(render.whole())[:40]
+        )
     if fault == "error-chunk":
         return _error("simulated fault: error", 500, "SimulatedError")
     if fault == "reset":
@@ -682,8 +693,9 @@ async def _stream(
     request: web.Request, st: SimState, req: SimRequest, render: _Render, fault: str | None
 ) -> web.StreamResponse:
     sched = st.scheduler
-    resp = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream",
-                                                   "Cache-Control": "no-cache"})
+    resp = web.StreamResponse(
+        status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
     half = max(1, req.max_new_tokens // 2)
     mid_fault = fault if fault in MID_STREAM_FAULTS else None
     try:

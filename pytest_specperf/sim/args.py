@@ -155,88 +155,170 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--served-model-name", default=None, help="Name in /v1/models.")
     g.add_argument("--tokenizer-path", default=None, help="Reported tokenizer path.")
     g.add_argument(
-        "--tp-size", "--tensor-parallel-size", dest="tp_size", type=_positive_int, default=1,
+        "--tp-size",
+        "--tensor-parallel-size",
+        dest="tp_size",
+        type=_positive_int,
+        default=1,
         help="Tensor parallel size (reported; the profile already models the deployment).",
     )
     g.add_argument("--host", default="127.0.0.1", help="Address to listen on.")
     g.add_argument("--port", type=_port, default=30000, help="Port to listen on.")
     g.add_argument(
-        "--speculative-algorithm", default=None, type=str.upper, choices=ALGORITHMS,
+        "--speculative-algorithm",
+        default=None,
+        type=str.upper,
+        choices=ALGORITHMS,
         help="Speculative algorithm. NEXTN is an alias of EAGLE (/server_info says EAGLE).",
     )
     g.add_argument(
-        "--speculative-num-steps", type=_positive_int, default=None,
+        "--speculative-num-steps",
+        type=_positive_int,
+        default=None,
         help="Draft chain length. Give steps, topk and draft tokens together or not at all "
         "(algorithm alone means 3/1/4).",
     )
-    g.add_argument("--speculative-eagle-topk", type=_positive_int, default=None,
-                   help="Draft top-k (with topk=1, draft tokens are forced to steps+1).")
-    g.add_argument("--speculative-num-draft-tokens", type=_positive_int, default=None,
-                   help="Verified tokens per step (NGRAM: chain length is this minus 1).")
+    g.add_argument(
+        "--speculative-eagle-topk",
+        type=_positive_int,
+        default=None,
+        help="Draft top-k (with topk=1, draft tokens are forced to steps+1).",
+    )
+    g.add_argument(
+        "--speculative-num-draft-tokens",
+        type=_positive_int,
+        default=None,
+        help="Verified tokens per step (NGRAM: chain length is this minus 1).",
+    )
     g.add_argument("--speculative-draft-model-path", default=None, help="Reported only.")
-    g.add_argument("--kv-cache-dtype", default="auto", choices=KV_CACHE_DTYPES,
-                   help="Reported only: the profile's KV capacity is the seed's, as measured.")
-    g.add_argument("--mem-fraction-static", type=_float_in(0.0, 1.0, lo_open=True),
-                   default=None, help="Reported only.")
-    g.add_argument("--max-running-requests", type=_positive_int, default=None,
-                   help="Lowers the KV-derived max_running_requests (min of the two).")
+    g.add_argument(
+        "--kv-cache-dtype",
+        default="auto",
+        choices=KV_CACHE_DTYPES,
+        help="Reported only: the profile's KV capacity is the seed's, as measured.",
+    )
+    g.add_argument(
+        "--mem-fraction-static",
+        type=_float_in(0.0, 1.0, lo_open=True),
+        default=None,
+        help="Reported only.",
+    )
+    g.add_argument(
+        "--max-running-requests",
+        type=_positive_int,
+        default=None,
+        help="Lowers the KV-derived max_running_requests (min of the two).",
+    )
     g.add_argument("--trust-remote-code", action="store_true", help="Reported only.")
     g.add_argument(
-        "--api-key", default=None,
+        "--api-key",
+        default=None,
         help="Require 'Authorization: Bearer KEY' on every path except /health*, /ready*, "
         "/metrics* (as SGLang). Never reported in /server_info.",
     )
     g.add_argument("--quantization", default=None, help="Reported only.")
     g.add_argument("--attention-backend", default=None, help="Reported only.")
-    g.add_argument("--context-length", type=_positive_int, default=None,
-                   help="Context length (default: the profile's).")
+    g.add_argument(
+        "--context-length",
+        type=_positive_int,
+        default=None,
+        help="Context length (default: the profile's).",
+    )
     g.add_argument("--load-format", default="auto", help="Reported only.")
     g.add_argument("--disable-radix-cache", action="store_true", help="Reported only.")
-    g.add_argument("--cuda-graph-max-bs", type=_positive_int, default=None,
-                   help="Reported only.")
+    g.add_argument("--cuda-graph-max-bs", type=_positive_int, default=None, help="Reported only.")
     g.add_argument("--sampling-backend", default=None, help="Reported only.")
-    g.add_argument("--random-seed", type=int, default=None,
-                   help="SGLang's seed; used as --sim-seed when that is not given.")
+    g.add_argument(
+        "--random-seed",
+        type=int,
+        default=None,
+        help="SGLang's seed; used as --sim-seed when that is not given.",
+    )
 
     s = p.add_argument_group("simulator knobs")
     s.add_argument(
-        "--sim-profile", default=model.DEFAULT_PROFILE, choices=sorted(model.PROFILES),
+        "--sim-profile",
+        default=model.DEFAULT_PROFILE,
+        choices=sorted(model.PROFILES),
         help="Built-in performance profile (model constants, KV capacity, hardware name).",
     )
-    s.add_argument("--sim-seed", type=int, default=None,
-                   help="Seed for tokens, acceptance, noise and fault selection (default 0).")
     s.add_argument(
-        "--sim-speedup", type=_float_in(0.0, 1e6, lo_open=True), default=1.0,
+        "--sim-seed",
+        type=int,
+        default=None,
+        help="Seed for tokens, acceptance, noise and fault selection (default 0).",
+    )
+    s.add_argument(
+        "--sim-speedup",
+        type=_float_in(0.0, 1e6, lo_open=True),
+        default=1.0,
         help="Divide ALL simulated times by K (steps, prefill, boot delay, /slow_down "
         "sleeps). Reported in /server_info 'sim'. Throughput in real seconds is K times "
         "the model's.",
     )
-    s.add_argument("--sim-noise", type=_float_in(0.0, 1.0), default=0.0,
-                   help="Run-to-run noise: one multiplicative factor 1+N(0, sigma) per boot.")
-    s.add_argument("--sim-jitter", type=_float_in(0.0, 1.0), default=0.0,
-                   help="Per-step multiplicative jitter 1+N(0, sigma).")
     s.add_argument(
-        "--sim-slowdown", type=_float_in(0.0, 1.0, hi_open=True), default=0.0,
+        "--sim-noise",
+        type=_float_in(0.0, 1.0),
+        default=0.0,
+        help="Run-to-run noise: one multiplicative factor 1+N(0, sigma) per boot.",
+    )
+    s.add_argument(
+        "--sim-jitter",
+        type=_float_in(0.0, 1.0),
+        default=0.0,
+        help="Per-step multiplicative jitter 1+N(0, sigma).",
+    )
+    s.add_argument(
+        "--sim-slowdown",
+        type=_float_in(0.0, 1.0, hi_open=True),
+        default=0.0,
         help="Cut throughput by the fraction F: every step time is divided by (1-F), so "
         "0.2 means 20%% fewer tokens/s (step time x1.25).",
     )
-    s.add_argument("--sim-acceptance", type=_float_in(0.0, 1.0), default=None,
-                   help="Override the per-draft acceptance probability alpha for all "
-                   "requests (default: profile's, greedy ~0.995, sampled ~0.85).")
-    s.add_argument("--sim-boot-delay", type=_float_in(0.0, 1e6), default=0.0,
-                   help="Seconds (divided by speedup) before /health_generate turns 200.")
-    s.add_argument("--sim-crash-after", type=_positive_int, default=None,
-                   help="SIGKILL itself a few steps after the N-th generation request is "
-                   "admitted (streams in flight see their connections die).")
-    s.add_argument("--sim-hang-at-boot", action="store_true",
-                   help="Never become healthy: /health_generate stays 503.")
-    s.add_argument("--sim-fault", choices=FAULT_KINDS, default=None,
-                   help="Inject this fault into a fraction of generation requests.")
-    s.add_argument("--sim-fault-rate", type=_float_in(0.0, 1.0), default=1.0,
-                   help="Fraction of generation requests hit by --sim-fault, chosen "
-                   "deterministically from the seed and the request's arrival index.")
-    s.add_argument("--sim-error-status", type=int, default=500,
-                   help="HTTP status for --sim-fault http-error (e.g. 429, 500, 503).")
+    s.add_argument(
+        "--sim-acceptance",
+        type=_float_in(0.0, 1.0),
+        default=None,
+        help="Override the per-draft acceptance probability alpha for all "
+        "requests (default: profile's, greedy ~0.995, sampled ~0.85).",
+    )
+    s.add_argument(
+        "--sim-boot-delay",
+        type=_float_in(0.0, 1e6),
+        default=0.0,
+        help="Seconds (divided by speedup) before /health_generate turns 200.",
+    )
+    s.add_argument(
+        "--sim-crash-after",
+        type=_positive_int,
+        default=None,
+        help="SIGKILL itself a few steps after the N-th generation request is "
+        "admitted (streams in flight see their connections die).",
+    )
+    s.add_argument(
+        "--sim-hang-at-boot",
+        action="store_true",
+        help="Never become healthy: /health_generate stays 503.",
+    )
+    s.add_argument(
+        "--sim-fault",
+        choices=FAULT_KINDS,
+        default=None,
+        help="Inject this fault into a fraction of generation requests.",
+    )
+    s.add_argument(
+        "--sim-fault-rate",
+        type=_float_in(0.0, 1.0),
+        default=1.0,
+        help="Fraction of generation requests hit by --sim-fault, chosen "
+        "deterministically from the seed and the request's arrival index.",
+    )
+    s.add_argument(
+        "--sim-error-status",
+        type=int,
+        default=500,
+        help="HTTP status for --sim-fault http-error (e.g. 429, 500, 503).",
+    )
     return p
 
 
@@ -273,8 +355,7 @@ def _resolve_speculative(ns: argparse.Namespace, warnings: list[str]) -> None:
     ]
     if algo is None:
         if any(given):
-            warnings.append("speculative parameters given without --speculative-algorithm: "
-                            "ignored")
+            warnings.append("speculative parameters given without --speculative-algorithm: ignored")
         ns.speculative_num_steps = ns.speculative_eagle_topk = None
         ns.speculative_num_draft_tokens = None
         return
@@ -315,8 +396,9 @@ def parse_args(argv: Sequence[str]) -> SimConfig:
         f"unknown flag {flag} accepted and ignored" for flag in _split_unknown(rest)
     ]
     if not 100 <= ns.sim_error_status <= 599:
-        raise UsageError(f"argument --sim-error-status: must be in 100..599, "
-                         f"got {ns.sim_error_status}")
+        raise UsageError(
+            f"argument --sim-error-status: must be in 100..599, got {ns.sim_error_status}"
+        )
     _resolve_speculative(ns, warnings)
     profile = model.PROFILES[ns.sim_profile]
     algo: str | None = ns.speculative_algorithm

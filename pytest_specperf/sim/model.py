@@ -270,9 +270,7 @@ def simulate_point(
     wall = max(r.last_t for r in finished) + client_overhead_s
     tokens = sum(r.done for r in finished)
     rates = [
-        (r.done - r.first_tokens) / (r.last_t - r.first_t)
-        for r in finished
-        if r.last_t > r.first_t
+        (r.done - r.first_tokens) / (r.last_t - r.first_t) for r in finished if r.last_t > r.first_t
     ]
     verify = sum(r.verify for r in finished)
     return PointResult(

@@ -110,9 +110,7 @@ async def run_point(
         await asyncio.gather(*(worker() for _ in range(min(concurrency, num_requests))))
         wall = time.monotonic() - t0
     tokens = sum(r.tokens for r in records)
-    rates = [
-        (r.tokens - r.first_tokens) / (r.last - r.first) for r in records if r.last > r.first
-    ]
+    rates = [(r.tokens - r.first_tokens) / (r.last - r.first) for r in records if r.last > r.first]
     verify = sum(r.verify_ct or 0 for r in records)
     return (
         PointResult(

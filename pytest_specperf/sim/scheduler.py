@@ -123,9 +123,9 @@ class Scheduler:
         self.forward_sleep_s = 0.0
         self._rng = random.Random(f"{config.seed}:steps")
         noise_rng = random.Random(f"{config.seed}:noise")
-        self.noise_factor = max(0.05, 1.0 + noise_rng.gauss(0.0, config.noise)) if (
-            config.noise > 0
-        ) else 1.0
+        self.noise_factor = (
+            max(0.05, 1.0 + noise_rng.gauss(0.0, config.noise)) if (config.noise > 0) else 1.0
+        )
         self._wake = asyncio.Event()
         self._req_counter = 0
         self.admitted_total = 0

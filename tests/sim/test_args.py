@@ -26,12 +26,22 @@ def test_nextn_is_reported_as_eagle_and_algorithm_alone_means_3_1_4() -> None:
     assert cfg.server_args["speculative_algorithm"] == "EAGLE"
 
 
-@pytest.mark.parametrize(("steps", "tokens", "cap"), [(1, 455_357, 26), (2, 377_207, 21),
-                                                      (3, 295_931, 17)])
+@pytest.mark.parametrize(
+    ("steps", "tokens", "cap"), [(1, 455_357, 26), (2, 377_207, 21), (3, 295_931, 17)]
+)
 def test_seed_kv_capacity_per_depth(steps: int, tokens: int, cap: int) -> None:
-    cfg = parse_args(["--speculative-algorithm", "EAGLE", "--speculative-num-steps", str(steps),
-                      "--speculative-eagle-topk", "1",
-                      "--speculative-num-draft-tokens", str(steps + 1)])
+    cfg = parse_args(
+        [
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-num-steps",
+            str(steps),
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-draft-tokens",
+            str(steps + 1),
+        ]
+    )
     assert cfg.max_total_num_tokens == tokens
     assert cfg.max_running_requests == cap
     assert cfg.server_args["max_running_requests"] == cap
@@ -44,8 +54,18 @@ def test_explicit_max_running_requests_lowers_only() -> None:
 
 
 def test_topk_1_forces_draft_tokens_with_warning() -> None:
-    cfg = parse_args(["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "2",
-                      "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "8"])
+    cfg = parse_args(
+        [
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-num-steps",
+            "2",
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-draft-tokens",
+            "8",
+        ]
+    )
     assert cfg.num_draft_tokens == 3
     assert any("adjusted from 8 to 3" in w for w in cfg.warnings)
 
@@ -82,10 +102,32 @@ def test_slowdown_means_throughput_fraction() -> None:
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
-        (["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "0",
-          "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "1"], "positive"),
-        (["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "-2",
-          "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "1"], "positive"),
+        (
+            [
+                "--speculative-algorithm",
+                "EAGLE",
+                "--speculative-num-steps",
+                "0",
+                "--speculative-eagle-topk",
+                "1",
+                "--speculative-num-draft-tokens",
+                "1",
+            ],
+            "positive",
+        ),
+        (
+            [
+                "--speculative-algorithm",
+                "EAGLE",
+                "--speculative-num-steps",
+                "-2",
+                "--speculative-eagle-topk",
+                "1",
+                "--speculative-num-draft-tokens",
+                "1",
+            ],
+            "positive",
+        ),
         (["--speculative-num-steps", "three"], "invalid int"),
         (["--speculative-algorithm", "MEDUSA"], "invalid choice"),
         (["--port", "70000"], "port"),
@@ -101,8 +143,12 @@ def test_invalid_values_raise_one_line(argv: list[str], needle: str) -> None:
 
 
 def test_cli_error_exits_2_with_one_stderr_line() -> None:
-    p = subprocess.run([sys.executable, "-m", "pytest_specperf.sim", "--port", "99999"],
-                       capture_output=True, text=True, timeout=30)
+    p = subprocess.run(
+        [sys.executable, "-m", "pytest_specperf.sim", "--port", "99999"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert p.returncode == 2
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and "error" in lines[0] and "port" in lines[0]
@@ -110,14 +156,41 @@ def test_cli_error_exits_2_with_one_stderr_line() -> None:
 
 def test_help_documents_every_flag() -> None:
     text = build_parser().format_help()
-    for flag in ["--model-path", "--tp-size", "--tensor-parallel-size", "--host", "--port",
-                 "--speculative-algorithm", "--speculative-num-steps", "--speculative-eagle-topk",
-                 "--speculative-num-draft-tokens", "--speculative-draft-model-path",
-                 "--kv-cache-dtype", "--mem-fraction-static", "--max-running-requests",
-                 "--trust-remote-code", "--api-key", "--quantization", "--attention-backend",
-                 "--context-length", "--load-format", "--disable-radix-cache",
-                 "--cuda-graph-max-bs", "--sampling-backend", "--sim-profile", "--sim-seed",
-                 "--sim-speedup", "--sim-noise", "--sim-jitter", "--sim-slowdown",
-                 "--sim-acceptance", "--sim-boot-delay", "--sim-crash-after",
-                 "--sim-hang-at-boot", "--sim-fault", "--sim-fault-rate", "--sim-error-status"]:
+    for flag in [
+        "--model-path",
+        "--tp-size",
+        "--tensor-parallel-size",
+        "--host",
+        "--port",
+        "--speculative-algorithm",
+        "--speculative-num-steps",
+        "--speculative-eagle-topk",
+        "--speculative-num-draft-tokens",
+        "--speculative-draft-model-path",
+        "--kv-cache-dtype",
+        "--mem-fraction-static",
+        "--max-running-requests",
+        "--trust-remote-code",
+        "--api-key",
+        "--quantization",
+        "--attention-backend",
+        "--context-length",
+        "--load-format",
+        "--disable-radix-cache",
+        "--cuda-graph-max-bs",
+        "--sampling-backend",
+        "--sim-profile",
+        "--sim-seed",
+        "--sim-speedup",
+        "--sim-noise",
+        "--sim-jitter",
+        "--sim-slowdown",
+        "--sim-acceptance",
+        "--sim-boot-delay",
+        "--sim-crash-after",
+        "--sim-hang-at-boot",
+        "--sim-fault",
+        "--sim-fault-rate",
+        "--sim-error-status",
+    ]:
         assert flag in text, flag

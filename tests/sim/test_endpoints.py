@@ -14,9 +14,18 @@ import pytest
 
 from tests.sim.conftest import SimServer, load_json, load_stream, sse_payloads
 
-SPEC = ["--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3",
-        "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
-        "--sim-speedup", "20"]
+SPEC = [
+    "--speculative-algorithm",
+    "NEXTN",
+    "--speculative-num-steps",
+    "3",
+    "--speculative-eagle-topk",
+    "1",
+    "--speculative-num-draft-tokens",
+    "4",
+    "--sim-speedup",
+    "20",
+]
 GREEDY = {"temperature": 0, "ignore_eos": True}
 
 
@@ -26,8 +35,12 @@ def server(module_sim: Callable[..., SimServer]) -> SimServer:
 
 
 def gen(server: SimServer, n: int, stream: bool = True, **extra: Any) -> httpx.Response:
-    body = {"text": "the quick brown fox", "sampling_params": {**GREEDY, "max_new_tokens": n},
-            "stream": stream, **extra}
+    body = {
+        "text": "the quick brown fox",
+        "sampling_params": {**GREEDY, "max_new_tokens": n},
+        "stream": stream,
+        **extra,
+    }
     return server.post("/generate", json=body)
 
 
@@ -43,7 +56,8 @@ def test_server_info_keys_equal_the_real_sample(server: SimServer) -> None:
         info = server.get(path).json()
         assert set(info) == set(sample) | {"sim"}
         assert set(info["internal_states"][0]) - {"avg_spec_accept_length"} == set(
-            sample["internal_states"][0])
+            sample["internal_states"][0]
+        )
     assert info["speculative_algorithm"] == "EAGLE"
     assert info["speculative_num_steps"] == 3 and info["speculative_num_draft_tokens"] == 4
     assert info["max_total_num_tokens"] == 295_931 and info["max_running_requests"] == 17
@@ -54,8 +68,17 @@ def test_server_info_keys_equal_the_real_sample(server: SimServer) -> None:
     assert set(ist["memory_usage"]) == {"weight", "kvcache", "token_capacity", "graph"}
     sim = info["sim"]
     assert sim["speedup"] == 20 and sim["hardware"] == "simulated 4x RTX PRO 6000 Blackwell"
-    assert {"profile", "seed", "noise", "jitter", "slowdown", "acceptance", "fault",
-            "fault_rate", "crash_after"} <= set(sim)
+    assert {
+        "profile",
+        "seed",
+        "noise",
+        "jitter",
+        "slowdown",
+        "acceptance",
+        "fault",
+        "fault_rate",
+        "crash_after",
+    } <= set(sim)
 
 
 def test_avg_spec_accept_length_is_lifetime(server: SimServer) -> None:
@@ -111,8 +134,15 @@ def test_generate_non_stream_and_input_ids(server: SimServer) -> None:
 
 def test_v1_completions_stream_with_usage_matches_sample(server: SimServer) -> None:
     sample = [json.loads(p) for p in load_stream("v1_completions_stream.steps3.jsonl")[:-1]]
-    body = {"model": "x", "prompt": "one two three", "max_tokens": 50, "ignore_eos": True,
-            "temperature": 0, "stream": True, "stream_options": {"include_usage": True}}
+    body = {
+        "model": "x",
+        "prompt": "one two three",
+        "max_tokens": 50,
+        "ignore_eos": True,
+        "temperature": 0,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
     payloads = sse_payloads(server.post("/v1/completions", json=body).text)
     assert payloads[-1] == "[DONE]"
     chunks = [json.loads(p) for p in payloads[:-1]]
@@ -128,8 +158,9 @@ def test_v1_completions_stream_with_usage_matches_sample(server: SimServer) -> N
 
 
 def test_v1_completions_non_stream(server: SimServer) -> None:
-    out = server.post("/v1/completions", json={"prompt": "a b", "max_tokens": 7,
-                                                "ignore_eos": True}).json()
+    out = server.post(
+        "/v1/completions", json={"prompt": "a b", "max_tokens": 7, "ignore_eos": True}
+    ).json()
     assert out["object"] == "text_completion"
     assert out["usage"]["completion_tokens"] == 7
     assert len(out["choices"][0]["text"].split()) == 7
@@ -137,12 +168,18 @@ def test_v1_completions_non_stream(server: SimServer) -> None:
 
 def test_chat_completions_stream_and_not(server: SimServer) -> None:
     msgs = [{"role": "user", "content": "hello there friend"}]
-    out = server.post("/v1/chat/completions", json={"messages": msgs, "max_tokens": 9,
-                                                     "ignore_eos": True}).json()
+    out = server.post(
+        "/v1/chat/completions", json={"messages": msgs, "max_tokens": 9, "ignore_eos": True}
+    ).json()
     assert out["object"] == "chat.completion" and out["usage"]["prompt_tokens"] == 3
     assert len(out["choices"][0]["message"]["content"].split()) == 9
-    body = {"messages": msgs, "max_tokens": 12, "ignore_eos": True, "stream": True,
-            "stream_options": {"include_usage": True}}
+    body = {
+        "messages": msgs,
+        "max_tokens": 12,
+        "ignore_eos": True,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
     payloads = sse_payloads(server.post("/v1/chat/completions", json=body).text)
     chunks = [json.loads(p) for p in payloads[:-1]]
     assert chunks[0]["choices"][0]["delta"]["role"] == "assistant"
@@ -209,6 +246,7 @@ def test_api_key_required_except_health(sim: Callable[..., SimServer]) -> None:
     ok = {"Authorization": "Bearer k3y"}
     info = s.get("/server_info", headers=ok)
     assert info.status_code == 200 and "k3y" not in info.text
-    r = s.post("/generate", json={"text": "a", "sampling_params": {"max_new_tokens": 3}},
-               headers=ok)
+    r = s.post(
+        "/generate", json={"text": "a", "sampling_params": {"max_new_tokens": 3}}, headers=ok
+    )
     assert r.status_code == 200 and r.json()["meta_info"]["completion_tokens"] <= 3

@@ -12,13 +12,25 @@ import pytest
 from tests.sim.conftest import SimServer, sse_payloads
 
 FAST = ["--speculative-algorithm", "EAGLE", "--sim-speedup", "50"]
-BODY = {"text": "a b c", "sampling_params": {"max_new_tokens": 200, "temperature": 0,
-                                             "ignore_eos": True}, "stream": True}
+BODY = {
+    "text": "a b c",
+    "sampling_params": {"max_new_tokens": 200, "temperature": 0, "ignore_eos": True},
+    "stream": True,
+}
 
 
 def test_http_error_429_and_rate_is_deterministic(sim: Callable[..., SimServer]) -> None:
-    args = [*FAST, "--sim-fault", "http-error", "--sim-error-status", "429",
-            "--sim-fault-rate", "0.5", "--sim-seed", "7"]
+    args = [
+        *FAST,
+        "--sim-fault",
+        "http-error",
+        "--sim-error-status",
+        "429",
+        "--sim-fault-rate",
+        "0.5",
+        "--sim-seed",
+        "7",
+    ]
     runs = []
     for _ in range(2):
         s = sim(args)
@@ -53,8 +65,10 @@ def test_error_chunk_then_done(sim: Callable[..., SimServer]) -> None:
 def test_reset_closes_connection_mid_stream(sim: Callable[..., SimServer]) -> None:
     s = sim([*FAST, "--sim-fault", "reset"])
     got = 0
-    with pytest.raises(httpx.TransportError), \
-            httpx.stream("POST", s.url + "/generate", json=BODY, timeout=10) as r:
+    with (
+        pytest.raises(httpx.TransportError),
+        httpx.stream("POST", s.url + "/generate", json=BODY, timeout=10) as r,
+    ):
         for line in r.iter_lines():
             got += line.startswith("data: {")
     assert got >= 1
@@ -73,9 +87,12 @@ def test_truncate_ends_cleanly_without_final_chunk(sim: Callable[..., SimServer]
 def test_stall_keeps_connection_open(sim: Callable[..., SimServer]) -> None:
     s = sim([*FAST, "--sim-fault", "stall"])
     got = 0
-    with pytest.raises(httpx.ReadTimeout), httpx.stream(
-        "POST", s.url + "/generate", json=BODY, timeout=httpx.Timeout(10, read=1.0)
-    ) as r:
+    with (
+        pytest.raises(httpx.ReadTimeout),
+        httpx.stream(
+            "POST", s.url + "/generate", json=BODY, timeout=httpx.Timeout(10, read=1.0)
+        ) as r,
+    ):
         for line in r.iter_lines():
             got += line.startswith("data: {")
     assert got >= 1
@@ -94,12 +111,19 @@ def test_crash_after_n_kills_process_with_streams_in_flight(
     sim: Callable[..., SimServer],
 ) -> None:
     s = sim([*FAST, "--sim-crash-after", "2"])
-    first = s.post("/generate", json={**BODY, "sampling_params": {
-        "max_new_tokens": 5, "temperature": 0, "ignore_eos": True}})
+    first = s.post(
+        "/generate",
+        json={
+            **BODY,
+            "sampling_params": {"max_new_tokens": 5, "temperature": 0, "ignore_eos": True},
+        },
+    )
     assert first.status_code == 200
     got = 0
-    with pytest.raises(httpx.TransportError), \
-            httpx.stream("POST", s.url + "/generate", json=BODY, timeout=10) as r:
+    with (
+        pytest.raises(httpx.TransportError),
+        httpx.stream("POST", s.url + "/generate", json=BODY, timeout=10) as r,
+    ):
         for line in r.iter_lines():
             got += line.startswith("data: {")
     assert got >= 1

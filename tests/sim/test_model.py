@@ -38,8 +38,11 @@ def seed_deviations(steps: int) -> list[tuple[int, float, float]]:
     pts = model.SEED_TABLE[steps]
     res = model.simulate_sweep(P, steps, tuple(pts))
     return [
-        (r.concurrency, r.agg_tok_s / pts[r.concurrency][0] - 1,
-         r.per_req_tok_s / pts[r.concurrency][1] - 1)
+        (
+            r.concurrency,
+            r.agg_tok_s / pts[r.concurrency][0] - 1,
+            r.per_req_tok_s / pts[r.concurrency][1] - 1,
+        )
         for r in res
     ]
 

@@ -39,8 +39,10 @@ def test_full_seed_sweep_over_http_keeps_schedule_and_matches_model(
 
     points = asyncio.run(sweep())
     steps = s.get("/sim/ground_truth").json()["steps"]
-    print(f"speedup {SPEEDUP}: {steps['count']} steps, achieved/model "
-          f"{steps['achieved_over_model']:.4f}, max lateness {steps['max_lateness_s']:.4f}s")
+    print(
+        f"speedup {SPEEDUP}: {steps['count']} steps, achieved/model "
+        f"{steps['achieved_over_model']:.4f}, max lateness {steps['max_lateness_s']:.4f}s"
+    )
     assert steps["achieved_over_model"] == pytest.approx(1.0, abs=0.02)
     for p in points:
         agg, per = p.agg_tok_s / SPEEDUP, p.per_req_tok_s / SPEEDUP
