@@ -317,12 +317,12 @@ class ServerProcess:
                         f"server exited with code {code} during launch "
                         f"(log: {self.log_path})\n--- server log tail ---\n{self.log_tail()}"
                     )
-                with contextlib.suppress(httpx.HTTPError):
-                    healthy = client.get("/health_generate").status_code == httpx.codes.OK
-                    # Another server on this port would answer too: it must be ours.
-                    if healthy and listens_on(self.process.pid, self.port) is not False:
-                        self.boot_s = time.monotonic() - started
-                        return self.boot_s
+                # Only ask once the port is ours: whoever else holds it would answer instead.
+                if listens_on(self.process.pid, self.port) is not False:
+                    with contextlib.suppress(httpx.HTTPError):
+                        if client.get("/health_generate").status_code == httpx.codes.OK:
+                            self.boot_s = time.monotonic() - started
+                            return self.boot_s
                 if time.monotonic() >= deadline:
                     raise ServerStartError(
                         f"server did not become healthy within {self.launch_timeout_s:g} s "
@@ -335,6 +335,8 @@ class ServerProcess:
         """Stop the whole process tree, wait for the port, and save the redacted log."""
         if self.process is not None:
             descendants = _descendants(self.process.pid)
+            # Wait for the port only if it was ours: after a port conflict it is someone else's.
+            held_port = self.boot_s is not None or listens_on(self.process.pid, self.port)
             _signal_group(self.process.pid, signal.SIGTERM)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=self.stop_grace_s)
@@ -342,7 +344,8 @@ class ServerProcess:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=5)
             _kill_all(descendants)
-            _wait_port_free(self.port, self.host, timeout_s=10.0)
+            if held_port is not False:
+                _wait_port_free(self.port, self.host, timeout_s=10.0)
         if self.watchdog is not None:
             with contextlib.suppress(OSError):
                 self.watchdog.kill()

@@ -1,0 +1,172 @@
+"""Bad input: one clear line per bad option or profile, fast failure on a dead URL, and a port
+that someone else holds is not mistaken for the server's own.
+
+The option and profile parsers are fuzzed in tests/unit; these go through pytest itself for the
+options tests/e2e does not cover.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from pytest_specperf.launch import LaunchCommand, build_launch
+from pytest_specperf.profiles import DEFAULT_PROFILE, builtin_profiles
+from pytest_specperf.server import ServerProcess, fetch_server_info, free_port, launch
+
+BAD_OPTIONS = [
+    ("--specperf-min-success=1.5", "--specperf-min-success: '1.5' must be >= 0 and <= 1"),
+    ("--specperf-stall-timeout=0", "--specperf-stall-timeout: '0' must be > 0"),
+    ("--specperf-request-timeout=soon", "--specperf-request-timeout: 'soon' is not a number"),
+    ("--specperf-launch-timeout=nan", "--specperf-launch-timeout: 'nan' must be > 0"),
+    ("--specperf-url=ftp://127.0.0.1:21", "--specperf-url: 'ftp://127.0.0.1:21' is not an http(s)"),
+    ("--specperf-server-arg=oops", "--specperf-server-arg: 'oops' must start with '--'"),
+    ("--specperf-endpoint=chat", "--specperf-endpoint: 'chat' is not generate or completions"),
+    ("--specperf-max-new-tokens=0", "--specperf-max-new-tokens: '0' must be >= 1"),
+    ("--specperf-temperature=3", "--specperf-temperature: '3' must be >= 0 and <= 2"),
+    ("--specperf-tolerance=1", "--specperf-tolerance: '1' must be >= 0 and <= 0.99"),
+    ("--specperf-sim-speedup=-2", "--specperf-sim-speedup: '-2' must be > 0"),
+    ("--specperf-requests=0", "--specperf-requests: '0' must be >= 1"),
+]
+
+
+@pytest.mark.parametrize(("option", "message"), BAD_OPTIONS, ids=[o for o, _ in BAD_OPTIONS])
+def test_bad_option_is_one_usage_error_line(
+    pytester: pytest.Pytester, option: str, message: str
+) -> None:
+    """A bad value stops pytest with a usage error: one line naming the option, no traceback."""
+    result = pytester.runpytest_inprocess("--specperf-backend=sim", option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(errors) == 1 and message in errors[0], result.stderr.str()
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_bad_profile_field_is_one_usage_error_line(pytester: pytest.Pytester) -> None:
+    """A profile file with tp_size = 0 is a usage error naming the file and the field."""
+    profile = pytester.path / "mine.toml"
+    profile.write_text('name = "mine"\nmodel_path = "m"\ntp_size = 0\n', encoding="utf-8")
+    result = pytester.runpytest_inprocess(f"--specperf-profile={profile}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(errors) == 1
+    assert str(profile) in errors[0] and "tp_size" in errors[0]
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_unreachable_url_fails_within_seconds_naming_it(pytester: pytest.Pytester) -> None:
+    """--specperf-url where nothing listens fails within 20 s with the URL in the message."""
+    url = f"http://127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    result = pytester.runpytest_subprocess(f"--specperf-url={url}")
+    assert time.monotonic() - started < 20
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*cannot reach {url}: ConnectError*"])
+
+
+def test_silent_url_fails_within_bound_naming_it(pytester: pytest.Pytester) -> None:
+    """--specperf-url that accepts connections but never answers fails within 40 s, named."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        started = time.monotonic()
+        result = pytester.runpytest_subprocess(f"--specperf-url={url}")
+        assert time.monotonic() - started < 40
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*cannot reach {url}: ReadTimeout*"])
+
+
+# -- ports ----------------------------------------------------------------------------------
+def sim_command(port: int) -> LaunchCommand:
+    profile = builtin_profiles()[DEFAULT_PROFILE]
+    return build_launch(profile, 3, backend="sim", port=port, sim_speedup=10)
+
+
+class _AlwaysHealthy(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = b'{"who": "someone else"}'
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+
+@pytest.fixture
+def foreign_server() -> Iterator[int]:
+    """Someone else's HTTP server on a loopback port, answering 200 to every GET."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _AlwaysHealthy)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield int(httpd.server_address[1])
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    """A loopback port held by a plain listening socket."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1)
+        yield int(sock.getsockname()[1])
+
+
+def _launch_with_ports(ports: list[int], log_path: Path) -> tuple[ServerProcess, list[int]]:
+    tried: list[int] = []
+
+    def pick(host: str) -> int:
+        tried.append(ports[len(tried)])
+        return tried[-1]
+
+    server = launch(
+        sim_command,
+        host="127.0.0.1",
+        log_path=log_path,
+        launch_timeout_s=60,
+        api_key=None,
+        pick_port=pick,
+    )
+    return server, tried
+
+
+def test_launch_retries_on_another_port_when_the_first_is_taken(
+    tmp_path: Path, taken_port: int
+) -> None:
+    """The server cannot bind the first port it is given; launch retries on the next one."""
+    second = free_port()
+    server, tried = _launch_with_ports([taken_port, second], tmp_path / "server.log")
+    try:
+        assert tried == [taken_port, second]
+        assert server.port == second and server.alive()
+        assert fetch_server_info(server.url)["sim"]["speedup"] == 10
+    finally:
+        server.stop()
+    assert server.process is not None and server.process.poll() is not None
+
+
+def test_launch_does_not_take_a_foreign_server_for_its_own(
+    tmp_path: Path, foreign_server: int
+) -> None:
+    """A port answered by someone else's server is not 'ready': launch retries elsewhere."""
+    second = free_port()
+    server, tried = _launch_with_ports([foreign_server, second], tmp_path / "server.log")
+    try:
+        assert tried == [foreign_server, second]
+        assert server.port == second
+        assert "sim" in fetch_server_info(server.url)
+    finally:
+        server.stop()

@@ -1,0 +1,101 @@
+"""Nothing lost: a server death or an interruption says what was running, keeps what was done,
+and the rest of the depth fails or skips with that one reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.reliability.conftest import ScenarioRunner
+from tests.reliability.scenarios import BY_NAME, Scenario, params
+
+CRASH = BY_NAME["server-crash-mid-sweep"]
+HANG = BY_NAME["server-hangs-at-boot"]
+WORKER_KILLED = BY_NAME["xdist-worker-killed"]
+INTERRUPTS = (BY_NAME["ctrl-c-mid-sweep"], BY_NAME["sigterm-mid-sweep"])
+
+
+def test_crash_failure_names_the_point_and_shows_the_server_log_tail(
+    scenario_run: ScenarioRunner,
+) -> None:
+    """The failing test says the server was killed while measuring C=4 and prints its log tail."""
+    output = scenario_run(CRASH).output
+    assert "server (steps=3) was killed by SIGKILL while measuring C=4" in output
+    tail = output.split("--- server log tail ---", 1)[1]
+    assert "[sim] --sim-crash-after 12: killing myself (SIGKILL)" in tail
+
+
+def test_crash_fails_one_test_and_skips_the_rest_with_its_reason(
+    scenario_run: ScenarioRunner,
+) -> None:
+    """One error for the crash; the unmeasured C=16 and the accept length skip naming it."""
+    run = scenario_run(CRASH)
+    assert run.outcomes() == {"errors": 1, "skipped": 4}
+    reason = "server (steps=3) was killed by SIGKILL while measuring C=4"
+    assert f"not measured: {reason}" in run.output
+    assert f"not judged: {reason}" in run.output
+    assert "During handling of the above exception" not in run.output
+
+
+def test_crash_keeps_the_partial_point_with_its_failed_requests(
+    scenario_run: ScenarioRunner,
+) -> None:
+    """The point that was running when the server died is kept, its requests counted as failed."""
+    depth = scenario_run(CRASH).results().depth(3)
+    assert depth is not None
+    point = depth.point(4)
+    assert point is not None and point.failed > 0 and point.requests == 8
+    assert depth.point(16) is None
+
+
+def test_boot_hang_fails_within_the_launch_timeout_and_a_margin(
+    scenario_run: ScenarioRunner,
+) -> None:
+    """A server that never becomes healthy fails the run within --specperf-launch-timeout + 30 s."""
+    run = scenario_run(HANG)
+    assert "server did not become healthy within 2 s" in run.output
+    assert run.wall_s < 2 + 30
+
+
+def test_boot_hang_fails_one_test_and_skips_the_rest_with_its_reason(
+    scenario_run: ScenarioRunner,
+) -> None:
+    """One error (with the server log tail) for the failed boot; the three others skip."""
+    run = scenario_run(HANG)
+    assert run.outcomes() == {"errors": 1, "skipped": 3}
+    assert run.output.count("--- server log tail ---") == 1
+    assert "not measured: server did not become healthy within 2 s" in run.output
+
+
+@pytest.mark.parametrize("scenario", params(INTERRUPTS))
+def test_interrupt_prints_the_report_of_the_points_measured(
+    scenario_run: ScenarioRunner, scenario: Scenario
+) -> None:
+    """An interrupted run still prints the results table, with the C=1 row measured before."""
+    output = scenario_run(scenario).output
+    table = output.split("specperf results", 1)[1]
+    assert "FAILED: interrupted (" in table
+    assert "\n1 | " in table and "| 4/4 |" in table
+
+
+def test_sigterm_is_reported_as_sigterm(scenario_run: ScenarioRunner) -> None:
+    """pytest names the SIGTERM it turned into an interrupt, instead of dying silently."""
+    output = scenario_run(BY_NAME["sigterm-mid-sweep"]).output
+    assert "SIGTERM received: stopping the servers and saving the results" in output
+
+
+def test_killed_worker_is_reported_and_its_depth_not_measured_again(
+    scenario_run: ScenarioRunner,
+) -> None:
+    """xdist reports the crash; the replacement worker boots no second server for steps=3."""
+    run = scenario_run(WORKER_KILLED)
+    crashed = "crashed while running 'perf_tests/test_throughput.py::test_throughput_floor[steps3-c"
+    assert crashed in run.output
+    assert "not measured again" in run.output
+    assert len(run.server_ports()) == 1
+
+
+def test_killed_worker_server_log_is_saved_by_the_watchdog(scenario_run: ScenarioRunner) -> None:
+    """With its parent killed, the watchdog stops the server and saves its log to the out dir."""
+    log = (scenario_run(WORKER_KILLED).out_dir / "server-steps3.log").read_text(encoding="utf-8")
+    assert "[sim] The server is fired up and ready to roll!" in log
+    assert "[sim] shutting down" in log
