@@ -77,8 +77,11 @@ def test_three_depths_boot_once_each_and_show_the_trade_off(
 
 
 def test_url_mode_measures_an_existing_server_without_booting(
-    pytester: pytest.Pytester, suite_dir: Path, running_sim: str
+    running_sim: str, pytester: pytest.Pytester, suite_dir: Path
 ) -> None:
+    # running_sim comes first: its httpx calls must not run inside pytester's sys.modules
+    # snapshot, whose restore would drop lazily imported httpcore modules and leave later
+    # tests with exception classes httpx no longer maps.
     """--specperf-url: the depth comes from /server_info, and no server process is started."""
     before = len(sim_processes())
     assert before == 1, "the user's own server is the only tagged one"
