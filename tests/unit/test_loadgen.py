@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from pytest_specperf.loadgen import run_requests
+from pytest_specperf.loadgen import make_client, run_requests
 from pytest_specperf.metrics import point_metrics
 from pytest_specperf.schema import RequestRecord
 from pytest_specperf.workload import Workload
@@ -243,3 +243,45 @@ def test_closed_loop_sends_n_requests_with_at_most_c_in_flight(
     assert peak == target
     assert all(record.ok for record in records)
     assert wall >= 0.0
+
+
+def test_each_worker_sends_through_its_own_client() -> None:
+    """With one client per worker, every client serves the requests of exactly one worker."""
+    body = sse(gen_chunk(5, finish={"type": "length"}))
+    served: dict[str, int] = {}
+
+    def handler_for(name: str) -> Handler:
+        async def handler(request: httpx.Request) -> httpx.Response:
+            served[name] = served.get(name, 0) + 1
+            await asyncio.sleep(0.01)  # in flight for a while, like a real request
+            return streamed(body)
+
+        return handler
+
+    async def main() -> list[RequestRecord]:
+        clients = [
+            httpx.AsyncClient(transport=httpx.MockTransport(handler_for(name)), base_url="http://t")
+            for name in ("a", "b", "c")
+        ]
+        try:
+            records, _ = await run_requests(
+                clients, Workload(), concurrency=3, requests=6, model="m"
+            )
+        finally:
+            for client in clients:
+                await client.aclose()
+        return records
+
+    records = asyncio.run(main())
+    assert all(record.ok for record in records) and len(records) == 6
+    assert served == {"a": 2, "b": 2, "c": 2}
+
+
+def test_loadgen_client_holds_a_single_connection() -> None:
+    """A worker's client never opens a second connection, so no pool is shared between workers."""
+    client = make_client("http://127.0.0.1:1", Workload())
+    try:
+        pool = client._transport._pool  # type: ignore[attr-defined]
+        assert pool._max_connections == 1
+    finally:
+        asyncio.run(client.aclose())
