@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_specperf.baselines import Baseline
+from pytest_specperf.client_health import fell_behind
 from pytest_specperf.schema import PointMetrics, ServerSummary
 
 
@@ -51,7 +52,11 @@ def throughput_failures(
             "per-req tok/s", point.per_req_tok_s, reference.per_req_tok_s, tolerance, where, path
         ),
     )
-    return [message for message in checks if message]
+    failures = [message for message in checks if message]
+    note = fell_behind(point.client)
+    if failures and note:
+        failures.append(f"note: {note}")
+    return failures
 
 
 def success_failure(point: PointMetrics, min_success_rate: float, depth: int) -> str | None:

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import msgspec
 
+from pytest_specperf.client_health import ClientMonitor
 from pytest_specperf.metrics import point_metrics
 from pytest_specperf.schema import PointMetrics, RequestRecord
 from pytest_specperf.workload import Workload, endpoint_path, request_body
@@ -286,7 +287,10 @@ async def measure_point(
                 model=model,
                 max_new_tokens=workload.warmup_max_new_tokens,
             )
-        records, wall = await run_requests(
-            clients, workload, concurrency=concurrency, requests=requests, model=model
-        )
-    return point_metrics(concurrency, records, wall)
+        async with ClientMonitor() as monitor:
+            records, wall = await run_requests(
+                clients, workload, concurrency=concurrency, requests=requests, model=model
+            )
+    metrics = point_metrics(concurrency, records, wall)
+    metrics.client = monitor.health
+    return metrics

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pytest_specperf.client_health import fell_behind
 from pytest_specperf.schema import DepthRun, PointMetrics
 
 SEED_HEADER = (
@@ -58,9 +59,14 @@ def _int(value: int | None) -> str:
 
 def seed_table(run: DepthRun) -> str:
     lines = [depth_heading(run), SEED_HEADER, "-" * len(SEED_HEADER)]
-    lines += [point_row(p) for p in sorted(run.points, key=lambda p: p.concurrency)]
+    points = sorted(run.points, key=lambda p: p.concurrency)
+    lines += [point_row(p) for p in points]
     if not run.points:
         lines.append("(no point measured)")
+    for point in points:
+        note = fell_behind(point.client)
+        if note:
+            lines.append(f"note C={point.concurrency}: {note}")
     return "\n".join(lines)
 
 

@@ -35,6 +35,22 @@ class RequestRecord(msgspec.Struct, kw_only=True):
     server_e2e_s: float | None = None
 
 
+class ClientHealth(msgspec.Struct, frozen=True, kw_only=True):
+    """How the load generator itself fared during a point (see client_health.py)."""
+
+    cpu_s: float
+    wall_s: float
+    loop_lag_p50_s: float
+    loop_lag_p99_s: float
+    loop_lag_max_s: float
+    samples: int
+
+    @property
+    def cpu_share(self) -> float:
+        """CPU time of the client process per second of wall time (1.0 = one core busy)."""
+        return self.cpu_s / self.wall_s if self.wall_s > 0 else 0.0
+
+
 class PointMetrics(msgspec.Struct, kw_only=True):
     """The figures of one (depth, concurrency) point; definitions in metrics.py."""
 
@@ -54,6 +70,7 @@ class PointMetrics(msgspec.Struct, kw_only=True):
     accept_length: float | None = None
     spec_verify_ct: int = 0
     chunks: int = 0
+    client: ClientHealth | None = None
 
     @property
     def success_rate(self) -> float:

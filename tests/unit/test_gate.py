@@ -22,7 +22,7 @@ from pytest_specperf.gate import (
     version_drift,
     workload_mismatch,
 )
-from pytest_specperf.schema import PointMetrics, ServerSummary
+from pytest_specperf.schema import ClientHealth, PointMetrics, ServerSummary
 
 PATH = Path("baselines/prof/2x-h200/steps-3.json")
 
@@ -176,3 +176,26 @@ def test_workload_mismatch_names_differing_common_field() -> None:
     message = workload_mismatch({"max_new_tokens": 500, "temperature": 0.0}, make_baseline())
     assert message is not None and "max_new_tokens" in message
     assert "1000" in message and "500" in message and "temperature" not in message
+
+
+def _client(lag_p99_s: float) -> ClientHealth:
+    return ClientHealth(
+        cpu_s=1.0, wall_s=10.0, loop_lag_p50_s=0.0, loop_lag_p99_s=lag_p99_s,
+        loop_lag_max_s=lag_p99_s, samples=100,
+    )  # fmt: skip
+
+
+def test_throughput_failure_notes_a_client_that_fell_behind() -> None:
+    """A floor failure measured by a lagging client says so after the failures."""
+    point = make_point(agg=800.0)
+    point.client = _client(0.2)
+    failures = throughput_failures(point, make_baseline(), 3, PATH)
+    assert len(failures) == 2
+    assert failures[1].startswith("note: the load generator fell behind")
+
+
+def test_passing_point_gets_no_client_note() -> None:
+    """A lagging client alone fails nothing: the note only comes with a floor failure."""
+    point = make_point()
+    point.client = _client(0.2)
+    assert throughput_failures(point, make_baseline(), 3, PATH) == []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_specperf.report import markdown_report, seed_table, tradeoff_table
-from pytest_specperf.schema import DepthRun, PointMetrics, ServerSummary
+from pytest_specperf.schema import ClientHealth, DepthRun, PointMetrics, ServerSummary
 
 SEED_COLUMNS = "C | Agg tok/s | Per-req tok/s | Tokens | Wall(s) | Ok"
 
@@ -83,3 +83,25 @@ def test_markdown_report_fences_the_tables() -> None:
     """The markdown report wraps the tables in a code fence."""
     text = markdown_report([make_run(1, 1000), make_run(3, 900)])
     assert text.count("```") == 2 and "Speculation depth trade-off" in text
+
+
+def test_point_whose_client_fell_behind_gets_a_note() -> None:
+    """The table says which point's figures the client itself may have held down."""
+    run = make_run(3, 1000)
+    run.points[0].client = ClientHealth(
+        cpu_s=9.8, wall_s=10.0, loop_lag_p50_s=0.01, loop_lag_p99_s=0.2, loop_lag_max_s=0.3,
+        samples=500,
+    )  # fmt: skip
+    lines = seed_table(run).splitlines()
+    notes = [line for line in lines if line.startswith("note ")]
+    assert len(notes) == 1 and notes[0].startswith("note C=16: the load generator fell behind")
+
+
+def test_healthy_clients_add_no_note() -> None:
+    run = make_run(3, 1000)
+    for point in run.points:
+        point.client = ClientHealth(
+            cpu_s=2.0, wall_s=10.0, loop_lag_p50_s=0.0, loop_lag_p99_s=0.002,
+            loop_lag_max_s=0.004, samples=900,
+        )  # fmt: skip
+    assert "note " not in seed_table(run)

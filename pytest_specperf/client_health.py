@@ -1,0 +1,93 @@
+"""Did the load generator keep up? Its CPU use and event-loop lag while a point is measured.
+
+A closed-loop client that is short of CPU sends its next request late and reads its streams
+late, so the server looks slower than it is: on a loaded 2-core machine a C=64 point on the
+simulator read about 10 % low for that reason alone (docs/bench-vs-sglang.md). Every point
+records how its client fared; a point whose client fell behind says so beside its figures and
+in its floor failure, so a red build on a noisy runner is not taken for a server regression.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from types import TracebackType
+
+from pytest_specperf.metrics import percentile
+from pytest_specperf.schema import ClientHealth
+
+SAMPLE_INTERVAL_S = 0.01
+# An event loop that wakes 50 ms late at the 99th percentile is reading its streams late.
+LOOP_LAG_P99_LIMIT_S = 0.05
+# One asyncio thread cannot use more than one core; near it, the client is the bottleneck.
+CPU_SHARE_LIMIT = 0.9
+
+
+class ClientMonitor:
+    """Async context manager: samples the event loop's lateness and the process CPU time.
+
+    A background task sleeps SAMPLE_INTERVAL_S at a time and records how much later than asked
+    it woke up; the lateness is the time the loop spent on other work before it could run it.
+    """
+
+    def __init__(self, interval_s: float = SAMPLE_INTERVAL_S) -> None:
+        self.interval_s = interval_s
+        self.health: ClientHealth | None = None
+        self._lags: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+        self._cpu_start = 0.0
+        self._wall_start = 0.0
+        self._asked = 0.0
+
+    async def _sample(self) -> None:
+        while True:
+            self._asked = time.monotonic()
+            await asyncio.sleep(self.interval_s)
+            self._lags.append(max(0.0, time.monotonic() - self._asked - self.interval_s))
+
+    async def __aenter__(self) -> ClientMonitor:
+        self._cpu_start = time.process_time()
+        self._wall_start = time.monotonic()
+        self._task = asyncio.create_task(self._sample())
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        assert self._task is not None
+        # A wake-up already overdue when the point ends was delayed by the point's own work.
+        overdue = time.monotonic() - self._asked - self.interval_s
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        if overdue > 0:
+            self._lags.append(overdue)
+        lags = sorted(self._lags)
+        self.health = ClientHealth(
+            cpu_s=time.process_time() - self._cpu_start,
+            wall_s=time.monotonic() - self._wall_start,
+            loop_lag_p50_s=percentile(lags, 0.5) if lags else 0.0,
+            loop_lag_p99_s=percentile(lags, 0.99) if lags else 0.0,
+            loop_lag_max_s=lags[-1] if lags else 0.0,
+            samples=len(lags),
+        )
+
+
+def fell_behind(health: ClientHealth | None) -> str | None:
+    """One line when the client was short of CPU during the point, else None."""
+    if health is None:
+        return None
+    lagging = health.loop_lag_p99_s >= LOOP_LAG_P99_LIMIT_S
+    busy = health.cpu_share >= CPU_SHARE_LIMIT
+    if not (lagging or busy):
+        return None
+    lag_ms = health.loop_lag_p99_s * 1000
+    return (
+        f"the load generator fell behind (event-loop lag p99 {lag_ms:.0f} ms, "
+        f"CPU {health.cpu_share:.0%} of one core): the server may be faster than these figures; "
+        "give the client more CPU or lower the concurrency"
+    )

@@ -1,0 +1,89 @@
+"""pytest_specperf.client_health: did the load generator keep up during a point?"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from pytest_specperf.client_health import (
+    CPU_SHARE_LIMIT,
+    LOOP_LAG_P99_LIMIT_S,
+    ClientMonitor,
+    fell_behind,
+)
+from pytest_specperf.schema import ClientHealth
+
+
+def health(*, lag_p99_s: float = 0.001, cpu_s: float = 1.0, wall_s: float = 10.0) -> ClientHealth:
+    return ClientHealth(
+        cpu_s=cpu_s,
+        wall_s=wall_s,
+        loop_lag_p50_s=0.0005,
+        loop_lag_p99_s=lag_p99_s,
+        loop_lag_max_s=max(lag_p99_s, 0.002),
+        samples=1000,
+    )
+
+
+def monitored(work: float, *, block: bool) -> ClientHealth:
+    async def main() -> ClientHealth:
+        async with ClientMonitor(interval_s=0.005) as monitor:
+            await asyncio.sleep(0.05)  # let the sampler take a few samples first
+            if block:
+                time.sleep(work)  # the loop can run nothing else meanwhile
+            else:
+                await asyncio.sleep(work)
+        assert monitor.health is not None
+        return monitor.health
+
+    return asyncio.run(main())
+
+
+def test_blocked_loop_shows_as_lag() -> None:
+    """A loop blocked for 0.3 s wakes the sampler at least about that late."""
+    result = monitored(0.3, block=True)
+    assert result.loop_lag_max_s >= 0.25
+    assert result.cpu_s >= 0.0 and result.wall_s >= 0.35
+
+
+def test_idle_loop_takes_samples_at_its_interval() -> None:
+    """Waiting without blocking, the sampler runs many times over the wall time."""
+    result = monitored(0.3, block=False)
+    assert result.samples >= 10
+    assert result.wall_s >= 0.35
+
+
+def test_busy_client_spends_cpu_time() -> None:
+    """CPU spent in the loop is counted: a busy spin of 0.2 s is 0.15 s of CPU or more."""
+
+    async def main() -> ClientHealth:
+        async with ClientMonitor() as monitor:
+            deadline = time.monotonic() + 0.2
+            while time.monotonic() < deadline:
+                pass
+        assert monitor.health is not None
+        return monitor.health
+
+    assert asyncio.run(main()).cpu_s >= 0.15
+
+
+def test_healthy_client_gives_no_note() -> None:
+    assert fell_behind(health()) is None
+    assert fell_behind(None) is None
+
+
+def test_lagging_loop_gives_a_note_with_its_lag() -> None:
+    note = fell_behind(health(lag_p99_s=LOOP_LAG_P99_LIMIT_S * 2))
+    assert note is not None and "fell behind" in note and "lag p99 100 ms" in note
+
+
+def test_client_at_one_core_gives_a_note_with_its_cpu_share() -> None:
+    note = fell_behind(health(cpu_s=CPU_SHARE_LIMIT * 10, wall_s=10.0))
+    assert note is not None and "CPU 90% of one core" in note
+
+
+@pytest.mark.parametrize("wall_s", [0.0, -1.0])
+def test_cpu_share_of_no_wall_time_is_zero(wall_s: float) -> None:
+    assert health(wall_s=wall_s).cpu_share == 0.0
