@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -20,7 +21,13 @@ from pytest_specperf.errors import SpecperfError
 from pytest_specperf.options import DEFAULT_SIM_SPEEDUP, Settings, build_settings
 from pytest_specperf.profiles import DEFAULT_PROFILE
 from pytest_specperf.report import full_report
-from pytest_specperf.results import REPORT_FILE, ResultsStore, new_run_id, write_report
+from pytest_specperf.results import (
+    REPORT_FILE,
+    ResultsStore,
+    append_step_summary,
+    new_run_id,
+    write_report,
+)
 from pytest_specperf.schema import DepthRun, PointMetrics
 from pytest_specperf.server import depth_of, fetch_server_info, interrupt_on_sigterm
 from pytest_specperf.suite import DepthSession, ServerDied, depth_scope, write_baselines
@@ -374,6 +381,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if settings is None or not runs:
         return
     write_report(settings.out_dir / REPORT_FILE, runs)
+    step_summary = os.environ.get(STEP_SUMMARY_ENV)
+    if step_summary:
+        try:
+            append_step_summary(Path(step_summary), runs)
+        except OSError as exc:
+            config.stash[_step_summary_error_key] = f"{STEP_SUMMARY_ENV}: not written: {exc}"
     if settings.update_baselines:
         problem = None
         if exitstatus != pytest.ExitCode.OK:
@@ -389,6 +402,8 @@ def _exit_name(exitstatus: int) -> str:
 
 
 _written_key = pytest.StashKey[list[str]]()
+_step_summary_error_key = pytest.StashKey[str]()
+STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -405,3 +420,6 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     )
     for line in config.stash.get(_written_key, []):
         terminalreporter.write_line(f"baseline {line}")
+    step_summary_error = config.stash.get(_step_summary_error_key, None)
+    if step_summary_error:
+        terminalreporter.write_line(step_summary_error)

@@ -77,3 +77,12 @@ class ResultsStore:
 def write_report(path: Path, runs: list[DepthRun]) -> None:
     """report.md from the runs, atomically (a reader never sees half a report)."""
     atomic_write_bytes(path, markdown_report(runs).encode("utf-8"))
+
+
+def append_step_summary(path: Path, runs: list[DepthRun]) -> None:
+    """Append the report to a CI job summary file (GitHub Actions' $GITHUB_STEP_SUMMARY).
+
+    Appended, not replaced: the job's other steps write to the same file.
+    """
+    with path.open("a", encoding="utf-8") as summary:
+        summary.write(markdown_report(runs) + "\n")

@@ -31,6 +31,19 @@ def test_without_baseline_points_skip_with_how_to_record(
     )
 
 
+def test_ci_job_summary_gets_the_report_appended(
+    pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With $GITHUB_STEP_SUMMARY set, the report is appended after what the job wrote there."""
+    summary = suite_dir / "step-summary.md"
+    summary.write_text("earlier step\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    pytester.runpytest_subprocess("perf_tests", "--spec-steps=3", *FAST_ARGS)
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("earlier step\n# pytest-specperf results\n")
+    assert "C | Agg tok/s | Per-req tok/s" in text and "steps=3 " in text
+
+
 def test_recorded_baselines_pass_and_slowdown_fails_the_floors(
     pytester: pytest.Pytester, suite_dir: Path
 ) -> None:

@@ -12,8 +12,10 @@ import pytest
 
 from tests.reliability.suite_runs import Action, ctrl_c, kill_worker, look_at_server, sigterm
 
-# C=16 after the first point keeps the sweep busy long enough to be interrupted mid-way.
-LONG_SWEEP = "--specperf-concurrency=1,4,16"
+# Two more points of 2,000-token requests after the first keep the sweep busy for seconds
+# once the first point is in results.json, so the interruption always lands mid-sweep (with
+# FAST_ARGS' 200 tokens the rest of the sweep took under a second and could finish first).
+LONG_SWEEP = ("--specperf-concurrency=1,4,16", "--specperf-max-new-tokens=2000")
 COMMON_ARGS = ["--spec-steps=3", "--specperf-update-baselines"]
 
 FAILING_USER_TEST = '''
@@ -80,7 +82,7 @@ LIFECYCLE = (
     ),
     Scenario(
         "ctrl-c-mid-sweep",
-        args=(LONG_SWEEP,),
+        args=LONG_SWEEP,
         action=ctrl_c,
         exit_code=2,
         clean_points=(1,),
@@ -88,7 +90,7 @@ LIFECYCLE = (
     ),
     Scenario(
         "sigterm-mid-sweep",
-        args=(LONG_SWEEP,),
+        args=LONG_SWEEP,
         action=sigterm,
         exit_code=2,
         clean_points=(1,),
@@ -97,7 +99,7 @@ LIFECYCLE = (
     Scenario(
         "server-crash-mid-sweep",
         # 2 warm-up + 4 requests at C=1, 4 warm-up + 8 at C=4: the 12th dies during C=4.
-        args=(LONG_SWEEP, "--specperf-server-arg=--sim-crash-after=12"),
+        args=(*LONG_SWEEP, "--specperf-server-arg=--sim-crash-after=12"),
         clean_points=(1,),
         failure=r"^server \(steps=3\) was killed by SIGKILL while measuring C=4",
     ),
@@ -108,7 +110,7 @@ LIFECYCLE = (
     ),
     Scenario(
         "xdist-worker-killed",
-        args=(LONG_SWEEP, "-n", "2"),
+        args=(*LONG_SWEEP, "-n", "2"),
         action=kill_worker,
         clean_points=(1,),
         failure=r"^steps=3 was already started in this run by another process",

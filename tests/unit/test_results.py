@@ -7,7 +7,7 @@ from pathlib import Path
 
 import msgspec
 
-from pytest_specperf.results import RESULTS_FILE, ResultsStore
+from pytest_specperf.results import RESULTS_FILE, ResultsStore, append_step_summary
 from pytest_specperf.schema import DepthRun, RunResults
 
 
@@ -88,3 +88,14 @@ def test_update_replaces_corrupt_file(tmp_path: Path) -> None:
     (tmp_path / RESULTS_FILE).write_text("{corrupt", encoding="utf-8")
     ResultsStore(tmp_path, run_id="run-a").update(add_run(1))
     assert read(tmp_path / RESULTS_FILE).run_id == "run-a"
+
+
+def test_step_summary_is_appended_not_replaced(tmp_path: Path) -> None:
+    """A CI job summary keeps what earlier steps wrote; the report follows it."""
+    summary = tmp_path / "summary.md"
+    summary.write_text("# build\n", encoding="utf-8")
+    append_step_summary(summary, [])
+    append_step_summary(summary, [])
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("# build\n# pytest-specperf results")
+    assert text.count("# pytest-specperf results") == 2
