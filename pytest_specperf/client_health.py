@@ -1,10 +1,11 @@
 """Did the load generator keep up? Its CPU use and event-loop lag while a point is measured.
 
 A closed-loop client that is short of CPU sends its next request late and reads its streams
-late, so the server looks slower than it is: on a loaded 2-core machine a C=64 point on the
-simulator read about 10 % low for that reason alone (docs/bench-vs-sglang.md). Every point
-records how its client fared; a point whose client fell behind says so beside its figures and
-in its floor failure, so a red build on a noisy runner is not taken for a server regression.
+late, so the server looks slower than it is. Streaming C=64 from the simulator at speedup 5,
+the client alone used 0.6-0.7 of a core on a 2-core machine (docs/bench-vs-sglang.md): other
+work on the machine can push it over. Every point records how its client fared; a point whose
+client fell behind says so beside its figures and in its floor failure, so a red build on a
+noisy runner is not taken for a server regression.
 """
 
 from __future__ import annotations
