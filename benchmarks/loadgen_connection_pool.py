@@ -2,12 +2,13 @@
 
     python benchmarks/loadgen_connection_pool.py --concurrency 64 --speedup 5 --repeats 2
 
-Boots ONE simulator (default profile, EAGLE steps 3) and, for each repeat, runs the closed-loop
-point both ways, one after the other, against it. Each way first runs a warm-up at the same C
-through the same clients (as `measure_point` does), so the measured requests go out on
-keep-alive connections. The sim's ground truth says when each measured request reached it;
-the script prints, per way, how long the first C requests took to arrive, how many separate
-prefill batches the sim ran for them, and the throughput in simulated time.
+Boots ONE simulator (the default profile at depth 3, through the suite's own launch code)
+and, for each repeat, runs the closed-loop point both ways, one after the other, against it.
+Each way first runs a warm-up at the same C through the same clients (as `measure_point`
+does), so the measured requests go out on keep-alive connections. The sim's ground truth says
+when each measured request reached it; the script prints, per way, how long the first C
+requests took to arrive, how many separate prefill batches the sim ran, and the throughput
+in simulated time.
 
 The loadgen uses one client per worker since this comparison showed the shared pool sending
 the first requests of a point late (see the docstring of `loadgen.make_client`).
@@ -18,27 +19,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import httpx
 
+from pytest_specperf.launch import LaunchCommand, build_launch
 from pytest_specperf.loadgen import make_client, run_requests
+from pytest_specperf.profiles import DEFAULT_PROFILE, builtin_profiles
+from pytest_specperf.server import launch
 from pytest_specperf.workload import Workload
 
 WAYS = ("shared pool", "one client per worker")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _shared_client(base_url: str, workload: Workload, concurrency: int) -> httpx.AsyncClient:
@@ -100,50 +94,30 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
 
-    port = _free_port()
-    base_url = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pytest_specperf.sim",
-            "--model-path",
-            "sim",
-            "--port",
-            str(port),
-            "--speculative-algorithm",
-            "EAGLE",
-            "--speculative-num-steps",
-            "3",
-            "--speculative-eagle-topk",
-            "1",
-            "--speculative-num-draft-tokens",
-            "4",
-            "--sim-speedup",
-            str(args.speedup),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{base_url}/health_generate", trust_env=False).is_success:
-                    break
-            time.sleep(0.1)
-        print(f"C={args.concurrency}, sim speedup {args.speedup:g}, steps 3, 1000 tokens")
-        for repeat in range(1, args.repeats + 1):
-            order = WAYS if repeat % 2 else tuple(reversed(WAYS))
-            for way in order:
-                wall = asyncio.run(_one_way(way, base_url, args.concurrency))
-                truth = httpx.get(f"{base_url}/sim/ground_truth", trust_env=False).json()
-                summary = _summary(truth, args.concurrency, wall, args.speedup)
-                print(f"repeat {repeat} {way:>22}: {summary}")
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=10)
+    profile = builtin_profiles()[DEFAULT_PROFILE]
+
+    def command(port: int) -> LaunchCommand:
+        return build_launch(profile, 3, backend="sim", port=port, sim_speedup=args.speedup)
+
+    with tempfile.TemporaryDirectory(prefix="specperf-pool-") as workdir:
+        server = launch(
+            command,
+            host="127.0.0.1",
+            log_path=Path(workdir) / "sim.log",
+            launch_timeout_s=60,
+            api_key=None,
+        )
+        try:
+            print(f"C={args.concurrency}, sim speedup {args.speedup:g}, steps 3, 1000 tokens")
+            for repeat in range(1, args.repeats + 1):
+                order = WAYS if repeat % 2 else tuple(reversed(WAYS))
+                for way in order:
+                    wall = asyncio.run(_one_way(way, server.url, args.concurrency))
+                    truth = httpx.get(f"{server.url}/sim/ground_truth", trust_env=False).json()
+                    summary = _summary(truth, args.concurrency, wall, args.speedup)
+                    print(f"repeat {repeat} {way:>22}: {summary}")
+        finally:
+            server.stop()
 
 
 if __name__ == "__main__":
