@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _sim import sim_argv
 
 from pytest_specperf.model_factory import build_model
 from pytest_specperf.workload import Workload
@@ -87,23 +88,7 @@ def _free_port() -> int:
 
 def boot_sim(steps: int, speedup: float, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "pytest_specperf.sim",
-        "--port",
-        str(port),
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-num-steps",
-        str(steps),
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-draft-tokens",
-        str(steps + 1),
-        "--sim-speedup",
-        str(speedup),
-    ]
+    command = sim_argv(steps, port, speedup)
     with log.open("wb") as sink:
         proc = subprocess.Popen(
             command, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True

@@ -21,6 +21,7 @@ import sys
 import time
 
 import httpx
+from _sim import sim_argv
 
 from pytest_specperf.sim.model import SEED_CONCURRENCIES, SEED_TABLE, seed_requests
 from pytest_specperf.sim.probe import run_point
@@ -35,24 +36,7 @@ def _free_port() -> int:
 def boot(steps: int, speedup: float, extra: list[str]) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "pytest_specperf.sim",
-            "--port",
-            str(port),
-            "--speculative-algorithm",
-            "EAGLE",
-            "--speculative-num-steps",
-            str(steps),
-            "--speculative-eagle-topk",
-            "1",
-            "--speculative-num-draft-tokens",
-            str(steps + 1),
-            "--sim-speedup",
-            str(speedup),
-            *extra,
-        ],
+        sim_argv(steps, port, speedup, *extra),
         start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
