@@ -53,8 +53,8 @@ from typing import Any
 import httpx
 from _sim import sim_argv
 
-from pytest_specperf.model_factory import build_model
-from pytest_specperf.workload import Workload
+from pytest_specperf.measure.workload import Workload
+from pytest_specperf.server.model_factory import build_model
 
 DEFAULT_SGLANG_PYTHON = "/tmp/sglbench/bin/python"
 

@@ -26,11 +26,11 @@ from typing import Any
 
 import httpx
 
-from pytest_specperf.launch import LaunchCommand, build_launch
-from pytest_specperf.loadgen import make_client, run_requests
+from pytest_specperf.measure.loadgen import make_client, run_requests
+from pytest_specperf.measure.workload import Workload
 from pytest_specperf.profiles import DEFAULT_PROFILE, builtin_profiles
-from pytest_specperf.server import launch
-from pytest_specperf.workload import Workload
+from pytest_specperf.server.launch import LaunchCommand, build_launch
+from pytest_specperf.server.process import launch
 
 WAYS = ("shared pool", "one client per worker")
 

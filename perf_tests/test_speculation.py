@@ -2,8 +2,8 @@
 
 import pytest
 
-from pytest_specperf.checks import SpecperfGate
-from pytest_specperf.schema import DepthRun
+from pytest_specperf.gate.pytest_gate import SpecperfGate
+from pytest_specperf.results.schema import DepthRun
 
 
 @pytest.mark.specperf_phase(2)

@@ -1,7 +1,7 @@
 """Throughput floors per (speculation depth, concurrency): the seed's table, gated."""
 
-from pytest_specperf.checks import SpecperfGate
-from pytest_specperf.schema import PointMetrics
+from pytest_specperf.gate.pytest_gate import SpecperfGate
+from pytest_specperf.results.schema import PointMetrics
 
 
 def test_throughput_floor(specperf_point: PointMetrics, specperf_gate: SpecperfGate) -> None:

@@ -18,10 +18,8 @@ import msgspec
 
 from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.files import atomic_write_bytes
-from pytest_specperf.hardware import hardware_key
-from pytest_specperf.launch import BACKENDS, build_launch
-from pytest_specperf.loadgen import measure_point
-from pytest_specperf.model_factory import build_model
+from pytest_specperf.measure.loadgen import measure_point
+from pytest_specperf.measure.workload import SEED_CONCURRENCY, Workload
 from pytest_specperf.options import (
     API_KEY_ENV,
     DEFAULT_SIM_SPEEDUP,
@@ -33,11 +31,13 @@ from pytest_specperf.options import (
     parse_url,
 )
 from pytest_specperf.profiles import DEFAULT_PROFILE, available_profiles, resolve_profile
-from pytest_specperf.report import seed_table
-from pytest_specperf.results import ResultsStore
-from pytest_specperf.schema import DepthRun, RunResults
-from pytest_specperf.server import depth_of, fetch_server_info, summarize_server_info
-from pytest_specperf.workload import SEED_CONCURRENCY, Workload
+from pytest_specperf.results.report import seed_table
+from pytest_specperf.results.schema import DepthRun, RunResults
+from pytest_specperf.results.store import ResultsStore
+from pytest_specperf.server.hardware import hardware_key
+from pytest_specperf.server.launch import BACKENDS, build_launch
+from pytest_specperf.server.model_factory import build_model
+from pytest_specperf.server.process import depth_of, fetch_server_info, summarize_server_info
 
 
 def _parser() -> argparse.ArgumentParser:

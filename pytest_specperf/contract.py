@@ -27,11 +27,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from pytest_specperf import fields
 from pytest_specperf.errors import SpecperfError
-from pytest_specperf.launch import SGLANG_MODULE, build_launch
+from pytest_specperf.measure import fields
+from pytest_specperf.measure.workload import Workload, completions_body, generate_body
 from pytest_specperf.profiles import SAME_AS_MODEL, Profile
-from pytest_specperf.workload import Workload, completions_body, generate_body
+from pytest_specperf.server.launch import SGLANG_MODULE, build_launch
 
 SGLANG_DISTRIBUTION = "sglang"
 # torchvision ops that torchvision registers fake kernels for without checking its C
@@ -359,7 +359,7 @@ def _compare_completions(label: str, body: dict[str, Any], request: Any) -> list
 
 
 def suite_field_names() -> list[str]:
-    """Every SGLang response field name the suite reads (``pytest_specperf.fields``)."""
+    """Every SGLang response field name the suite reads (``pytest_specperf.measure.fields``)."""
     names: list[str] = []
     for group in (
         fields.SERVER_INFO_FIELDS,

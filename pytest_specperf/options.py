@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_specperf.errors import UsageError
-from pytest_specperf.launch import BACKENDS, Backend
+from pytest_specperf.measure.workload import SEED_CONCURRENCY, Workload
 from pytest_specperf.profiles import DEFAULT_PROFILE, Profile, resolve_profile
-from pytest_specperf.workload import SEED_CONCURRENCY, Workload
+from pytest_specperf.server.launch import BACKENDS, Backend
 
 API_KEY_ENV = "SPECPERF_API_KEY"
 MAX_DEPTH = 16

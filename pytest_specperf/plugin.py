@@ -16,22 +16,22 @@ from typing import Any, NoReturn
 
 import pytest
 
-from pytest_specperf.checks import SpecperfGate
 from pytest_specperf.errors import SpecperfError
+from pytest_specperf.gate.pytest_gate import SpecperfGate
+from pytest_specperf.measure.workload import SEED_CONCURRENCY
 from pytest_specperf.options import DEFAULT_SIM_SPEEDUP, Settings, build_settings
 from pytest_specperf.profiles import DEFAULT_PROFILE
-from pytest_specperf.report import full_report
-from pytest_specperf.results import (
+from pytest_specperf.results.report import full_report
+from pytest_specperf.results.schema import DepthRun, PointMetrics
+from pytest_specperf.results.store import (
     REPORT_FILE,
     ResultsStore,
     append_step_summary,
     new_run_id,
     write_report,
 )
-from pytest_specperf.schema import DepthRun, PointMetrics
-from pytest_specperf.server import depth_of, fetch_server_info, interrupt_on_sigterm
+from pytest_specperf.server.process import depth_of, fetch_server_info, interrupt_on_sigterm
 from pytest_specperf.suite import DepthSession, ServerDied, depth_scope, write_baselines
-from pytest_specperf.workload import SEED_CONCURRENCY
 
 settings_key = pytest.StashKey[Settings]()
 run_id_key = pytest.StashKey[str]()

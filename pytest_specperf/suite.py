@@ -11,7 +11,8 @@ import re
 import signal
 from pathlib import Path
 
-from pytest_specperf.baselines import (
+from pytest_specperf.errors import BaselineError, SpecperfError
+from pytest_specperf.gate.baselines import (
     Baseline,
     Tolerance,
     baseline_from_run,
@@ -19,15 +20,14 @@ from pytest_specperf.baselines import (
     load_baseline,
     save_baseline,
 )
-from pytest_specperf.errors import BaselineError, SpecperfError
-from pytest_specperf.hardware import hardware_key
-from pytest_specperf.launch import LaunchCommand, build_launch
-from pytest_specperf.loadgen import measure_point
-from pytest_specperf.model_factory import build_model
+from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.options import Settings
-from pytest_specperf.results import ResultsStore
-from pytest_specperf.schema import DepthRun, PointMetrics, RunResults, ServerSummary
-from pytest_specperf.server import (
+from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults, ServerSummary
+from pytest_specperf.results.store import ResultsStore
+from pytest_specperf.server.hardware import hardware_key
+from pytest_specperf.server.launch import LaunchCommand, build_launch
+from pytest_specperf.server.model_factory import build_model
+from pytest_specperf.server.process import (
     ServerProcess,
     fetch_server_info,
     inject_slowdown,

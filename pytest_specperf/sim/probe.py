@@ -1,6 +1,6 @@
 """A small closed-loop /generate client, used to check the simulator against its model.
 
-Not the suite's load generator (that is pytest_specperf.loadgen): this one exists so the
+Not the suite's load generator (that is pytest_specperf.measure.loadgen): this one exists so the
 simulator's own tests and benchmarks/sim_*.py can drive a booted sim without depending on
 other parts of the package. It reads only meta_info.completion_tokens from each chunk.
 """

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from pytest_specperf import contract
-from pytest_specperf.launch import build_launch
 from pytest_specperf.profiles import Profile, builtin_profiles, load_profile_file
+from pytest_specperf.server.launch import build_launch
 
 pytestmark = pytest.mark.contract
 pytest.importorskip(

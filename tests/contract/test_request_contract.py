@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_specperf import contract
-from pytest_specperf.workload import Workload, completions_body, generate_body
+from pytest_specperf.measure.workload import Workload, completions_body, generate_body
 
 pytestmark = pytest.mark.contract
 pytest.importorskip(

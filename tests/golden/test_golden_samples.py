@@ -16,12 +16,12 @@ from typing import Any
 import httpx
 import pytest
 
-from pytest_specperf import fields
-from pytest_specperf.loadgen import run_requests
-from pytest_specperf.metrics import point_metrics
-from pytest_specperf.schema import RequestRecord
-from pytest_specperf.server import depth_of, summarize_server_info
-from pytest_specperf.workload import Workload
+from pytest_specperf.measure import fields
+from pytest_specperf.measure.loadgen import run_requests
+from pytest_specperf.measure.metrics import point_metrics
+from pytest_specperf.measure.workload import Workload
+from pytest_specperf.results.schema import RequestRecord
+from pytest_specperf.server.process import depth_of, summarize_server_info
 from tests.sim.conftest import SimServer, sse_payloads
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "sglang-0.5.12-h200"

@@ -30,7 +30,7 @@ import msgspec
 import psutil
 import pytest
 
-from pytest_specperf.schema import RunResults
+from pytest_specperf.results.schema import RunResults
 from tests.e2e.conftest import FAST_ARGS, REPO, TAG_ENV, sim_processes
 
 # Every run carries this key in SPECPERF_API_KEY; it must never show up anywhere.

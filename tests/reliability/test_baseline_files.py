@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pytest_specperf.baselines import load_baseline
+from pytest_specperf.gate.baselines import load_baseline
 from tests.reliability.suite_runs import HARDWARE, PROFILE, SuiteRun, prepare_workdir, run_suite
 
 _VALID = {

@@ -1,4 +1,4 @@
-"""pytest_specperf.baselines: self-describing, atomic, key-checked baseline files."""
+"""pytest_specperf.gate.baselines: self-describing, atomic, key-checked baseline files."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from pytest_specperf.baselines import (
+from pytest_specperf.errors import BaselineError
+from pytest_specperf.gate.baselines import (
     BASELINE_SCHEMA_VERSION,
     Baseline,
     BaselinePoint,
@@ -23,8 +24,7 @@ from pytest_specperf.baselines import (
     load_baseline,
     save_baseline,
 )
-from pytest_specperf.errors import BaselineError
-from pytest_specperf.schema import DepthRun, Percentiles, PointMetrics, ServerSummary
+from pytest_specperf.results.schema import DepthRun, Percentiles, PointMetrics, ServerSummary
 
 REPO_BASELINES = Path(__file__).resolve().parents[2] / "baselines"
 

@@ -1,4 +1,4 @@
-"""pytest_specperf.client_health: did the load generator keep up during a point?"""
+"""pytest_specperf.measure.client_health: did the load generator keep up during a point?"""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import time
 
 import pytest
 
-from pytest_specperf.client_health import (
+from pytest_specperf.measure.client_health import (
     CPU_SHARE_LIMIT,
     LOOP_LAG_P99_LIMIT_S,
     ClientMonitor,
     fell_behind,
 )
-from pytest_specperf.schema import ClientHealth
+from pytest_specperf.results.schema import ClientHealth
 
 
 def health(*, lag_p99_s: float = 0.001, cpu_s: float = 1.0, wall_s: float = 10.0) -> ClientHealth:

@@ -1,4 +1,4 @@
-"""pytest_specperf.gate: measured figures against floors derived from a baseline."""
+"""pytest_specperf.gate.floors: measured figures against floors derived from a baseline."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_specperf.baselines import (
+from pytest_specperf.gate.baselines import (
     BASELINE_SCHEMA_VERSION,
     Baseline,
     BaselinePoint,
     KvCapacity,
     Tolerance,
 )
-from pytest_specperf.gate import (
+from pytest_specperf.gate.floors import (
     accept_length_failure,
     floor,
     kv_failures,
@@ -22,7 +22,7 @@ from pytest_specperf.gate import (
     version_drift,
     workload_mismatch,
 )
-from pytest_specperf.schema import ClientHealth, PointMetrics, ServerSummary
+from pytest_specperf.results.schema import ClientHealth, PointMetrics, ServerSummary
 
 PATH = Path("baselines/prof/2x-h200/steps-3.json")
 

@@ -1,4 +1,4 @@
-"""pytest_specperf.hardware: the hardware key baselines are filed under."""
+"""pytest_specperf.server.hardware: the hardware key baselines are filed under."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_specperf.hardware import UNKNOWN_HARDWARE, gpu_key, hardware_key, sim_key, slug
+from pytest_specperf.server.hardware import UNKNOWN_HARDWARE, gpu_key, hardware_key, sim_key, slug
 
 
 def fake_nvidia_smi(directory: Path, output: str, code: int = 0) -> None:

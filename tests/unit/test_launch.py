@@ -1,4 +1,4 @@
-"""pytest_specperf.launch: the one builder of server commands."""
+"""pytest_specperf.server.launch: the one builder of server commands."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_specperf.errors import UsageError
-from pytest_specperf.launch import SGLANG_MODULE, SIM_MODULE, build_launch, redact_argv
 from pytest_specperf.profiles import Profile, load_profile_file
+from pytest_specperf.server.launch import SGLANG_MODULE, SIM_MODULE, build_launch, redact_argv
 
 
 def value_of(argv: list[str], flag: str) -> str:

@@ -1,4 +1,4 @@
-"""pytest_specperf.loadgen: the closed-loop streaming client, fed crafted SSE via MockTransport."""
+"""measure.loadgen: the closed-loop streaming client, fed crafted SSE via MockTransport."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Any
 import httpx
 import pytest
 
-from pytest_specperf.loadgen import make_client, run_requests
-from pytest_specperf.metrics import point_metrics
-from pytest_specperf.schema import RequestRecord
-from pytest_specperf.workload import Workload
+from pytest_specperf.measure.loadgen import make_client, run_requests
+from pytest_specperf.measure.metrics import point_metrics
+from pytest_specperf.measure.workload import Workload
+from pytest_specperf.results.schema import RequestRecord
 
 SSE = {"content-type": "text/event-stream; charset=utf-8"}
 Handler = Callable[[httpx.Request], httpx.Response | Awaitable[httpx.Response]]

@@ -1,4 +1,4 @@
-"""pytest_specperf.metrics: the one definition of every point figure."""
+"""pytest_specperf.measure.metrics: the one definition of every point figure."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_specperf.metrics import decode_rate, percentile, point_metrics
-from pytest_specperf.schema import RequestRecord
+from pytest_specperf.measure.metrics import decode_rate, percentile, point_metrics
+from pytest_specperf.results.schema import RequestRecord
 
 
 def ok_record(

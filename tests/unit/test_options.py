@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_specperf.errors import UsageError
+from pytest_specperf.measure.workload import SEED_CONCURRENCY
 from pytest_specperf.options import (
     API_KEY_ENV,
     MAX_CONCURRENCY,
@@ -25,7 +26,6 @@ from pytest_specperf.options import (
     parse_url,
 )
 from pytest_specperf.profiles import DEFAULT_PROFILE
-from pytest_specperf.workload import SEED_CONCURRENCY
 
 # The plugin's defaults, as strings, keyed by ini name (the values build_settings is given).
 DEFAULTS: dict[str, Any] = {

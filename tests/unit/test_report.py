@@ -1,9 +1,9 @@
-"""pytest_specperf.report: the seed's table per depth and the depth trade-off."""
+"""pytest_specperf.results.report: the seed's table per depth and the depth trade-off."""
 
 from __future__ import annotations
 
-from pytest_specperf.report import markdown_report, seed_table, tradeoff_table
-from pytest_specperf.schema import ClientHealth, DepthRun, PointMetrics, ServerSummary
+from pytest_specperf.results.report import markdown_report, seed_table, tradeoff_table
+from pytest_specperf.results.schema import ClientHealth, DepthRun, PointMetrics, ServerSummary
 
 SEED_COLUMNS = "C | Agg tok/s | Per-req tok/s | Tokens | Wall(s) | Ok"
 

@@ -1,4 +1,4 @@
-"""pytest_specperf.results: results.json written atomically after every point."""
+"""pytest_specperf.results.store: results.json written atomically after every point."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import msgspec
 
-from pytest_specperf.results import RESULTS_FILE, ResultsStore, append_step_summary
-from pytest_specperf.schema import DepthRun, RunResults
+from pytest_specperf.results.schema import DepthRun, RunResults
+from pytest_specperf.results.store import RESULTS_FILE, ResultsStore, append_step_summary
 
 
 def add_run(depth: int) -> Callable[[RunResults], None]:

@@ -1,4 +1,4 @@
-"""pytest_specperf.server: launching, watching and stopping servers; reading /server_info."""
+"""server.process: launching, watching and stopping servers; reading /server_info."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import psutil
 import pytest
 
 from pytest_specperf.errors import ServerStartError, ServerUnreachableError
-from pytest_specperf.launch import LaunchCommand
-from pytest_specperf.server import (
+from pytest_specperf.server.launch import LaunchCommand
+from pytest_specperf.server.process import (
     ServerProcess,
     depth_of,
     fetch_server_info,

@@ -14,7 +14,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from pytest_specperf.schema import Percentiles, PointMetrics, RequestRecord
+from pytest_specperf.results.schema import Percentiles, PointMetrics, RequestRecord
 
 
 def percentile(sorted_values: Sequence[float], fraction: float) -> float:

@@ -29,9 +29,9 @@ import httpx
 import psutil
 
 from pytest_specperf.errors import ServerStartError, ServerUnreachableError
-from pytest_specperf.launch import LaunchCommand
-from pytest_specperf.schema import ServerSummary
-from pytest_specperf.watchdog import SECRETS_ENV, redact, save_redacted_log
+from pytest_specperf.results.schema import ServerSummary
+from pytest_specperf.server.launch import LaunchCommand
+from pytest_specperf.server.watchdog import SECRETS_ENV, redact, save_redacted_log
 
 __all__ = ["redact"]
 
@@ -267,7 +267,7 @@ class ServerProcess:
             [
                 sys.executable,
                 "-m",
-                "pytest_specperf.watchdog",
+                "pytest_specperf.server.watchdog",
                 str(os.getpid()),
                 str(self.process.pid),
                 str(self.stop_grace_s),

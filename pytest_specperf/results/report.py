@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_specperf.client_health import fell_behind
-from pytest_specperf.schema import DepthRun, PointMetrics
+from pytest_specperf.measure.client_health import fell_behind
+from pytest_specperf.results.schema import DepthRun, PointMetrics
 
 SEED_HEADER = (
     "C | Agg tok/s | Per-req tok/s | Tokens | Wall(s) | Ok | TTFT p50/p99 (ms) | Accept len"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_specperf import gate
-from pytest_specperf.baselines import Baseline
-from pytest_specperf.schema import DepthRun, PointMetrics
+from pytest_specperf.gate import floors as gate
+from pytest_specperf.gate.baselines import Baseline
+from pytest_specperf.results.schema import DepthRun, PointMetrics
 from pytest_specperf.suite import DepthSession, load_baseline_safely
 
 

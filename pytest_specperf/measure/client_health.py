@@ -15,8 +15,8 @@ import contextlib
 import time
 from types import TracebackType
 
-from pytest_specperf.metrics import percentile
-from pytest_specperf.schema import ClientHealth
+from pytest_specperf.measure.metrics import percentile
+from pytest_specperf.results.schema import ClientHealth
 
 SAMPLE_INTERVAL_S = 0.01
 # An event loop that wakes 50 ms late at the 99th percentile is reading its streams late.

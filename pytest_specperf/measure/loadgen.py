@@ -18,10 +18,10 @@ from typing import Any
 import httpx
 import msgspec
 
-from pytest_specperf.client_health import ClientMonitor
-from pytest_specperf.metrics import point_metrics
-from pytest_specperf.schema import PointMetrics, RequestRecord
-from pytest_specperf.workload import Workload, endpoint_path, request_body
+from pytest_specperf.measure.client_health import ClientMonitor
+from pytest_specperf.measure.metrics import point_metrics
+from pytest_specperf.measure.workload import Workload, endpoint_path, request_body
+from pytest_specperf.results.schema import PointMetrics, RequestRecord
 
 _EVENT_END = b"\n\n"
 _DATA_PREFIX = b"data:"

@@ -18,8 +18,8 @@ from filelock import FileLock
 
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.files import atomic_write_bytes
-from pytest_specperf.hardware import slug
-from pytest_specperf.schema import DepthRun
+from pytest_specperf.results.schema import DepthRun
+from pytest_specperf.server.hardware import slug
 
 BASELINE_SCHEMA_VERSION = 1
 DEFAULT_THROUGHPUT_TOLERANCE = 0.10

@@ -7,7 +7,7 @@ polls, and exits once the server's group is gone. Given the server's live log an
 artifact path, it also saves the log there (secrets, read from the environment variable
 SPECPERF_WATCHDOG_SECRETS, one per line, replaced by ***), as the suite would have.
 
-    python -m pytest_specperf.watchdog PARENT_PID SERVER_PGID [GRACE_S [LIVE_LOG SAVED_LOG]]
+    python -m pytest_specperf.server.watchdog PARENT_PID SERVER_PGID [GRACE_S [LIVE_LOG SAVED_LOG]]
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ import psutil
 
 POLL_S = 0.5
 SECRETS_ENV = "SPECPERF_WATCHDOG_SECRETS"
-USAGE = "usage: python -m pytest_specperf.watchdog PARENT_PID SERVER_PGID [GRACE_S [LIVE SAVED]]"
+USAGE = (
+    "usage: python -m pytest_specperf.server.watchdog PARENT_PID SERVER_PGID [GRACE_S [LIVE SAVED]]"
+)
 
 
 def redact(text: str, secrets: Sequence[str]) -> str:

@@ -17,8 +17,8 @@ from filelock import FileLock
 
 from pytest_specperf import __version__
 from pytest_specperf.files import atomic_write_bytes
-from pytest_specperf.report import markdown_report
-from pytest_specperf.schema import DepthRun, RunResults
+from pytest_specperf.results.report import markdown_report
+from pytest_specperf.results.schema import DepthRun, RunResults
 
 RESULTS_FILE = "results.json"
 REPORT_FILE = "report.md"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_specperf.baselines import Baseline
-from pytest_specperf.client_health import fell_behind
-from pytest_specperf.schema import PointMetrics, ServerSummary
+from pytest_specperf.gate.baselines import Baseline
+from pytest_specperf.measure.client_health import fell_behind
+from pytest_specperf.results.schema import PointMetrics, ServerSummary
 
 
 def floor(baseline_value: float, tolerance: float) -> float:

@@ -1,0 +1,1 @@
+"""The verdict: baselines on disk, the floors and decisions, and the pytest-facing gate."""
