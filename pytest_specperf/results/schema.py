@@ -51,6 +51,15 @@ class ClientHealth(msgspec.Struct, frozen=True, kw_only=True):
         return self.cpu_s / self.wall_s if self.wall_s > 0 else 0.0
 
 
+class Interval(msgspec.Struct, frozen=True, kw_only=True):
+    """A confidence interval of a reported figure (see gate/decision.py for the method)."""
+
+    low: float
+    high: float
+    level: float
+    method: str
+
+
 class PointMetrics(msgspec.Struct, kw_only=True):
     """The figures of one (depth, concurrency) point; definitions in metrics.py."""
 
@@ -71,6 +80,14 @@ class PointMetrics(msgspec.Struct, kw_only=True):
     spec_verify_ct: int = 0
     chunks: int = 0
     client: ClientHealth | None = None
+    # With repeats: the figures above are the medians of the samples; intervals by metric
+    # name ("agg_tok_s", "per_req_tok_s", ...); samples holds every repeat's own figures.
+    intervals: dict[str, Interval] = {}
+    samples: list[PointMetrics] = []
+    # Why the load generator, not the server, bounded this point (None: it did not).
+    client_bound: str | None = None
+    # Figures that cannot be true (e2e shorter than TTFT, tokens not matching meta_info, ...).
+    truth_problems: list[str] = []
 
     @property
     def success_rate(self) -> float:
@@ -97,6 +114,26 @@ class ServerSummary(msgspec.Struct, kw_only=True):
     boot_s: float | None = None
 
 
+VerdictOutcome = Literal["regression", "improvement", "pass", "unjudged", "no-baseline", "recorded"]
+
+
+class Verdict(msgspec.Struct, kw_only=True):
+    """The gate's decision on one metric of one point (or of a whole depth: concurrency None)."""
+
+    depth: int
+    concurrency: int | None
+    metric: str
+    outcome: VerdictOutcome
+    measured: float | None = None
+    interval: Interval | None = None
+    floor: float | None = None
+    baseline: float | None = None
+    samples: list[float] = []
+    noise_source: str | None = None
+    confirmed: bool = False
+    message: str = ""
+
+
 class DepthRun(msgspec.Struct, kw_only=True):
     """One server (one speculation depth) and the points measured on it."""
 
@@ -110,6 +147,7 @@ class DepthRun(msgspec.Struct, kw_only=True):
     planned_concurrency: list[int] = []
     status: RunStatus = "running"
     failure: str | None = None
+    verdicts: list[Verdict] = []
 
     def point(self, concurrency: int) -> PointMetrics | None:
         for item in self.points:
