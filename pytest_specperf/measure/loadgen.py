@@ -225,7 +225,7 @@ async def run_requests(
 
     A worker sends another request while fewer than ``requests`` were sent or fewer than
     ``min_seconds`` have passed since the loop started, so a point is never shorter than
-    either. Worker i sends through clients[i % len(clients)]; one client may serve every worker.
+    either; past ``requests``, it stops only after a whole round (a multiple of C). Worker i sends through clients[i % len(clients)]; one client may serve every worker.
     """
     pool = [clients] if isinstance(clients, httpx.AsyncClient) else list(clients)
     path = endpoint_path(workload)
@@ -236,7 +236,13 @@ async def run_requests(
     started = time.monotonic()
 
     def more_to_send() -> bool:
-        return sent < requests or time.monotonic() - started < min_seconds
+        if sent < requests:
+            return True
+        if min_seconds <= 0:
+            return False
+        # Stop only on a whole round of C: a cut through a round would leave its last
+        # requests running at a lower concurrency, and how many did so would vary point to point.
+        return time.monotonic() - started < min_seconds or sent % concurrency != 0
 
     async def worker(client: httpx.AsyncClient) -> None:
         nonlocal sent

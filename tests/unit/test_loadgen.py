@@ -261,7 +261,11 @@ class _StepClock:
 
 
 def _run_with_min_seconds(
-    monkeypatch: pytest.MonkeyPatch, step: float, requests: int, min_seconds: float
+    monkeypatch: pytest.MonkeyPatch,
+    step: float,
+    requests: int,
+    min_seconds: float,
+    concurrency: int = 1,
 ) -> list[RequestRecord]:
     clock = _StepClock(step)
     monkeypatch.setattr("pytest_specperf.measure.loadgen.time", clock)
@@ -272,7 +276,7 @@ def _run_with_min_seconds(
             records, _ = await run_requests(
                 client,
                 Workload(),
-                concurrency=1,
+                concurrency=concurrency,
                 requests=requests,
                 model="m",
                 min_seconds=min_seconds,
@@ -296,6 +300,16 @@ def test_min_seconds_already_passed_still_sends_all_n_requests(
     """Requests of 10 s each pass a 5 s minimum at once; the loop still sends its N = 3."""
     records = _run_with_min_seconds(monkeypatch, step=10.0, requests=3, min_seconds=5.0)
     assert len(records) == 3
+
+
+def test_min_seconds_ends_the_loop_on_a_whole_round_of_c(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """N = 3 at C = 2 with a minimum duration: the loop rounds up to 4, a whole round of 2."""
+    records = _run_with_min_seconds(
+        monkeypatch, step=1.0, requests=3, min_seconds=0.5, concurrency=2
+    )
+    assert len(records) == 4
 
 
 def test_each_worker_sends_through_its_own_client() -> None:
