@@ -1,7 +1,10 @@
 """Baselines: self-describing JSON under ``<root>/<profile>/<hardware>/steps-<N>.json``.
 
-A baseline holds what one (profile, hardware, depth, workload) measured or published, and
-the tolerance its floors allow. Loading never raises anything but BaselineError, whose one
+A baseline holds what one (profile, hardware, depth, workload) measured or published: per
+point the median figures, every sample behind them and the noise measured with them
+(schema 2); the explicit tolerance is what a published figure, or a point without recorded
+noise, is held to. Schema 1 files are migrated in memory when loaded (``migrate``), and
+written as schema 2 when saved again. Loading never raises anything but BaselineError, whose one
 line names the file and the problem; saving is atomic and locked, and refuses to replace a
 file that describes another key.
 """
@@ -10,6 +13,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import statistics
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,10 +23,13 @@ from filelock import FileLock
 
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.files import atomic_write_bytes
-from pytest_specperf.results.schema import DepthRun
+from pytest_specperf.gate.decision import MetricNoise, NoiseSource, estimate_noise
+from pytest_specperf.results.schema import DepthRun, PointMetrics
 from pytest_specperf.server.hardware import slug
 
-BASELINE_SCHEMA_VERSION = 1
+BASELINE_SCHEMA_VERSION = 2
+# The figures a baseline holds per point, by their PointMetrics attribute names.
+THROUGHPUT_METRICS = ("agg_tok_s", "per_req_tok_s")
 DEFAULT_THROUGHPUT_TOLERANCE = 0.10
 DEFAULT_ACCEPT_LENGTH_TOLERANCE = 0.05
 
@@ -32,9 +40,21 @@ class KvCapacity(msgspec.Struct, kw_only=True):
 
 
 class BaselinePoint(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One concurrency: median figures, their samples by metric, and their noise by metric.
+
+    ``boots`` is how many server boots the samples came from (the baseline figure's own
+    uncertainty shrinks with both samples and boots).
+    """
+
     agg_tok_s: float | None = None
     per_req_tok_s: float | None = None
-    ttft_p50_s: float | None = None
+    samples: dict[str, list[float]] = {}
+    boots: int = 1
+    noise: dict[str, MetricNoise] = {}
+
+    def figure(self, metric: str) -> float | None:
+        value: float | None = getattr(self, metric)
+        return value
 
 
 class Tolerance(msgspec.Struct, kw_only=True):
@@ -107,10 +127,52 @@ def load_baseline(path: Path) -> Baseline | None:
         )
     if version < 1:
         raise BaselineError(f"baseline {path} has invalid schema_version {version}")
+    if version == 1:
+        data = migrate_v1(data)
     try:
         return msgspec.convert(data, Baseline, strict=True)
     except msgspec.ValidationError as exc:
         raise BaselineError(f"baseline {path} does not match the baseline schema: {exc}") from exc
+
+
+def migrate_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """A schema 1 baseline as schema 2: a measured figure becomes its one sample, with no
+    noise known (so the explicit tolerance still applies); a published figure has no sample;
+    the unread ``ttft_p50_s`` is dropped. Anything malformed is left for validation to name.
+    """
+    migrated = dict(data, schema_version=BASELINE_SCHEMA_VERSION)
+    points = data.get("points")
+    if not isinstance(points, dict):
+        return migrated
+    measured = data.get("recorded_by") == "measured"
+    new_points: dict[str, Any] = {}
+    for key, point in points.items():
+        if not isinstance(point, dict):
+            new_points[key] = point
+            continue
+        new_point = {name: value for name, value in point.items() if name != "ttft_p50_s"}
+        if measured:
+            new_point["samples"] = {
+                metric: [point[metric]]
+                for metric in THROUGHPUT_METRICS
+                if isinstance(point.get(metric), int | float)
+            }
+        new_points[key] = new_point
+    migrated["points"] = new_points
+    return migrated
+
+
+def migrate_file(path: Path) -> bool:
+    """Rewrite the baseline at ``path`` in the current schema; False if it already was."""
+    baseline = load_baseline(path)
+    if baseline is None:
+        raise BaselineError(f"no baseline at {path}")
+    if json.loads(path.read_bytes()).get("schema_version") == BASELINE_SCHEMA_VERSION:
+        return False
+    with FileLock(str(path) + ".lock", timeout=60):
+        atomic_write_bytes(path, encode_baseline(baseline))
+    Path(str(path) + ".lock").unlink(missing_ok=True)
+    return True
 
 
 def encode_baseline(baseline: Baseline) -> bytes:
@@ -137,6 +199,13 @@ def save_baseline(root: Path, baseline: Baseline) -> Path:
     return path
 
 
+def metric_samples(point: PointMetrics, metric: str) -> list[float]:
+    """Every sample of one figure of a point (its repeats, or the point itself if none)."""
+    sources = point.samples or [point]
+    values = [getattr(sample, metric) for sample in sources]
+    return [float(value) for value in values if value is not None]
+
+
 def baseline_from_run(
     run: DepthRun,
     *,
@@ -144,7 +213,36 @@ def baseline_from_run(
     how_recorded: str,
     hardware: str | None = None,
 ) -> Baseline:
+    """A baseline from one boot's run: its repeats give the within-boot noise."""
+    return baseline_from_runs(
+        [run], tolerance=tolerance, how_recorded=how_recorded, hardware=hardware
+    )
+
+
+def baseline_from_runs(
+    runs: Sequence[DepthRun],
+    *,
+    tolerance: Tolerance | None = None,
+    how_recorded: str,
+    hardware: str | None = None,
+    source: NoiseSource = "recorded repeats",
+) -> Baseline:
+    """A baseline from the runs of one depth, one run per boot (calibration: several).
+
+    Figures are the medians of all samples; the noise of every figure is estimated from the
+    samples grouped by boot (``estimate_noise``). The server details come from the last run.
+    """
+    if not runs:
+        raise ValueError("a baseline needs at least one run")
+    run = runs[-1]
     server = run.server
+    concurrencies = sorted({p.concurrency for r in runs for p in r.points})
+    points: dict[str, BaselinePoint] = {}
+    for concurrency in concurrencies:
+        per_boot = [r.point(concurrency) for r in runs]
+        measured = [p for p in per_boot if p is not None]
+        points[str(concurrency)] = _baseline_point(measured, source)
+    accept = [r.accept_length for r in runs if r.accept_length is not None]
     return Baseline(
         schema_version=BASELINE_SCHEMA_VERSION,
         profile=run.profile,
@@ -161,14 +259,43 @@ def baseline_from_run(
             max_total_num_tokens=server.max_total_num_tokens if server else None,
             max_running_requests=server.max_running_requests if server else None,
         ),
-        accept_length=run.accept_length,
-        points={
-            str(p.concurrency): BaselinePoint(
-                agg_tok_s=round(p.agg_tok_s, 2),
-                per_req_tok_s=round(p.per_req_tok_s, 2) if p.per_req_tok_s is not None else None,
-                ttft_p50_s=round(p.ttft_s.p50, 4) if p.ttft_s else None,
-            )
-            for p in sorted(run.points, key=lambda item: item.concurrency)
-        },
+        accept_length=statistics.median(accept) if accept else None,
+        points=points,
         server=msgspec.to_builtins(server) if server else None,
     )
+
+
+def _baseline_point(per_boot: Sequence[PointMetrics], source: NoiseSource) -> BaselinePoint:
+    samples: dict[str, list[float]] = {}
+    noise: dict[str, MetricNoise] = {}
+    medians: dict[str, float | None] = {}
+    for metric in THROUGHPUT_METRICS:
+        groups = [metric_samples(point, metric) for point in per_boot]
+        flat = [round(value, 2) for group in groups for value in group]
+        medians[metric] = round(statistics.median(flat), 2) if flat else None
+        if flat:
+            samples[metric] = flat
+            noise[metric] = estimate_noise([g for g in groups if g], source)
+    return BaselinePoint(
+        agg_tok_s=medians["agg_tok_s"],
+        per_req_tok_s=medians["per_req_tok_s"],
+        samples=samples,
+        boots=len(per_boot),
+        noise=noise,
+    )
+
+
+def with_calibrated_noise(baseline: Baseline, runs: Sequence[DepthRun]) -> Baseline:
+    """The baseline with every point's noise replaced by what an A/A of ``runs`` measured
+    (one run per boot; several repeats per run). Figures and samples are kept as they were.
+    """
+    points: dict[str, BaselinePoint] = {}
+    for key, point in baseline.points.items():
+        measured = [p for p in (r.point(int(key)) for r in runs) if p is not None]
+        noise = dict(point.noise)
+        for metric in THROUGHPUT_METRICS:
+            groups = [g for g in (metric_samples(p, metric) for p in measured) if g]
+            if groups:
+                noise[metric] = estimate_noise(groups, "calibrated")
+        points[key] = msgspec.structs.replace(point, noise=noise)
+    return msgspec.structs.replace(baseline, points=points)

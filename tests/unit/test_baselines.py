@@ -19,10 +19,13 @@ from pytest_specperf.gate.baselines import (
     KvCapacity,
     Tolerance,
     baseline_from_run,
+    baseline_from_runs,
     baseline_path,
     encode_baseline,
     load_baseline,
+    migrate_file,
     save_baseline,
+    with_calibrated_noise,
 )
 from pytest_specperf.results.schema import DepthRun, Percentiles, PointMetrics, ServerSummary
 
@@ -43,7 +46,7 @@ def make_baseline(profile: str = "prof", hardware: str = "2x-h200", depth: int =
         workload={"max_new_tokens": 1000, "temperature": 0.0},
         kv=KvCapacity(max_total_num_tokens=28951187, max_running_requests=48),
         accept_length=2.5,
-        points={"1": BaselinePoint(agg_tok_s=100.0, per_req_tok_s=100.0, ttft_p50_s=0.05)},
+        points={"1": BaselinePoint(agg_tok_s=100.0, per_req_tok_s=100.0)},
     )
 
 
@@ -243,9 +246,9 @@ def test_baseline_from_run_takes_points_kv_and_accept_length() -> None:
     baseline = baseline_from_run(run, how_recorded="test", tolerance=Tolerance(throughput=0.2))
     assert (baseline.profile, baseline.hardware, baseline.depth) == ("prof", "sim-x5", 2)
     assert baseline.recorded_by == "measured" and baseline.sglang_version == "0.5.12"
-    assert baseline.points == {
-        "4": BaselinePoint(agg_tok_s=800.12, per_req_tok_s=210.46, ttft_p50_s=0.1235)
-    }
+    assert baseline.points["4"].agg_tok_s == 800.12
+    assert baseline.points["4"].per_req_tok_s == 210.46
+    assert baseline.points["4"].samples == {"agg_tok_s": [800.12], "per_req_tok_s": [210.46]}
     assert baseline.kv == KvCapacity(max_total_num_tokens=100, max_running_requests=8)
     assert baseline.accept_length == pytest.approx(2.5)
     assert baseline.tolerance.throughput == 0.2
@@ -298,3 +301,109 @@ def test_shipped_baseline_loads_and_matches_its_path(path: Path) -> None:
     assert baseline is not None
     expected = baseline_path(REPO_BASELINES, baseline.profile, baseline.hardware, baseline.depth)
     assert expected == path.resolve()
+
+
+SHIPPED_V1 = sorted(
+    path
+    for path in REPO_BASELINES.glob("*/*/steps-*.json")
+    if json.loads(path.read_text(encoding="utf-8"))["schema_version"] == 1
+)
+
+
+@pytest.mark.parametrize(
+    "path", SHIPPED_V1, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.name}"
+)
+def test_shipped_v1_baseline_migrates_keeping_its_figures(path: Path) -> None:
+    """A committed schema 1 file loads as schema 2 with the same figures and tolerance."""
+    old = json.loads(path.read_text(encoding="utf-8"))
+    baseline = load_baseline(path)
+    assert baseline is not None and baseline.schema_version == BASELINE_SCHEMA_VERSION
+    assert baseline.tolerance == msgspec.convert(old["tolerance"], Tolerance)
+    for key, point in old["points"].items():
+        assert baseline.points[key].agg_tok_s == point.get("agg_tok_s")
+        assert baseline.points[key].per_req_tok_s == point.get("per_req_tok_s")
+        assert not baseline.points[key].noise
+
+
+@pytest.mark.parametrize(
+    "path", SHIPPED_V1, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.name}"
+)
+def test_shipped_v1_baseline_samples_follow_how_it_was_recorded(path: Path) -> None:
+    """A measured v1 figure becomes its one sample; a published figure has no samples."""
+    baseline = load_baseline(path)
+    assert baseline is not None
+    for point in baseline.points.values():
+        if baseline.recorded_by == "published":
+            assert point.samples == {}
+        else:
+            assert point.samples["agg_tok_s"] == [point.agg_tok_s]
+
+
+def test_migrate_file_rewrites_v1_as_current_schema_once(tmp_path: Path) -> None:
+    """migrate_file writes a v1 file as v2 (dropping ttft_p50_s) and then leaves it alone."""
+    data = baseline_dict(schema_version=1)
+    data["points"] = {"1": {"agg_tok_s": 100.0, "per_req_tok_s": 90.0, "ttft_p50_s": 0.05}}
+    path = write_json(tmp_path, data)
+    assert migrate_file(path) is True
+    written = json.loads(path.read_text(encoding="utf-8"))
+    assert written["schema_version"] == BASELINE_SCHEMA_VERSION
+    assert "ttft_p50_s" not in written["points"]["1"]
+    assert migrate_file(path) is False
+
+
+def _repeated_point(concurrency: int, agg: list[float]) -> PointMetrics:
+    def one(value: float) -> PointMetrics:
+        return PointMetrics(
+            concurrency=concurrency,
+            requests=4,
+            ok=4,
+            failed=0,
+            tokens=4000,
+            wall_s=4000 / value,
+            agg_tok_s=value,
+            per_req_tok_s=value / 2,
+        )
+
+    merged = one(sorted(agg)[len(agg) // 2])
+    merged.samples = [one(value) for value in agg]
+    return merged
+
+
+def _run(points: list[PointMetrics]) -> DepthRun:
+    return DepthRun(depth=3, profile="p", backend="sim", hardware="h", workload={}, points=points)
+
+
+def test_baseline_from_run_keeps_every_repeat_and_its_within_boot_noise() -> None:
+    """Repeats of one boot: samples kept, figure = median, within-boot noise, no boot-to-boot."""
+    baseline = baseline_from_run(_run([_repeated_point(1, [98.0, 100.0, 103.0])]), how_recorded="t")
+    point = baseline.points["1"]
+    assert point.samples["agg_tok_s"] == [98.0, 100.0, 103.0]
+    assert point.agg_tok_s == 100.0
+    noise = point.noise["agg_tok_s"]
+    assert noise.source == "recorded repeats" and noise.samples == 3 and noise.boots == 1
+    assert noise.within_boot_cv is not None and 0.01 < noise.within_boot_cv < 0.05
+    assert noise.boot_to_boot_cv is None
+
+
+def test_baseline_from_runs_of_several_boots_measures_boot_to_boot_noise() -> None:
+    """Runs from two boots 10% apart: the boot-to-boot noise is seen and the samples pooled."""
+    runs = [
+        _run([_repeated_point(1, [100.0, 101.0, 99.0])]),
+        _run([_repeated_point(1, [110.0, 111.0, 109.0])]),
+    ]
+    baseline = baseline_from_runs(runs, how_recorded="t", source="calibrated")
+    point = baseline.points["1"]
+    assert point.boots == 2 and len(point.samples["agg_tok_s"]) == 6
+    noise = point.noise["agg_tok_s"]
+    assert noise.source == "calibrated" and noise.boots == 2
+    assert noise.boot_to_boot_cv is not None and noise.boot_to_boot_cv > 0.05
+
+
+def test_with_calibrated_noise_keeps_figures_and_replaces_noise() -> None:
+    """Calibration changes a baseline's noise, never its figures or samples."""
+    baseline = baseline_from_run(_run([_repeated_point(1, [100.0, 101.0, 99.0])]), how_recorded="t")
+    runs = [_run([_repeated_point(1, [90.0, 100.0, 110.0])])]
+    calibrated = with_calibrated_noise(baseline, runs)
+    assert calibrated.points["1"].agg_tok_s == baseline.points["1"].agg_tok_s
+    assert calibrated.points["1"].samples == baseline.points["1"].samples
+    assert calibrated.points["1"].noise["agg_tok_s"].source == "calibrated"
