@@ -16,13 +16,14 @@ from pytest_specperf.gate.baselines import (
     Baseline,
     Tolerance,
     baseline_from_run,
+    baseline_from_runs,
     baseline_path,
     load_baseline,
     save_baseline,
 )
 from pytest_specperf.gate.review import incomplete_reason
 from pytest_specperf.measure.loadgen import measure_point
-from pytest_specperf.measure.repeats import interleaved, merge_samples
+from pytest_specperf.measure.repeats import interleaved, merge_samples, split_by_boot
 from pytest_specperf.options import Settings
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults, ServerSummary
 from pytest_specperf.results.store import ResultsStore
@@ -405,9 +406,17 @@ def write_baselines(
         if problem is not None:
             lines.append(f"steps={run.depth}: NOT written ({problem})")
             continue
-        baseline = baseline_from_run(
-            run, tolerance=Tolerance(throughput=settings.tolerance), how_recorded=how
-        )
+        if settings.calibrate:
+            baseline = baseline_from_runs(
+                split_by_boot(run),
+                tolerance=Tolerance(throughput=settings.tolerance),
+                how_recorded=how.replace("--specperf-update-baselines", "--specperf-calibrate"),
+                source="calibrated",
+            )
+        else:
+            baseline = baseline_from_run(
+                run, tolerance=Tolerance(throughput=settings.tolerance), how_recorded=how
+            )
         try:
             path = save_baseline(settings.baselines_dir, baseline)
         except SpecperfError as exc:

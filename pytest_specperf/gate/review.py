@@ -16,12 +16,14 @@ import msgspec
 from pytest_specperf.errors import BaselineError, SpecperfError
 from pytest_specperf.gate.baselines import (
     Baseline,
+    BaselinePoint,
     Tolerance,
-    baseline_from_run,
+    baseline_from_runs,
     baseline_path,
     load_baseline,
     save_baseline,
 )
+from pytest_specperf.measure.repeats import split_by_boot
 from pytest_specperf.results.schema import DepthRun, RunResults
 
 METRICS = (("agg_tok_s", "agg tok/s"), ("per_req_tok_s", "per-req tok/s"))
@@ -112,21 +114,23 @@ def _number(value: float | int | None, digits: int = 1) -> str:
     return f"{value:,.{digits}f}" if isinstance(value, float) else f"{value:,}"
 
 
-def _noise_text(point: Any) -> str:
-    """The noise a baseline point records (schema v2), in one cell; '-' when it has none."""
-    noise = getattr(point, "noise", None)
-    if noise is None:
-        return "-"
+def _noise_text(point: BaselinePoint) -> str:
+    """The noise a baseline point records, per metric, in one cell; '-' when it has none."""
     parts = []
-    for name, label in (("within_boot_cv", "within"), ("boot_to_boot_cv", "boots")):
-        value = getattr(noise, name, None)
-        if value is not None:
-            parts.append(f"{label} {value:.1%}")
-    for name, label in (("samples", "n"), ("boots", "boots n"), ("source", "")):
-        value = getattr(noise, name, None)
-        if value is not None:
-            parts.append(f"{label} {value}".strip())
-    return ", ".join(parts) or "-"
+    for name, label in METRICS:
+        noise = point.noise.get(name)
+        if noise is None:
+            continue
+        spread = []
+        if noise.within_boot_cv is not None:
+            spread.append(f"within a boot {noise.within_boot_cv:.1%}")
+        if noise.boot_to_boot_cv is not None:
+            spread.append(f"between boots {noise.boot_to_boot_cv:.1%}")
+        what = ", ".join(spread) or "not known"
+        parts.append(
+            f"{label}: {what} ({noise.source}, {noise.samples} samples, {noise.boots} boot(s))"
+        )
+    return "; ".join(parts) or "-"
 
 
 def show(baseline: Baseline, path: Path) -> str:
@@ -234,12 +238,14 @@ def promote(
         old = load_baseline(path)
     except BaselineError as exc:
         raise ReviewError(f"not promoting: the existing baseline is unreadable: {exc}") from None
-    new = baseline_from_run(
-        run,
+    boots = split_by_boot(run)
+    new = baseline_from_runs(
+        boots,
         tolerance=Tolerance(throughput=tolerance)
         if tolerance is not None
         else (old.tolerance if old is not None else None),
         how_recorded=f"specperf baseline promote {results_path}",
+        source="calibrated" if len(boots) > 1 else "recorded repeats",
     )
     new_figures = figures_of_baseline(new, f"{results_path} steps={run.depth}")
     if old is None:

@@ -13,7 +13,9 @@ import statistics
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 
-from pytest_specperf.results.schema import Interval, Percentiles, PointMetrics
+import msgspec
+
+from pytest_specperf.results.schema import DepthRun, Interval, Percentiles, PointMetrics
 
 # (samples) -> (median, interval or None): gate.decision.summarize's signature.
 Summarize = Callable[[Sequence[float]], tuple[float, Interval | None]]
@@ -26,13 +28,6 @@ def interleaved(concurrency: Sequence[int], rounds: int) -> Iterator[tuple[int, 
     for round_index in range(rounds):
         for level in concurrency:
             yield round_index, level
-
-
-def sample_values(point: PointMetrics, metric: str) -> list[float]:
-    """Every sample's value of a metric (a single-sample point: its own value); None skipped."""
-    sources = point.samples or [point]
-    values = [getattr(sample, metric) for sample in sources]
-    return [float(value) for value in values if value is not None]
 
 
 def _default_summarize() -> Summarize:
@@ -130,3 +125,20 @@ def merge_samples(
         client_bound=next((s.client_bound for s in samples if s.client_bound), None),
         truth_problems=truth,
     )
+
+
+def split_by_boot(run: DepthRun, summarize: Summarize | None = None) -> list[DepthRun]:
+    """The run as one run per server boot (calibration across boots), each point re-merged
+    from that boot's samples; a run of one boot comes back as itself."""
+    boots = sorted({sample.boot for point in run.points for sample in point.samples or [point]})
+    if len(boots) <= 1:
+        return [run]
+    split: list[DepthRun] = []
+    for boot in boots:
+        points = []
+        for point in run.points:
+            mine = [sample for sample in point.samples or [point] if sample.boot == boot]
+            if mine:
+                points.append(merge_samples(mine, summarize))
+        split.append(msgspec.structs.replace(run, points=points))
+    return split
