@@ -75,9 +75,7 @@ def main() -> None:
                 samples: dict[int, list[tuple[float, float, float, int]]] = {c: [] for c in levels}
                 for _ in range(args.repeats):
                     for level in levels:
-                        point = asyncio.run(
-                            measure_point(server.url, workload, level, warmup=True)
-                        )
+                        point = asyncio.run(measure_point(server.url, workload, level, warmup=True))
                         samples[level].append(
                             (point.wall_s, point.agg_tok_s, point.per_req_tok_s or 0.0, point.ok)
                         )

@@ -1,7 +1,8 @@
 """Closed-loop streaming load generator (httpx, asyncio).
 
 One point: C workers, each sending its next request as soon as its last one ends, until N
-requests have been sent and (with a minimum duration) that many seconds have passed. Every request streams; token counts come from the server
+requests have been sent and (with a minimum duration) that many seconds have passed. Every
+request streams; token counts come from the server
 (meta_info.completion_tokens or the usage chunk), never from counting chunks. A request that
 fails is recorded with its reason and the point goes on.
 """
@@ -225,7 +226,8 @@ async def run_requests(
 
     A worker sends another request while fewer than ``requests`` were sent or fewer than
     ``min_seconds`` have passed since the loop started, so a point is never shorter than
-    either; past ``requests``, it stops only after a whole round (a multiple of C). Worker i sends through clients[i % len(clients)]; one client may serve every worker.
+    either; past ``requests``, it stops only after a whole round (a multiple of C).
+    Worker i sends through clients[i % len(clients)]; one client may serve every worker.
     """
     pool = [clients] if isinstance(clients, httpx.AsyncClient) else list(clients)
     path = endpoint_path(workload)

@@ -88,9 +88,7 @@ def test_one_sample_is_its_own_point() -> None:
 
 
 def test_merged_point_shows_the_client_health_of_the_sample_that_lagged_most() -> None:
-    point = merge_samples(
-        [sample(90.0, lag_p99=0.001), sample(100.0, lag_p99=0.2)], fake_summarize
-    )
+    point = merge_samples([sample(90.0, lag_p99=0.001), sample(100.0, lag_p99=0.2)], fake_summarize)
     assert point.client is not None and point.client.loop_lag_p99_s == 0.2
 
 

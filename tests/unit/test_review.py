@@ -60,7 +60,7 @@ def test_show_lists_each_point_with_its_noise_and_source() -> None:
 def test_diff_refuses_other_hardware_and_says_why() -> None:
     old = figures_of_baseline(baseline_from_run(run(100.0), how_recorded="t"), "old")
     new = figures_of_run(run(50.0, hardware="1x-a100"), "new")
-    with pytest.raises(ReviewError, match="refusing to compare hardware.*--allow-other-hardware"):
+    with pytest.raises(ReviewError, match=r"refusing to compare hardware.*--allow-other-hardware"):
         diff(old, new)
 
 
