@@ -16,11 +16,14 @@ from pytest_specperf.gate.baselines import (
     Baseline,
     Tolerance,
     baseline_from_run,
+    baseline_from_runs,
     baseline_path,
     load_baseline,
     save_baseline,
 )
+from pytest_specperf.gate.review import incomplete_reason
 from pytest_specperf.measure.loadgen import measure_point
+from pytest_specperf.measure.repeats import interleaved, merge_samples, split_by_boot
 from pytest_specperf.options import Settings
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults, ServerSummary
 from pytest_specperf.results.store import ResultsStore
@@ -79,7 +82,12 @@ class DepthSession:
         self.hardware = settings.hardware or "unknown-hardware"
         self.base_url: str | None = settings.url
         self.failure: str | None = None
+        # The reported point per concurrency (with repeats: merged from its samples so far).
         self.points: dict[int, PointMetrics] = {}
+        # Concurrencies whose planned samples have all been measured.
+        self.complete: set[int] = set()
+        # Which boot of this depth the server is (calibration across boots restarts it).
+        self.boot = 0
         self.log_path = settings.out_dir / f"server-steps{depth}.log"
         self.model_path: str | None = None
         # What the session is doing now, for an interruption's message.
@@ -168,11 +176,23 @@ class DepthSession:
             self.server.stop()
         self.store.update(self._finish)
 
+    def reboot(self) -> ServerSummary:
+        """Stop the server and boot a fresh one of the same depth (calibration across boots)."""
+        if self.server is None:
+            raise SpecperfError(
+                f"steps={self.depth}: cannot restart a server the suite did not boot "
+                "(--specperf-url); calibrate across boots on a server the suite launches"
+            )
+        self.server.stop()
+        self.server = None
+        self.boot += 1
+        return self.open(fresh=False)
+
     def interrupt(self, exc: BaseException) -> None:
         """Record an interruption (Ctrl-C, SIGTERM): what was running, and what was not run."""
         if self.failure is not None:
             return
-        missing = [c for c in self.settings.concurrency if c not in self.points]
+        missing = [c for c in self.settings.concurrency if c not in self.complete]
         if self.activity is not None:
             doing = f"while {self.activity}"
         elif missing:
@@ -187,16 +207,80 @@ class DepthSession:
             run.status = "complete"
 
     # -- measuring ---------------------------------------------------------------------
+    @property
+    def repeats(self) -> int:
+        return self.settings.repeats
+
+    @property
+    def boots(self) -> int:
+        return self.settings.calibrate_boots if self.settings.calibrate else 1
+
+    @property
+    def sweeps_together(self) -> bool:
+        """Repeats and calibration measure every point in one interleaved sweep."""
+        return self.repeats > 1 or self.boots > 1
+
     def measure(self, concurrency: int) -> PointMetrics:
-        if concurrency in self.points:
+        """The point at this concurrency, measuring it (or, with repeats, the whole sweep) first.
+
+        Without repeats each point is measured when first asked for. With repeats the first
+        request measures every planned point R times, interleaved (sweep()), and each test
+        then judges its own point.
+        """
+        if concurrency in self.complete:
             return self.points[concurrency]
         if self.failure is not None:
             raise ServerGone(self.failure)
+        if self.sweeps_together and concurrency in self.settings.concurrency:
+            self.sweep()
+            if concurrency in self.complete:
+                return self.points[concurrency]
+            raise ServerGone(self.failure or f"steps={self.depth}: C={concurrency} not measured")
+        point = self._sample(concurrency, label=f"measuring C={concurrency}")
+        self.complete.add(concurrency)
+        return point
+
+    def sweep(self) -> None:
+        """Every planned point, R samples each, interleaved by round; over every boot.
+
+        results.json is rewritten after every sample, so an interruption loses at most the
+        sample being measured. A server that dies raises ServerDied, recorded as the failure.
+        """
+        levels = [c for c in self.settings.concurrency if c not in self.complete]
+        for boot in range(self.boots):
+            if boot > 0:
+                self.reboot()
+            for round_index, level in interleaved(levels, self.repeats):
+                if self.failure is not None:
+                    raise ServerGone(self.failure)
+                label = f"measuring C={level} (sample {round_index + 1}/{self.repeats}"
+                label += f", boot {boot + 1}/{self.boots})" if self.boots > 1 else ")"
+                self._sample(level, label=label)
+        self.complete.update(levels)
+
+    def remeasure(self, concurrency: int) -> PointMetrics:
+        """R more samples of one point (confirmation of a borderline verdict); the merged point.
+
+        The new samples are added to the point's earlier ones in results.json.
+        """
+        if self.failure is not None:
+            raise ServerGone(self.failure)
+        if concurrency not in self.points:
+            return self.measure(concurrency)
+        for index in range(self.repeats):
+            self._sample(
+                concurrency,
+                label=f"re-measuring C={concurrency} (sample {index + 1}/{self.repeats})",
+            )
+        return self.points[concurrency]
+
+    def _sample(self, concurrency: int, *, label: str) -> PointMetrics:
+        """Measure one sample, merge it into the point, record it; the point as merged."""
         assert self.base_url is not None, "open() first"
         s = self.settings
-        self.activity = f"measuring C={concurrency}"
+        self.activity = label
         try:
-            point = asyncio.run(
+            sample = asyncio.run(
                 measure_point(
                     self.base_url,
                     s.workload,
@@ -213,23 +297,31 @@ class DepthSession:
             raise
         finally:
             self.activity = None
+        sample.boot = self.boot
+        earlier = self.points.get(concurrency)
+        point = merge_samples([earlier, sample]) if earlier is not None else sample
         if self.server is not None and not self.server.alive():
             message = (
                 f"server (steps={self.depth}) {describe_exit(self.server.exit_code())} "
-                f"while measuring C={concurrency}; {point.ok}/{point.requests} requests had "
+                f"while {label}; {sample.ok}/{sample.requests} requests had "
                 f"succeeded (log: {self.log_path})\n"
                 f"--- server log tail ---\n{self.server.log_tail()}"
             )
             self.fail_run(message, point)
             raise ServerDied(message)
         self.points[concurrency] = point
-        self.store.update(lambda results: self._run_in(results).points.append(point))
+        self.store.update(lambda results: _put_point(self._run_in(results), point))
         return point
 
     def measure_all(self) -> DepthRun:
         """Every planned point not measured yet, in order; then the run as recorded."""
+        if self.sweeps_together:
+            if self.failure is None:
+                with contextlib.suppress(ServerDied):
+                    self.sweep()
+            return self.run_snapshot()
         for concurrency in self.settings.concurrency:
-            if concurrency not in self.points and self.failure is None:
+            if concurrency not in self.complete and self.failure is None:
                 with contextlib.suppress(ServerDied):
                     self.measure(concurrency)
         return self.run_snapshot()
@@ -259,7 +351,7 @@ class DepthSession:
             run.status = "failed"
             run.failure = message
             if point is not None:
-                run.points.append(point)
+                _put_point(run, point)
 
         self.store.update(change)
 
@@ -291,6 +383,12 @@ class DepthSession:
         self.store.update(change)
 
 
+def _put_point(run: DepthRun, point: PointMetrics) -> None:
+    """Add the point to the run, replacing the earlier version of it (fewer samples)."""
+    run.points = [p for p in run.points if p.concurrency != point.concurrency] + [point]
+    run.points.sort(key=lambda p: p.concurrency)
+
+
 def write_baselines(
     settings: Settings, runs: list[DepthRun], session_problem: str | None = None
 ) -> list[str]:
@@ -304,13 +402,21 @@ def write_baselines(
     source = "url" if settings.url else settings.backend
     how = f"pytest-specperf --specperf-update-baselines ({source})"
     for run in runs:
-        problem = _incomplete(run) or session_problem
+        problem = incomplete_reason(run) or session_problem
         if problem is not None:
             lines.append(f"steps={run.depth}: NOT written ({problem})")
             continue
-        baseline = baseline_from_run(
-            run, tolerance=Tolerance(throughput=settings.tolerance), how_recorded=how
-        )
+        if settings.calibrate:
+            baseline = baseline_from_runs(
+                split_by_boot(run),
+                tolerance=Tolerance(throughput=settings.tolerance),
+                how_recorded=how.replace("--specperf-update-baselines", "--specperf-calibrate"),
+                source="calibrated",
+            )
+        else:
+            baseline = baseline_from_run(
+                run, tolerance=Tolerance(throughput=settings.tolerance), how_recorded=how
+            )
         try:
             path = save_baseline(settings.baselines_dir, baseline)
         except SpecperfError as exc:
@@ -318,20 +424,6 @@ def write_baselines(
             continue
         lines.append(f"steps={run.depth}: wrote {path}")
     return lines
-
-
-def _incomplete(run: DepthRun) -> str | None:
-    if run.failure:
-        return f"failed run: {run.failure.splitlines()[0]}"
-    if run.status != "complete":
-        return f"run status {run.status!r}: its process ended before the run was closed"
-    missing = [c for c in run.planned_concurrency if run.point(c) is None]
-    if missing:
-        return f"incomplete run: C={','.join(map(str, missing))} not measured"
-    failed = sum(p.failed for p in run.points)
-    if failed:
-        return f"{failed} failed request(s)"
-    return None
 
 
 def load_baseline_safely(session: DepthSession) -> tuple[Path | None, Baseline | None, str | None]:

@@ -1,7 +1,8 @@
 """Closed-loop streaming load generator (httpx, asyncio).
 
 One point: C workers, each sending its next request as soon as its last one ends, until N
-requests have been sent. Every request streams; token counts come from the server
+requests have been sent and (with a minimum duration) that many seconds have passed. Every
+request streams; token counts come from the server
 (meta_info.completion_tokens or the usage chunk), never from counting chunks. A request that
 fails is recorded with its reason and the point goes on.
 """
@@ -218,10 +219,14 @@ async def run_requests(
     requests: int,
     model: str,
     max_new_tokens: int | None = None,
+    min_seconds: float = 0.0,
     on_request_done: Callable[[RequestRecord], None] | None = None,
 ) -> tuple[list[RequestRecord], float]:
     """Closed loop: returns the records and the wall time from first send to last end.
 
+    A worker sends another request while fewer than ``requests`` were sent or fewer than
+    ``min_seconds`` have passed since the loop started, so a point is never shorter than
+    either; past ``requests``, it stops only after a whole round (a multiple of C).
     Worker i sends through clients[i % len(clients)]; one client may serve every worker.
     """
     pool = [clients] if isinstance(clients, httpx.AsyncClient) else list(clients)
@@ -230,10 +235,20 @@ async def run_requests(
     body = request_body(workload, model, max_new_tokens=max_new_tokens)
     records: list[RequestRecord] = []
     sent = 0
+    started = time.monotonic()
+
+    def more_to_send() -> bool:
+        if sent < requests:
+            return True
+        if min_seconds <= 0:
+            return False
+        # Stop only on a whole round of C: a cut through a round would leave its last
+        # requests running at a lower concurrency, and how many did so would vary point to point.
+        return time.monotonic() - started < min_seconds or sent % concurrency != 0
 
     async def worker(client: httpx.AsyncClient) -> None:
         nonlocal sent
-        while sent < requests:
+        while more_to_send():
             sent += 1
             try:
                 async with asyncio.timeout(workload.request_timeout_s):
@@ -245,8 +260,7 @@ async def run_requests(
             if on_request_done is not None:
                 on_request_done(record)
 
-    started = time.monotonic()
-    workers = min(concurrency, requests)
+    workers = min(concurrency, requests) if min_seconds <= 0 else concurrency
     await asyncio.gather(*(worker(pool[i % len(pool)]) for i in range(workers)))
     wall = max((r.end for r in records), default=started) - min(
         (r.start for r in records), default=started
@@ -289,7 +303,12 @@ async def measure_point(
             )
         async with ClientMonitor() as monitor:
             records, wall = await run_requests(
-                clients, workload, concurrency=concurrency, requests=requests, model=model
+                clients,
+                workload,
+                concurrency=concurrency,
+                requests=requests,
+                model=model,
+                min_seconds=workload.min_point_seconds,
             )
     metrics = point_metrics(concurrency, records, wall)
     metrics.client = monitor.health

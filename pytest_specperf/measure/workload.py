@@ -34,6 +34,8 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
     single_stream_requests: int = 4
     requests_per_slot: int = 2
     fixed_requests: int | None = None
+    # The measured loop runs at least this long (warm-up excluded), sending past N if needed.
+    min_point_seconds: float = 0.0
     warmup_requests: int = 2
     warmup_max_new_tokens: int = 32
     request_timeout_s: float = 600.0

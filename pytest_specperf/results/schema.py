@@ -88,6 +88,9 @@ class PointMetrics(msgspec.Struct, kw_only=True):
     client_bound: str | None = None
     # Figures that cannot be true (e2e shorter than TTFT, tokens not matching meta_info, ...).
     truth_problems: list[str] = []
+    # Which server boot of its depth measured this sample (0: the first; calibration across
+    # boots restarts the server, and noise between boots is told from noise within one).
+    boot: int = 0
 
     @property
     def success_rate(self) -> float:

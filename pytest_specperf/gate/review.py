@@ -1,0 +1,275 @@
+"""Baselines for people: show one, diff two (or a baseline and a run), promote a run into one.
+
+Plain functions returning text (the ``specperf baseline`` subcommands print it). Comparing
+figures across hardware keys is refused unless asked for: tok/s of one GPU say nothing about
+another's, and a diff that mixes them reads like a regression or an improvement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from pytest_specperf.errors import BaselineError, SpecperfError
+from pytest_specperf.gate.baselines import (
+    Baseline,
+    BaselinePoint,
+    Tolerance,
+    baseline_from_runs,
+    baseline_path,
+    load_baseline,
+    save_baseline,
+)
+from pytest_specperf.measure.repeats import split_by_boot
+from pytest_specperf.results.schema import DepthRun, RunResults
+
+METRICS = (("agg_tok_s", "agg tok/s"), ("per_req_tok_s", "per-req tok/s"))
+
+
+class ReviewError(SpecperfError):
+    """A baseline command that cannot do what was asked; the message says why."""
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What a diff compares: a baseline or a measured run, reduced to the same shape."""
+
+    label: str
+    profile: str
+    hardware: str
+    depth: int
+    workload: dict[str, Any]
+    points: dict[int, dict[str, float | None]]
+    accept_length: float | None
+    max_total_num_tokens: int | None
+    max_running_requests: int | None
+
+
+def read_baseline(path: Path) -> Baseline:
+    baseline = load_baseline(path)
+    if baseline is None:
+        raise ReviewError(f"no baseline at {path}")
+    return baseline
+
+
+def read_results(path: Path) -> RunResults:
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=RunResults)
+    except FileNotFoundError:
+        raise ReviewError(f"no results file at {path}") from None
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise ReviewError(f"{path} is not a pytest-specperf results.json: {exc}") from None
+
+
+def pick_run(results: RunResults, depth: int | None, where: Path) -> DepthRun:
+    depths = [run.depth for run in results.runs]
+    if depth is None:
+        if len(depths) != 1:
+            raise ReviewError(f"{where} holds steps {depths}: choose one with --spec-steps")
+        return results.runs[0]
+    run = results.depth(depth)
+    if run is None:
+        raise ReviewError(f"{where} has no run of steps={depth} (it holds steps {depths})")
+    return run
+
+
+def figures_of_baseline(baseline: Baseline, label: str) -> Figures:
+    return Figures(
+        label=label,
+        profile=baseline.profile,
+        hardware=baseline.hardware,
+        depth=baseline.depth,
+        workload=dict(baseline.workload),
+        points={
+            int(c): {name: getattr(point, name, None) for name, _ in METRICS}
+            for c, point in baseline.points.items()
+        },
+        accept_length=baseline.accept_length,
+        max_total_num_tokens=baseline.kv.max_total_num_tokens,
+        max_running_requests=baseline.kv.max_running_requests,
+    )
+
+
+def figures_of_run(run: DepthRun, label: str) -> Figures:
+    server = run.server
+    return Figures(
+        label=label,
+        profile=run.profile,
+        hardware=run.hardware,
+        depth=run.depth,
+        workload=dict(run.workload),
+        points={p.concurrency: {name: getattr(p, name) for name, _ in METRICS} for p in run.points},
+        accept_length=run.accept_length,
+        max_total_num_tokens=server.max_total_num_tokens if server else None,
+        max_running_requests=server.max_running_requests if server else None,
+    )
+
+
+def _number(value: float | int | None, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.{digits}f}" if isinstance(value, float) else f"{value:,}"
+
+
+def _noise_text(point: BaselinePoint) -> str:
+    """The noise a baseline point records, per metric, in one cell; '-' when it has none."""
+    parts = []
+    for name, label in METRICS:
+        noise = point.noise.get(name)
+        if noise is None:
+            continue
+        spread = []
+        if noise.within_boot_cv is not None:
+            spread.append(f"within a boot {noise.within_boot_cv:.1%}")
+        if noise.boot_to_boot_cv is not None:
+            spread.append(f"between boots {noise.boot_to_boot_cv:.1%}")
+        what = ", ".join(spread) or "not known"
+        parts.append(
+            f"{label}: {what} ({noise.source}, {noise.samples} samples, {noise.boots} boot(s))"
+        )
+    return "; ".join(parts) or "-"
+
+
+def show(baseline: Baseline, path: Path) -> str:
+    lines = [
+        f"baseline {path}",
+        f"  profile={baseline.profile} hardware={baseline.hardware} steps={baseline.depth} "
+        f"backend={baseline.backend} schema v{baseline.schema_version}",
+        f"  recorded {baseline.recorded_at} ({baseline.recorded_by}): {baseline.how_recorded}",
+        f"  SGLang {baseline.sglang_version or 'unknown'}; workload {baseline.workload}",
+        f"  tolerance: throughput {baseline.tolerance.throughput:.0%}, "
+        f"accept length {baseline.tolerance.accept_length:.0%}",
+        f"  KV: max_total_num_tokens {_number(baseline.kv.max_total_num_tokens)}, "
+        f"max_running_requests {_number(baseline.kv.max_running_requests)}; "
+        f"accept length {_number(baseline.accept_length, 2)}",
+        "",
+        "| C | agg tok/s | per-req tok/s | noise |",
+        "| --- | --- | --- | --- |",
+    ]
+    for concurrency, point in sorted(baseline.points.items(), key=lambda item: int(item[0])):
+        lines.append(
+            f"| {concurrency} | {_number(point.agg_tok_s)} | {_number(point.per_req_tok_s)} "
+            f"| {_noise_text(point)} |"
+        )
+    if baseline.notes:
+        lines += ["", f"notes: {baseline.notes}"]
+    return "\n".join(lines)
+
+
+def comparability(old: Figures, new: Figures, *, allow_other_hardware: bool) -> list[str]:
+    """Notes on what differs between the two sides; ReviewError for a hardware mismatch."""
+    if old.hardware != new.hardware and not allow_other_hardware:
+        raise ReviewError(
+            f"refusing to compare hardware {old.hardware!r} ({old.label}) with "
+            f"{new.hardware!r} ({new.label}): throughput on one machine is no reference for "
+            "another, so every difference would read as a regression or an improvement; "
+            "pass --allow-other-hardware to compare anyway"
+        )
+    notes = []
+    if old.hardware != new.hardware:
+        notes.append(f"note: different hardware ({old.hardware} vs {new.hardware}), as asked")
+    if old.profile != new.profile:
+        notes.append(f"note: different profiles ({old.profile} vs {new.profile})")
+    if old.depth != new.depth:
+        notes.append(f"note: different depths (steps={old.depth} vs steps={new.depth})")
+    differing = sorted(
+        name
+        for name in set(old.workload) & set(new.workload)
+        if old.workload[name] != new.workload[name]
+    )
+    for name in differing:
+        notes.append(
+            f"note: workload {name} differs ({old.workload[name]!r} vs {new.workload[name]!r}): "
+            "figures are not comparable"
+        )
+    return notes
+
+
+def _change(old: float | int | None, new: float | int | None) -> str:
+    if old is None or new is None or old == 0:
+        return "-"
+    return f"{(new - old) / old:+.1%}"
+
+
+def diff(old: Figures, new: Figures, *, allow_other_hardware: bool = False) -> str:
+    notes = comparability(old, new, allow_other_hardware=allow_other_hardware)
+    lines = [f"old: {old.label}", f"new: {new.label}", *notes, ""]
+    lines += ["| C | metric | old | new | change |", "| --- | --- | --- | --- | --- |"]
+    for concurrency in sorted(set(old.points) | set(new.points)):
+        before = old.points.get(concurrency, {})
+        after = new.points.get(concurrency, {})
+        for name, label in METRICS:
+            a, b = before.get(name), after.get(name)
+            lines.append(
+                f"| {concurrency} | {label} | {_number(a)} | {_number(b)} | {_change(a, b)} |"
+            )
+    for label, a, b, digits in (
+        ("accept length", old.accept_length, new.accept_length, 2),
+        ("max_total_num_tokens", old.max_total_num_tokens, new.max_total_num_tokens, 0),
+        ("max_running_requests", old.max_running_requests, new.max_running_requests, 0),
+    ):
+        lines.append(
+            f"| - | {label} | {_number(a, digits)} | {_number(b, digits)} | {_change(a, b)} |"
+        )
+    return "\n".join(lines)
+
+
+def promote(
+    run: DepthRun,
+    baselines_dir: Path,
+    *,
+    results_path: Path,
+    tolerance: float | None = None,
+    allow_other_hardware: bool = False,
+) -> tuple[Path, str]:
+    """Write the run's figures as the baseline of its key; (path, the diff against the old one).
+
+    Only a complete run with every request successful is promoted: a baseline must not
+    inherit a failure. The old file, if any, must be of the same hardware key.
+    """
+    problem = incomplete_reason(run)
+    if problem is not None:
+        raise ReviewError(f"not promoting steps={run.depth} from {results_path}: {problem}")
+    path = baseline_path(baselines_dir, run.profile, run.hardware, run.depth)
+    try:
+        old = load_baseline(path)
+    except BaselineError as exc:
+        raise ReviewError(f"not promoting: the existing baseline is unreadable: {exc}") from None
+    boots = split_by_boot(run)
+    new = baseline_from_runs(
+        boots,
+        tolerance=Tolerance(throughput=tolerance)
+        if tolerance is not None
+        else (old.tolerance if old is not None else None),
+        how_recorded=f"specperf baseline promote {results_path}",
+        source="calibrated" if len(boots) > 1 else "recorded repeats",
+    )
+    new_figures = figures_of_baseline(new, f"{results_path} steps={run.depth}")
+    if old is None:
+        report = f"new baseline (there was none at {path})\n" + show(new, path)
+    else:
+        report = diff(
+            figures_of_baseline(old, str(path)),
+            new_figures,
+            allow_other_hardware=allow_other_hardware,
+        )
+    written = save_baseline(baselines_dir, new)
+    return written, report
+
+
+def incomplete_reason(run: DepthRun) -> str | None:
+    """Why a run's figures cannot become a baseline, or None."""
+    if run.failure:
+        return f"failed run: {run.failure.splitlines()[0]}"
+    if run.status != "complete":
+        return f"run status {run.status!r}: its process ended before the run was closed"
+    missing = [c for c in run.planned_concurrency if run.point(c) is None]
+    if missing:
+        return f"incomplete run: C={','.join(map(str, missing))} not measured"
+    failed = sum(p.failed for p in run.points)
+    if failed:
+        return f"{failed} failed request(s)"
+    return None

@@ -1,0 +1,144 @@
+"""Repeated measurements of one point: the order of a repeated sweep, and R samples -> one point.
+
+With ``--specperf-repeats R`` every point is measured R times, the concurrencies interleaved
+(1, 4, 16, 1, 4, 16, ...) so that a slow drift of the server (warming caches, a neighbour on
+the host) spreads over every point instead of landing on one. The point then reports the
+median of its samples, with a confidence interval from ``gate.decision.summarize``, and keeps
+every sample (``PointMetrics.samples``).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+
+import msgspec
+
+from pytest_specperf.results.schema import DepthRun, Interval, Percentiles, PointMetrics
+
+# (samples) -> (median, interval or None): gate.decision.summarize's signature.
+Summarize = Callable[[Sequence[float]], tuple[float, Interval | None]]
+# The figures a point reports as a median of its samples, with an interval.
+SUMMARIZED_METRICS = ("agg_tok_s", "per_req_tok_s")
+
+
+def interleaved(concurrency: Sequence[int], rounds: int) -> Iterator[tuple[int, int]]:
+    """(round, concurrency) in sweep order: every level once per round, rounds one after another."""
+    for round_index in range(rounds):
+        for level in concurrency:
+            yield round_index, level
+
+
+def _default_summarize() -> Summarize:
+    from pytest_specperf.gate.decision import summarize
+
+    return summarize
+
+
+def _median_percentiles(items: Sequence[Percentiles | None]) -> Percentiles | None:
+    present = [item for item in items if item is not None]
+    if not present:
+        return None
+    return Percentiles(
+        p50=statistics.median(p.p50 for p in present),
+        p90=statistics.median(p.p90 for p in present),
+        p99=statistics.median(p.p99 for p in present),
+        mean=statistics.median(p.mean for p in present),
+    )
+
+
+def _pooled_accept_length(samples: Sequence[PointMetrics]) -> float | None:
+    """Verified tokens over verify steps across the samples (each sample: its own ratio)."""
+    verify = sum(s.spec_verify_ct for s in samples if s.accept_length is not None)
+    if verify == 0:
+        return None
+    verified = sum(s.accept_length * s.spec_verify_ct for s in samples if s.accept_length)
+    return verified / verify
+
+
+def _flatten(points: Sequence[PointMetrics]) -> list[PointMetrics]:
+    """The single samples behind points that may themselves be merged."""
+    flat: list[PointMetrics] = []
+    for point in points:
+        flat.extend(point.samples or [point])
+    return flat
+
+
+def merge_samples(
+    points: Sequence[PointMetrics], summarize: Summarize | None = None
+) -> PointMetrics:
+    """One point from its samples (or from earlier merged points and new samples).
+
+    Throughput figures and latency percentiles are the medians of the samples; request,
+    token and verify counts are summed, so the success rate and the accept length cover
+    every request sent. The client health shown is the sample whose event loop lagged most
+    (a client that fell behind once must not be hidden by the median); a point is
+    ``client_bound`` when any sample was.
+    """
+    samples = _flatten(points)
+    if not samples:
+        raise ValueError("merge_samples needs at least one sample")
+    concurrency = {sample.concurrency for sample in samples}
+    if len(concurrency) != 1:
+        raise ValueError(f"samples of different concurrencies cannot merge: {sorted(concurrency)}")
+    if len(samples) == 1:
+        return samples[0]
+    summarize = summarize or _default_summarize()
+    errors: Counter[str] = Counter()
+    for sample in samples:
+        errors.update(sample.errors)
+    intervals: dict[str, Interval] = {}
+    medians: dict[str, float | None] = {}
+    for metric in SUMMARIZED_METRICS:
+        values = [float(v) for s in samples if (v := getattr(s, metric)) is not None]
+        if not values:
+            medians[metric] = None
+            continue
+        median, interval = summarize(values)
+        medians[metric] = median
+        if interval is not None:
+            intervals[metric] = interval
+    clients = [sample.client for sample in samples if sample.client is not None]
+    truth = list(dict.fromkeys(p for sample in samples for p in sample.truth_problems))
+    agg = medians["agg_tok_s"]
+    return PointMetrics(
+        concurrency=samples[0].concurrency,
+        requests=sum(sample.requests for sample in samples),
+        ok=sum(sample.ok for sample in samples),
+        failed=sum(sample.failed for sample in samples),
+        errors=dict(sorted(errors.items())),
+        tokens=sum(sample.tokens for sample in samples),
+        wall_s=sum(sample.wall_s for sample in samples),
+        agg_tok_s=agg if agg is not None else 0.0,
+        per_req_tok_s=medians["per_req_tok_s"],
+        ttft_s=_median_percentiles([sample.ttft_s for sample in samples]),
+        itl_s=_median_percentiles([sample.itl_s for sample in samples]),
+        tpot_s=_median_percentiles([sample.tpot_s for sample in samples]),
+        e2e_s=_median_percentiles([sample.e2e_s for sample in samples]),
+        accept_length=_pooled_accept_length(samples),
+        spec_verify_ct=sum(sample.spec_verify_ct for sample in samples),
+        chunks=sum(sample.chunks for sample in samples),
+        client=max(clients, key=lambda health: health.loop_lag_p99_s) if clients else None,
+        intervals=intervals,
+        samples=samples,
+        client_bound=next((s.client_bound for s in samples if s.client_bound), None),
+        truth_problems=truth,
+    )
+
+
+def split_by_boot(run: DepthRun, summarize: Summarize | None = None) -> list[DepthRun]:
+    """The run as one run per server boot (calibration across boots), each point re-merged
+    from that boot's samples; a run of one boot comes back as itself."""
+    boots = sorted({sample.boot for point in run.points for sample in point.samples or [point]})
+    if len(boots) <= 1:
+        return [run]
+    split: list[DepthRun] = []
+    for boot in boots:
+        points = []
+        for point in run.points:
+            mine = [sample for sample in point.samples or [point] if sample.boot == boot]
+            if mine:
+                points.append(merge_samples(mine, summarize))
+        split.append(msgspec.structs.replace(run, points=points))
+    return split

@@ -1,0 +1,298 @@
+"""The gate's proof on a real GPU (issue 10, point 8); run through scripts/gpu-gate-proof.sh.
+
+    python scripts/gpu_gate_proof.py OUT_DIR PROFILE [record,gate]
+
+PROFILE is mtp, ngram (the two smoke profiles) or a profile name. Phases:
+  record  record the depth-3 baseline with calibration: --specperf-calibrate across
+          CAL_BOOTS boots (the suite restarts the server), REPEATS samples per point per boot.
+  gate    GATE_BOOTS fresh boots, each gated against that baseline with REPEATS (expected:
+          green); on the same boots, after the gate, /slow_down regressions of growing size
+          (--specperf-inject-slowdown, one rung per boot, the rest on the last boot) until
+          the gate catches one (expected: red). A boot here is started by this script with
+          the suite's own launch code and measured through --specperf-url, so that a boot
+          serves both its gate and its rung.
+Baselines go to BASELINES_DIR (default /tmp/specperf-gate-proof/baselines, outside the
+working tree, so that the two phases can run in two calls on a machine kept warm) and are
+copied to OUT_DIR/baselines. OUT_DIR/summary.md gets a table, rewritten after every step.
+
+Environment: BACKEND (sglang | sim, for a dry run here), REPEATS (3), CAL_BOOTS (2),
+GATE_BOOTS (3), SWEEP (extra pytest options; default per profile), RUNGS (comma list of
+seconds per forward pass; default per profile), BUDGET_S (skip a step that cannot finish in
+the time left; default 570, under a 600 s call), BOOT_ESTIMATE_S (110).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+
+from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
+from pytest_specperf.profiles import resolve_profile
+from pytest_specperf.results.schema import RunResults
+from pytest_specperf.options import parse_backend
+from pytest_specperf.server.launch import LaunchCommand, build_launch
+from pytest_specperf.server.model_factory import build_model
+from pytest_specperf.server.process import ServerProcess, launch
+
+DEPTH = 3
+PROFILES = {"mtp": "smoke-tiny-qwen3next-mtp", "ngram": "smoke-tiny-qwen3-ngram"}
+# Sweeps: the smoke sweeps (the NGRAM model needs 2048-token requests for stable points).
+SWEEPS = {
+    "smoke-tiny-qwen3next-mtp": "--specperf-concurrency=1,4,16 --specperf-max-new-tokens=256",
+    "smoke-tiny-qwen3-ngram": "--specperf-concurrency=1,4,16 --specperf-max-new-tokens=2048",
+}
+# Seconds of sleep per forward pass. On the H200 one decode step took about 3.2 ms (MTP C=1),
+# 6.5 ms (MTP C=4: 0.005 s cut 611 to 357 tok/s) and 2.4-4.1 ms (NGRAM C=1..16), so a sleep
+# s cuts tok/s by about s / (step + s): the rungs below start near 5% (NGRAM C=1) and 10%
+# (MTP C=1) and grow until even the noisy tiny MTP model cannot hide them.
+RUNGS = {
+    "smoke-tiny-qwen3next-mtp": (0.0004, 0.001, 0.0025, 0.005),
+    "smoke-tiny-qwen3-ngram": (0.00012, 0.00025, 0.0005, 0.001),
+}
+_THROUGHPUT_FAILED = re.compile(r"^FAILED \S*test_throughput\S*", re.MULTILINE)
+
+
+@dataclass
+class Step:
+    name: str
+    expect: str
+    exit_code: int | None = None
+    seconds: float = 0.0
+    slowdown_s: float | None = None
+    changes: dict[int, float] = field(default_factory=dict)  # C -> agg change vs baseline
+    failed_points: int = 0
+    note: str = ""
+
+    @property
+    def outcome(self) -> str:
+        if self.exit_code is None:
+            return f"skipped: {self.note}" if self.note else "skipped"
+        if self.exit_code == 0:
+            return "green"
+        if self.exit_code == 1 and self.failed_points:
+            return f"red ({self.failed_points} throughput point(s) failed)"
+        return f"error (exit {self.exit_code})"
+
+
+class Proof:
+    def __init__(self, out: Path, profile: str) -> None:
+        self.out = out
+        self.profile = profile
+        self.backend = os.environ.get("BACKEND", "sglang")
+        self.repeats = int(os.environ.get("REPEATS", "3"))
+        self.cal_boots = int(os.environ.get("CAL_BOOTS", "2"))
+        self.gate_boots = int(os.environ.get("GATE_BOOTS", "3"))
+        self.sweep = os.environ.get("SWEEP", SWEEPS.get(profile, "")).split()
+        rungs = os.environ.get("RUNGS")
+        self.rungs = (
+            tuple(float(r) for r in rungs.split(",")) if rungs else RUNGS.get(profile, ())
+        )
+        self.budget_s = float(os.environ.get("BUDGET_S", "570"))
+        self.boot_estimate_s = float(os.environ.get("BOOT_ESTIMATE_S", "110"))
+        self.baselines = Path(
+            os.environ.get("BASELINES_DIR", "/tmp/specperf-gate-proof/baselines")
+        )
+        self.started = time.monotonic()
+        self.steps: list[Step] = []
+        self.hardware: str | None = None
+
+    # -- running ---------------------------------------------------------------------
+    def time_left(self) -> float:
+        return self.budget_s - (time.monotonic() - self.started)
+
+    def pytest(self, step: Step, *args: str, boots: int) -> Step:
+        """Run the suite once; skip (and say so) when it would not fit in the budget."""
+        self.steps.append(step)
+        if self.time_left() < boots * self.boot_estimate_s + 60:
+            step.note = f"{self.time_left():.0f} s of the budget left"
+            self.write_summary()
+            return step
+        run_out = self.out / step.name
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "pytest_specperf.plugin",
+            "-p",
+            "no:cacheprovider",
+            "-rsf",
+            "perf_tests",
+            f"--spec-steps={DEPTH}",
+            f"--specperf-profile={self.profile}",
+            f"--specperf-backend={self.backend}",
+            f"--specperf-baselines={self.baselines}",
+            f"--specperf-out={run_out}",
+            f"--specperf-repeats={self.repeats}",
+            *self.sweep,
+            *args,
+        ]
+        print(f"[{self.elapsed()}] {step.name}: {' '.join(command)}", flush=True)
+        begun = time.monotonic()
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        step.seconds = time.monotonic() - begun
+        step.exit_code = done.returncode
+        (self.out / f"{step.name}.txt").write_text(done.stdout + done.stderr, encoding="utf-8")
+        step.failed_points = len(_THROUGHPUT_FAILED.findall(done.stdout))
+        step.changes = self.changes(run_out / "results.json")
+        print(f"[{self.elapsed()}] {step.name}: {step.outcome} in {step.seconds:.0f} s", flush=True)
+        self.write_summary()
+        return step
+
+    def elapsed(self) -> str:
+        return f"{time.monotonic() - self.started:.0f}s"
+
+    def changes(self, results_path: Path) -> dict[int, float]:
+        """Per concurrency: the run's agg tok/s median against the baseline's, as a fraction."""
+        try:
+            results = msgspec.json.decode(results_path.read_bytes(), type=RunResults)
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+            return {}
+        run = results.depth(DEPTH)
+        if run is None:
+            return {}
+        self.hardware = run.hardware
+        baseline = self.baseline()
+        if baseline is None:
+            return {}
+        found: dict[int, float] = {}
+        for point in run.points:
+            reference = baseline.point(point.concurrency)
+            if reference is not None and reference.agg_tok_s:
+                found[point.concurrency] = point.agg_tok_s / reference.agg_tok_s - 1
+        return found
+
+    def baseline(self) -> Baseline | None:
+        if self.hardware is None:
+            return None
+        return load_baseline(baseline_path(self.baselines, self.profile, self.hardware, DEPTH))
+
+    # -- phases ----------------------------------------------------------------------
+    def record(self) -> None:
+        self.pytest(
+            Step("record", "green"),
+            "--specperf-calibrate",
+            f"--specperf-calibrate-boots={self.cal_boots}",
+            boots=self.cal_boots,
+        )
+
+    def gate(self) -> None:
+        rungs = list(self.rungs)
+        caught = False
+        for boot in range(1, self.gate_boots + 1):
+            if self.time_left() < self.boot_estimate_s + 60:
+                self.steps.append(Step(f"gate-boot{boot}", "green", note="no time left"))
+                break
+            server = self.boot(boot)
+            if server is None:
+                break
+            try:
+                url = f"--specperf-url={server.url}"
+                self.pytest(Step(f"gate-boot{boot}", "green"), url, boots=0)
+                last_boot = boot == self.gate_boots
+                while rungs and not caught:
+                    sleep = rungs.pop(0)
+                    step = Step(f"regression-{sleep:g}s", "red", slowdown_s=sleep)
+                    step.note = f"on gate boot {boot}"
+                    self.pytest(step, url, f"--specperf-inject-slowdown={sleep:g}", boots=0)
+                    caught = step.exit_code == 1 and step.failed_points > 0
+                    if not last_boot:
+                        break  # one rung per boot; the rest on the last one
+            finally:
+                server.stop()
+
+    def boot(self, index: int) -> ServerProcess | None:
+        profile = resolve_profile(self.profile, [])
+        model = str(build_model(profile.model_factory)) if profile.model_factory else None
+        backend = parse_backend(self.backend)
+
+        def command(port: int) -> LaunchCommand:
+            return build_launch(
+                profile,
+                DEPTH,
+                backend=backend,
+                port=port,
+                model_path=model,
+                sim_speedup=5.0 if backend == "sim" else None,
+            )
+
+        log = self.out / f"server-gate-boot{index}.log"
+        begun = time.monotonic()
+        try:
+            server = launch(
+                command,
+                host="127.0.0.1",
+                log_path=log,
+                launch_timeout_s=profile.launch_timeout_s or 900,
+                api_key=None,
+            )
+        except Exception as exc:  # the summary must say why the proof stopped
+            self.steps.append(Step(f"boot{index}", "up", exit_code=2, note=str(exc)[:300]))
+            self.write_summary()
+            return None
+        print(f"[{self.elapsed()}] boot {index}: {time.monotonic() - begun:.0f} s", flush=True)
+        return server
+
+    # -- report ----------------------------------------------------------------------
+    def write_summary(self) -> None:
+        levels = sorted({c for step in self.steps for c in step.changes})
+        head = " | ".join(f"C={c} agg vs baseline" for c in levels)
+        lines = [
+            f"# gate proof: {self.profile}, steps={DEPTH}, backend={self.backend}, "
+            f"R={self.repeats}, calibration boots={self.cal_boots}, hardware={self.hardware}",
+            f"sweep: {' '.join(self.sweep)}",
+            "",
+            f"| step | sleep/forward | expected | outcome | s | {head} | note |",
+            "| --- | --- | --- | --- | --- |" + " --- |" * len(levels) + " --- |",
+        ]
+        for step in self.steps:
+            cells = " | ".join(
+                f"{step.changes[c]:+.1%}" if c in step.changes else "-" for c in levels
+            )
+            sleep = f"{step.slowdown_s:g} s" if step.slowdown_s is not None else "-"
+            lines.append(
+                f"| {step.name} | {sleep} | {step.expect} | {step.outcome} | "
+                f"{step.seconds:.0f} | {cells} | {step.note} |"
+            )
+        caught = [s for s in self.steps if s.slowdown_s is not None and s.failed_points]
+        if caught:
+            smallest = caught[0]
+            worst = min(smallest.changes.values(), default=0.0)
+            lines += [
+                "",
+                f"smallest regression caught: {smallest.slowdown_s:g} s per forward pass "
+                f"(largest measured drop {worst:+.1%}) at R={self.repeats}",
+            ]
+        (self.out / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def main() -> int:
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    out = Path(sys.argv[1]).resolve()
+    profile = PROFILES.get(sys.argv[2], sys.argv[2])
+    phases = (sys.argv[3] if len(sys.argv) > 3 else "record,gate").split(",")
+    out.mkdir(parents=True, exist_ok=True)
+    proof = Proof(out, profile)
+    if "record" in phases:
+        proof.record()
+    if "gate" in phases:
+        proof.gate()
+    proof.write_summary()
+    if proof.baselines.is_dir():
+        shutil.copytree(proof.baselines, out / "baselines", dirs_exist_ok=True)
+    print((out / "summary.md").read_text(encoding="utf-8"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

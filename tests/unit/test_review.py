@@ -1,0 +1,103 @@
+"""gate.review: baseline show, diff and promote (the ``specperf baseline`` commands' logic)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_specperf.gate.baselines import baseline_from_run, load_baseline, save_baseline
+from pytest_specperf.gate.review import (
+    ReviewError,
+    diff,
+    figures_of_baseline,
+    figures_of_run,
+    promote,
+    show,
+)
+from pytest_specperf.measure.repeats import merge_samples
+from pytest_specperf.results.schema import DepthRun, PointMetrics, ServerSummary
+
+
+def sample(agg: float, concurrency: int = 1, boot: int = 0) -> PointMetrics:
+    return PointMetrics(
+        concurrency=concurrency,
+        requests=4,
+        ok=4,
+        failed=0,
+        tokens=4000,
+        wall_s=4.0,
+        agg_tok_s=agg,
+        per_req_tok_s=agg,
+        boot=boot,
+    )
+
+
+def run(
+    *aggs: float, hardware: str = "1x-h200", status: str = "complete", boots: int = 1
+) -> DepthRun:
+    samples = [sample(agg, boot=i % boots) for i, agg in enumerate(aggs)]
+    return DepthRun(
+        depth=3,
+        profile="prof",
+        backend="sglang",
+        hardware=hardware,
+        workload={"max_new_tokens": 256},
+        server=ServerSummary(url="http://x", max_total_num_tokens=1000, max_running_requests=8),
+        points=[merge_samples(samples)],
+        planned_concurrency=[1],
+        status=status,  # type: ignore[arg-type]
+    )
+
+
+def test_show_lists_each_point_with_its_noise_and_source() -> None:
+    baseline = baseline_from_run(run(100.0, 104.0, 98.0), how_recorded="test")
+    text = show(baseline, Path("steps-3.json"))
+    assert "| 1 | 100.0 | 100.0 |" in text
+    assert "recorded repeats, 3 samples" in text
+
+
+def test_diff_refuses_other_hardware_and_says_why() -> None:
+    old = figures_of_baseline(baseline_from_run(run(100.0), how_recorded="t"), "old")
+    new = figures_of_run(run(50.0, hardware="1x-a100"), "new")
+    with pytest.raises(ReviewError, match=r"refusing to compare hardware.*--allow-other-hardware"):
+        diff(old, new)
+
+
+def test_diff_across_hardware_when_allowed_says_so_and_compares() -> None:
+    old = figures_of_baseline(baseline_from_run(run(100.0), how_recorded="t"), "old")
+    new = figures_of_run(run(50.0, hardware="1x-a100"), "new")
+    text = diff(old, new, allow_other_hardware=True)
+    assert "different hardware" in text
+    assert "| 1 | agg tok/s | 100.0 | 50.0 | -50.0% |" in text
+
+
+def test_diff_notes_a_workload_that_makes_figures_incomparable() -> None:
+    old = figures_of_baseline(baseline_from_run(run(100.0), how_recorded="t"), "old")
+    other = run(100.0)
+    other.workload = {"max_new_tokens": 2048}
+    assert "workload max_new_tokens differs" in diff(old, figures_of_run(other, "new"))
+
+
+def test_promote_writes_the_runs_figures_and_reports_the_change(tmp_path: Path) -> None:
+    save_baseline(tmp_path, baseline_from_run(run(100.0), how_recorded="t"))
+    path, report = promote(run(110.0, 112.0, 108.0), tmp_path, results_path=Path("r.json"))
+    written = load_baseline(path)
+    assert written is not None and written.points["1"].agg_tok_s == 110.0
+    assert "+10.0%" in report
+
+
+def test_promote_of_a_run_across_boots_records_calibrated_noise(tmp_path: Path) -> None:
+    path, _ = promote(
+        run(100.0, 110.0, 101.0, 111.0, boots=2), tmp_path, results_path=Path("r.json")
+    )
+    written = load_baseline(path)
+    assert written is not None
+    noise = written.points["1"].noise["agg_tok_s"]
+    assert (noise.source, noise.boots) == ("calibrated", 2)
+
+
+def test_promote_refuses_a_run_that_did_not_complete(tmp_path: Path) -> None:
+    with pytest.raises(ReviewError, match="not promoting steps=3"):
+        promote(run(100.0, status="failed"), tmp_path, results_path=Path("r.json"))
+    assert not list(tmp_path.rglob("*.json"))
