@@ -29,6 +29,7 @@ from pytest_specperf.server.process import DEFAULT_LAUNCH_TIMEOUT_S
 API_KEY_ENV = "SPECPERF_API_KEY"
 MAX_CONCURRENCY = 4096
 ENDPOINTS: tuple[Endpoint, ...] = ("generate", "completions")
+ConfirmMode = Literal["fresh-boot", "same-boot", "off"]
 
 
 def parse_int_list(option: str, raw: str, *, low: int, high: int) -> tuple[int, ...]:
@@ -196,6 +197,17 @@ class OptionSpec:
 
 LAUNCH_CMD = "launch-cmd"
 BENCH = "bench"
+
+CONFIRM_MODES: tuple[ConfirmMode, ...] = ("fresh-boot", "same-boot", "off")
+
+
+def parse_confirm(option: str, raw: Any) -> ConfirmMode:
+    value = str(raw).strip()
+    for mode in CONFIRM_MODES:
+        if value == mode:
+            return mode
+    raise UsageError(f"{option}: {raw!r} is not one of {', '.join(CONFIRM_MODES)}")
+
 
 OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
@@ -375,6 +387,30 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "measuring: a deliberate regression to prove the gate catches one",
         parse=_float_in(0.0, optional=True),
     ),
+    OptionSpec(
+        "--specperf-alpha",
+        "alpha",
+        "false-positive rate of one depth's verdict (every point and metric together): with "
+        "no change, a depth goes red at most this often, given the baseline's recorded noise",
+        default="0.01",
+        parse=_float_in(0.0, 0.5, low_open=True),
+    ),
+    OptionSpec(
+        "--specperf-min-effect",
+        "min_effect",
+        "smallest throughput change the gate is for: caught with 95%% probability when the "
+        "noise allows; smaller changes never fail",
+        default="0.05",
+        parse=_float_in(0.0, 0.5, low_open=True),
+    ),
+    OptionSpec(
+        "--specperf-confirm",
+        "confirm",
+        "where a borderline verdict is re-measured before it stands: fresh-boot (restart the "
+        "server; same boot with --specperf-url), same-boot, or off",
+        default="fresh-boot",
+        parse=parse_confirm,
+    ),
 )
 OPTIONS_BY_KEY: Mapping[str, OptionSpec] = {spec.key: spec for spec in OPTIONS}
 
@@ -406,6 +442,9 @@ class Settings:
     workload: Workload
     api_key: str | None
     inject_slowdown_s: float | None
+    alpha: float = 0.01
+    min_effect: float = 0.05
+    confirm: ConfirmMode = "fresh-boot"
 
 
 def resolve_profile_option(name: str, dirs: tuple[str, ...], rootdir: Path) -> Profile:
@@ -448,4 +487,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         workload=workload_from(values),
         api_key=os.environ.get(API_KEY_ENV) or None,
         inject_slowdown_s=values["inject_slowdown"],
+        alpha=values["alpha"],
+        min_effect=values["min_effect"],
+        confirm=values["confirm"],
     )
