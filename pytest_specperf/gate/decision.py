@@ -220,6 +220,8 @@ class Comparison:
 
 
 def _geometric_mean(samples: Sequence[float]) -> float:
+    if len(samples) == 1:
+        return samples[0]
     return math.exp(statistics.fmean(log_values(samples)))
 
 
@@ -527,6 +529,21 @@ def depth_verdict(
     )
 
 
+def not_measured(depth: int, concurrency: int, metric: str, ref: Reference, path: str) -> Verdict:
+    """A figure the baseline has and this run did not measure: a failure, not a pass."""
+    return Verdict(
+        depth=depth,
+        concurrency=concurrency,
+        metric=metric,
+        outcome="regression",
+        baseline=ref.figure,
+        message=(
+            f"steps={depth} C={concurrency}: {LABELS.get(metric, metric)} was not measured; "
+            f"baseline {ref.figure:,.1f} [{path}]"
+        ),
+    )
+
+
 def unjudged(depth: int, concurrency: int, metric: str, reason: str) -> Verdict:
     """A point the load generator bounded: its figures say nothing about the server."""
     return Verdict(
@@ -618,6 +635,11 @@ def judge_depth(
                 for metric in point.references
             ]
             continue
+        result += [
+            not_measured(depth, point.concurrency, metric, ref, path)
+            for metric, ref in point.references.items()
+            if not point.samples.get(metric)
+        ]
         for metric, look in first[point.concurrency].items():
             confirming = look.borderline and metric in second.get(point.concurrency, {})
             result.append(

@@ -7,11 +7,13 @@ the metric, measured vs floor, and the baseline file.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_specperf.gate.baselines import THROUGHPUT_METRICS, Baseline, metric_samples
 from pytest_specperf.gate.decision import PointInput, Reference
-from pytest_specperf.results.schema import PointMetrics, ServerSummary
+from pytest_specperf.measure.client_health import fell_behind
+from pytest_specperf.results.schema import PointMetrics, ServerSummary, Verdict
 
 
 def floor(baseline_value: float, tolerance: float) -> float:
@@ -47,6 +49,14 @@ def samples_by_metric(point: PointMetrics) -> dict[str, list[float]]:
 def boots_of(point: PointMetrics) -> int:
     """How many server boots measured the point's samples (2 after a fresh-boot confirmation)."""
     return len({sample.boot for sample in point.samples or [point]})
+
+
+def failure_lines(verdicts: Sequence[Verdict], point: PointMetrics | None) -> list[str]:
+    """The lines a failing throughput test shows: each regression, then a note when the load
+    generator fell behind while measuring the point (a slow runner is not a slow server)."""
+    failures = [v.message for v in verdicts if v.outcome == "regression"]
+    note = fell_behind(point.client) if point is not None and failures else None
+    return [*failures, f"note: {note}"] if note else failures
 
 
 def point_input(point: PointMetrics, baseline: Baseline) -> PointInput:

@@ -16,7 +16,6 @@ import pytest
 from pytest_specperf.gate import floors as gate
 from pytest_specperf.gate.baselines import Baseline
 from pytest_specperf.gate.decision import GateSettings, judge_depth
-from pytest_specperf.measure.client_health import fell_behind
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults, Verdict
 from pytest_specperf.suite import DepthSession, load_baseline_safely
 
@@ -139,11 +138,8 @@ class SpecperfGate:
         unjudged = [v.message for v in verdicts if v.outcome == "unjudged"]
         if unjudged:
             pytest.fail("\n".join(dict.fromkeys(unjudged)), pytrace=False)
-        failures = [v.message for v in verdicts if v.outcome == "regression"]
+        failures = gate.failure_lines(verdicts, point)
         if failures:
-            note = fell_behind(point.client) if point is not None else None
-            if note:
-                failures.append(f"note: {note}")
             pytest.fail("\n".join(failures), pytrace=False)
         for improved in (v for v in verdicts if v.outcome == "improvement"):
             warnings.warn(BaselineImprovement(improved.message), stacklevel=3)
