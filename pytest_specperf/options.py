@@ -28,6 +28,9 @@ from pytest_specperf.server.process import DEFAULT_LAUNCH_TIMEOUT_S
 
 API_KEY_ENV = "SPECPERF_API_KEY"
 MAX_CONCURRENCY = 4096
+# Points shorter than about a second were measured drifting (up to 27% between boots on the
+# H200, 5-11% CV on the simulator); past 2 s longer points bought little: docs/repeats.md.
+DEFAULT_MIN_POINT_SECONDS = 2.0
 ENDPOINTS: tuple[Endpoint, ...] = ("generate", "completions")
 ConfirmMode = Literal["fresh-boot", "same-boot", "off"]
 
@@ -388,6 +391,41 @@ OPTIONS: tuple[OptionSpec, ...] = (
         parse=_float_in(0.0, optional=True),
     ),
     OptionSpec(
+        "--specperf-repeats",
+        "repeats",
+        "samples per point: each point is measured R times, interleaved across concurrency "
+        "(1,4,16,1,4,16,...); figures are medians with an interval, every sample is kept",
+        default="1",
+        parse=parse_positive_int,
+    ),
+    OptionSpec(
+        "--specperf-min-point-seconds",
+        "min_point_seconds",
+        "a point's closed loop keeps sending until its N requests were sent and this many "
+        "seconds passed (warm-up excluded); 0 turns it off",
+        default=f"{DEFAULT_MIN_POINT_SECONDS:g}",
+        parse=_float_in(0.0),
+        commands=(BENCH,),
+        short="--min-point-seconds",
+    ),
+    OptionSpec(
+        "--specperf-calibrate",
+        "calibrate",
+        "record baselines from an A/A run: every point measured --specperf-repeats times "
+        "(per boot), the measured noise written into the baseline",
+        parse=_flag,
+        kind="flag",
+        ini=False,
+    ),
+    OptionSpec(
+        "--specperf-calibrate-boots",
+        "calibrate_boots",
+        "with --specperf-calibrate: boot the server this many times per depth (restarting "
+        "it between rounds) so that the baseline also knows the noise between boots",
+        default="1",
+        parse=parse_positive_int,
+    ),
+    OptionSpec(
         "--specperf-alpha",
         "alpha",
         "false-positive rate of one depth's verdict (every point and metric together): with "
@@ -442,6 +480,9 @@ class Settings:
     workload: Workload
     api_key: str | None
     inject_slowdown_s: float | None
+    repeats: int = 1
+    calibrate: bool = False
+    calibrate_boots: int = 1
     alpha: float = 0.01
     min_effect: float = 0.05
     confirm: ConfirmMode = "fresh-boot"
@@ -463,6 +504,7 @@ def workload_from(values: Mapping[str, Any]) -> Workload:
         request_timeout_s=values["request_timeout"],
         stall_timeout_s=values["stall_timeout"],
         endpoint=values["endpoint"],
+        min_point_seconds=values["min_point_seconds"],
     )
 
 
@@ -478,7 +520,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         server_args=values["server_arg"],
         baselines_dir=rootdir / values["baselines"],
         out_dir=rootdir / values["out"],
-        update_baselines=values["update_baselines"],
+        update_baselines=values["update_baselines"] or values["calibrate"],
         launch_timeout_s=values["launch_timeout"],
         sim_speedup=values["sim_speedup"],
         hardware=values["hardware"],
@@ -487,7 +529,22 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         workload=workload_from(values),
         api_key=os.environ.get(API_KEY_ENV) or None,
         inject_slowdown_s=values["inject_slowdown"],
+        repeats=values["repeats"],
+        calibrate=values["calibrate"],
+        calibrate_boots=_calibrate_boots(values),
         alpha=values["alpha"],
         min_effect=values["min_effect"],
         confirm=values["confirm"],
     )
+
+
+def _calibrate_boots(values: Mapping[str, Any]) -> int:
+    boots: int = values["calibrate_boots"]
+    if boots > 1 and not values["calibrate"]:
+        raise UsageError("--specperf-calibrate-boots: only with --specperf-calibrate")
+    if boots > 1 and values["url"]:
+        raise UsageError(
+            "--specperf-calibrate-boots: a server given by --specperf-url cannot be restarted "
+            "between boots; let the suite boot it, or calibrate with one boot"
+        )
+    return boots

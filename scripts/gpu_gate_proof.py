@@ -35,9 +35,9 @@ from pathlib import Path
 import msgspec
 
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
+from pytest_specperf.options import parse_backend
 from pytest_specperf.profiles import resolve_profile
 from pytest_specperf.results.schema import RunResults
-from pytest_specperf.options import parse_backend
 from pytest_specperf.server.launch import LaunchCommand, build_launch
 from pytest_specperf.server.model_factory import build_model
 from pytest_specperf.server.process import ServerProcess, launch
@@ -92,14 +92,10 @@ class Proof:
         self.gate_boots = int(os.environ.get("GATE_BOOTS", "3"))
         self.sweep = os.environ.get("SWEEP", SWEEPS.get(profile, "")).split()
         rungs = os.environ.get("RUNGS")
-        self.rungs = (
-            tuple(float(r) for r in rungs.split(",")) if rungs else RUNGS.get(profile, ())
-        )
+        self.rungs = tuple(float(r) for r in rungs.split(",")) if rungs else RUNGS.get(profile, ())
         self.budget_s = float(os.environ.get("BUDGET_S", "570"))
         self.boot_estimate_s = float(os.environ.get("BOOT_ESTIMATE_S", "110"))
-        self.baselines = Path(
-            os.environ.get("BASELINES_DIR", "/tmp/specperf-gate-proof/baselines")
-        )
+        self.baselines = Path(os.environ.get("BASELINES_DIR", "/tmp/specperf-gate-proof/baselines"))
         self.started = time.monotonic()
         self.steps: list[Step] = []
         self.hardware: str | None = None

@@ -23,6 +23,7 @@ FAST_ARGS = [
     "--specperf-sim-speedup=10",
     "--specperf-max-new-tokens=200",
     "--specperf-concurrency=1,4",
+    "--specperf-min-point-seconds=0",
     "-p",
     "no:cacheprovider",
     "-rsf",

@@ -131,7 +131,10 @@ def prepare_workdir(workdir: Path, extra_files: dict[str, str] | None = None) ->
     shutil.copytree(REPO / "perf_tests", workdir / "perf_tests", dirs_exist_ok=True)
     (workdir / "baselines").mkdir(exist_ok=True)
     (workdir / "tmp").mkdir(exist_ok=True)
-    (workdir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    # The fault scenarios need short points, not long ones: no minimum point duration.
+    (workdir / "pytest.ini").write_text(
+        "[pytest]\nspecperf_min_point_seconds = 0\n", encoding="utf-8"
+    )
     for name, text in (extra_files or {}).items():
         path = workdir / name
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,146 @@
+"""suite.DepthSession with repeats: interleaved sweeps, samples recorded one by one, remeasure,
+calibration across boots. The load generator is replaced by a recorder (no server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_specperf.errors import UsageError
+from pytest_specperf.measure.workload import Workload
+from pytest_specperf.options import Settings, build_settings
+from pytest_specperf.results.schema import PointMetrics
+from pytest_specperf.results.store import ResultsStore
+from pytest_specperf.suite import DepthSession
+
+
+class Recorder:
+    """Stands in for measure_point: records the concurrency of every call, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+        self.on_call: Any = None
+
+    async def __call__(self, base_url: str, workload: Workload, concurrency: int, **_: Any) -> Any:
+        self.calls.append(concurrency)
+        if self.on_call is not None:
+            self.on_call()
+        agg = 100.0 + len(self.calls)
+        return PointMetrics(
+            concurrency=concurrency,
+            requests=2,
+            ok=2,
+            failed=0,
+            tokens=200,
+            wall_s=1.0,
+            agg_tok_s=agg,
+            per_req_tok_s=agg,
+        )
+
+
+def settings(tmp_path: Path, **options: str) -> Settings:
+    values = {"backend": "sim", "concurrency": "1,4", **options}
+    return build_settings(lambda key: values.get(key), tmp_path)
+
+
+@pytest.fixture
+def recorder(monkeypatch: pytest.MonkeyPatch) -> Recorder:
+    fake = Recorder()
+    monkeypatch.setattr("pytest_specperf.suite.measure_point", fake)
+    return fake
+
+
+def session(tmp_path: Path, **options: str) -> DepthSession:
+    depth = DepthSession(settings(tmp_path, **options), 3, ResultsStore(tmp_path / "out"))
+    depth.base_url = "http://127.0.0.1:1"
+    return depth
+
+
+def test_first_point_asked_for_measures_the_whole_sweep_interleaved(
+    tmp_path: Path, recorder: Recorder
+) -> None:
+    depth = session(tmp_path, repeats="3")
+    point = depth.measure(4)
+    assert recorder.calls == [1, 4, 1, 4, 1, 4]
+    assert len(point.samples) == 3
+
+
+def test_later_points_of_a_swept_depth_are_not_measured_again(
+    tmp_path: Path, recorder: Recorder
+) -> None:
+    depth = session(tmp_path, repeats="2")
+    depth.measure(1)
+    depth.measure(4)
+    assert len(recorder.calls) == 4
+
+
+def test_without_repeats_each_point_is_measured_when_asked_for(
+    tmp_path: Path, recorder: Recorder
+) -> None:
+    depth = session(tmp_path)
+    depth.measure(4)
+    assert recorder.calls == [4]
+
+
+def test_results_json_holds_every_sample_measured_so_far(
+    tmp_path: Path, recorder: Recorder
+) -> None:
+    """Written after every sample: what an interruption would leave behind."""
+    depth = session(tmp_path, repeats="2")
+    seen: list[int] = []
+
+    def count_samples() -> None:
+        results = depth.store.load()
+        run = results.depth(3) if results else None
+        seen.append(sum(len(p.samples) or 1 for p in run.points) if run else 0)
+
+    recorder.on_call = count_samples
+    depth.measure(1)
+    assert seen == [0, 1, 2, 3]
+    run = depth.run_snapshot()
+    assert [len(p.samples) for p in run.points] == [2, 2]
+
+
+def test_remeasure_adds_r_samples_to_the_point(tmp_path: Path, recorder: Recorder) -> None:
+    depth = session(tmp_path, repeats="2")
+    depth.measure(1)
+    point = depth.remeasure(4)
+    assert recorder.calls[-2:] == [4, 4]
+    assert len(point.samples) == 4
+    assert len(depth.run_snapshot().point(4).samples) == 4  # type: ignore[union-attr]
+
+
+def test_calibration_across_boots_reboots_between_rounds_and_tags_samples(
+    tmp_path: Path, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    depth = session(tmp_path, repeats="2", calibrate="1", calibrate_boots="2")
+    reboots: list[int] = []
+
+    def reboot() -> None:
+        reboots.append(len(recorder.calls))
+        depth.boot += 1
+
+    monkeypatch.setattr(depth, "reboot", reboot)
+    point = depth.measure(1)
+    assert reboots == [4]
+    assert [s.boot for s in point.samples] == [0, 0, 1, 1]
+
+
+def test_calibrate_implies_recording_baselines(tmp_path: Path) -> None:
+    assert settings(tmp_path, calibrate="1").update_baselines
+
+
+def test_min_point_seconds_reaches_the_workload(tmp_path: Path) -> None:
+    assert settings(tmp_path, min_point_seconds="3.5").workload.min_point_seconds == 3.5
+
+
+def test_calibrate_boots_without_calibrate_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="only with --specperf-calibrate"):
+        settings(tmp_path, calibrate_boots="2")
+
+
+def test_calibrate_boots_on_a_given_url_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="cannot be restarted"):
+        settings(tmp_path, calibrate="1", calibrate_boots="2", url="http://127.0.0.1:1")
