@@ -240,45 +240,26 @@ class _Noise:
     description: str
 
 
-def _noise_for(current: Sequence[float], ref: Reference) -> _Noise | None:
-    """The noise the test assumes: calibrated noise as known; recorded repeats pooled with the
-    current samples' own spread (Student t on the pooled degrees of freedom); None: no noise
-    is known at all (a published figure, a schema 1 baseline, single samples on both sides).
+def _noise_for(ref: Reference) -> _Noise | None:
+    """The noise the statistical test assumes, as known: only calibrated noise qualifies.
+
+    Repeats recorded in one boot say how a point moves within that boot, from a handful of
+    degrees of freedom: a test built on them either cries wolf (the next boot differs by more)
+    or, with a Student t on 2-4 degrees of freedom at a Bonferroni level, lets a 40% drop
+    through. Such a baseline keeps its explicit tolerance, applied to the geometric mean of the
+    current samples; ``--specperf-calibrate`` gives it the noise the test needs.
     """
     noise = ref.noise
-    current_var = _variance(log_values(current)) if len(current) >= 2 else None
-    current_dof = len(current) - 1
-    if noise is not None and noise.source == "calibrated" and noise.within_boot_cv is not None:
-        return _Noise(
-            within=noise.within_boot_cv,
-            between=noise.boot_to_boot_cv,
-            dof=math.inf,
-            description=(
-                f"calibrated ({noise.samples} samples over {noise.boots} boot(s): within-boot "
-                f"{noise.within_boot_cv:.1%}"
-                + (
-                    f", boot-to-boot {noise.boot_to_boot_cv:.1%})"
-                    if noise.boot_to_boot_cv is not None
-                    else ")"
-                )
-            ),
-        )
-    parts: list[tuple[float, int]] = []
-    if noise is not None and noise.within_boot_cv is not None:
-        parts.append((noise.within_boot_cv**2, noise.samples - noise.boots))
-    if current_var is not None:
-        parts.append((current_var, current_dof))
-    dof = sum(d for _, d in parts)
-    if dof <= 0:
+    if noise is None or noise.source != "calibrated" or noise.within_boot_cv is None:
         return None
-    within = math.sqrt(sum(v * d for v, d in parts) / dof)
-    between = noise.boot_to_boot_cv if noise is not None else None
+    between = noise.boot_to_boot_cv
+    description = (
+        f"calibrated ({noise.samples} samples over {noise.boots} boot(s): within-boot "
+        f"{noise.within_boot_cv:.1%}"
+        + (f", boot-to-boot {between:.1%})" if between is not None else ")")
+    )
     return _Noise(
-        within=within,
-        between=between,
-        dof=float(dof),
-        description=f"recorded repeats (within-boot {within:.1%} on {dof} degrees of freedom"
-        + (f", boot-to-boot {between:.1%})" if between is not None else ", boot-to-boot unknown)"),
+        within=noise.within_boot_cv, between=between, dof=math.inf, description=description
     )
 
 
@@ -303,19 +284,23 @@ def compare(
         raise ValueError("no current samples to judge")
     sign = 1.0 if direction == "higher" else -1.0
     measured = _geometric_mean(current)
-    fixed_rule = ref.published or not ref.samples
-    noise = None if fixed_rule else _noise_for(current, ref)
-    if fixed_rule or noise is None:
+    noise = None if ref.published or not ref.samples else _noise_for(ref)
+    if noise is None:
         baseline = ref.figure
         change = sign * math.log(measured / baseline)
         threshold = (
             -math.log(1 - ref.tolerance) if direction == "higher" else math.log(1 + ref.tolerance)
         )
-        source = (
-            f"published figure: fixed tolerance {ref.tolerance:.0%}"
-            if ref.published
-            else f"no noise recorded: fixed tolerance {ref.tolerance:.0%}"
-        )
+        if ref.published:
+            source = "published figure"
+        elif ref.noise is not None and ref.noise.within_boot_cv is not None:
+            source = (
+                f"{ref.noise.source}, not calibrated (within-boot {ref.noise.within_boot_cv:.1%} "
+                f"over {ref.noise.boots} boot(s))"
+            )
+        else:
+            source = "no noise recorded"
+        source += f": fixed tolerance {ref.tolerance:.0%}"
         return Comparison(change, threshold, None, False, source, measured, baseline)
     baseline = _geometric_mean(ref.samples)
     change = sign * math.log(measured / baseline)
@@ -366,7 +351,7 @@ def compare_depth(
         for current, ref in items:
             if ref.published or not ref.samples or not current:
                 continue
-            noise = _noise_for(current, ref)
+            noise = _noise_for(ref)
             if noise is None:
                 continue
             changes.append(math.log(_geometric_mean(current) / _geometric_mean(ref.samples)))
