@@ -32,6 +32,7 @@ MAX_CONCURRENCY = 4096
 # H200, 5-11% CV on the simulator); past 2 s longer points bought little: docs/repeats.md.
 DEFAULT_MIN_POINT_SECONDS = 2.0
 ENDPOINTS: tuple[Endpoint, ...] = ("generate", "completions")
+ConfirmMode = Literal["fresh-boot", "same-boot", "off"]
 
 
 def parse_int_list(option: str, raw: str, *, low: int, high: int) -> tuple[int, ...]:
@@ -199,6 +200,17 @@ class OptionSpec:
 
 LAUNCH_CMD = "launch-cmd"
 BENCH = "bench"
+
+CONFIRM_MODES: tuple[ConfirmMode, ...] = ("fresh-boot", "same-boot", "off")
+
+
+def parse_confirm(option: str, raw: Any) -> ConfirmMode:
+    value = str(raw).strip()
+    for mode in CONFIRM_MODES:
+        if value == mode:
+            return mode
+    raise UsageError(f"{option}: {raw!r} is not one of {', '.join(CONFIRM_MODES)}")
+
 
 OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
@@ -413,6 +425,30 @@ OPTIONS: tuple[OptionSpec, ...] = (
         default="1",
         parse=parse_positive_int,
     ),
+    OptionSpec(
+        "--specperf-alpha",
+        "alpha",
+        "false-positive rate of one depth's verdict (every point and metric together): with "
+        "no change, a depth goes red at most this often, given the baseline's recorded noise",
+        default="0.01",
+        parse=_float_in(0.0, 0.5, low_open=True),
+    ),
+    OptionSpec(
+        "--specperf-min-effect",
+        "min_effect",
+        "smallest throughput change the gate is for: caught with 95%% probability when the "
+        "noise allows; smaller changes never fail",
+        default="0.05",
+        parse=_float_in(0.0, 0.5, low_open=True),
+    ),
+    OptionSpec(
+        "--specperf-confirm",
+        "confirm",
+        "where a borderline verdict is re-measured before it stands: fresh-boot (restart the "
+        "server; same boot with --specperf-url), same-boot, or off",
+        default="fresh-boot",
+        parse=parse_confirm,
+    ),
 )
 OPTIONS_BY_KEY: Mapping[str, OptionSpec] = {spec.key: spec for spec in OPTIONS}
 
@@ -447,6 +483,9 @@ class Settings:
     repeats: int = 1
     calibrate: bool = False
     calibrate_boots: int = 1
+    alpha: float = 0.01
+    min_effect: float = 0.05
+    confirm: ConfirmMode = "fresh-boot"
 
 
 def resolve_profile_option(name: str, dirs: tuple[str, ...], rootdir: Path) -> Profile:
@@ -493,6 +532,9 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         repeats=values["repeats"],
         calibrate=values["calibrate"],
         calibrate_boots=_calibrate_boots(values),
+        alpha=values["alpha"],
+        min_effect=values["min_effect"],
+        confirm=values["confirm"],
     )
 
 

@@ -13,15 +13,17 @@ any better than this, and the t interval is what the decision below uses too.
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import msgspec
 from scipy import stats
 
-from pytest_specperf.results.schema import Interval
+from pytest_specperf.results.schema import Interval, Verdict, VerdictOutcome
 
 INTERVAL_LEVEL = 0.95
 
@@ -33,11 +35,27 @@ def log_values(samples: Sequence[float]) -> list[float]:
     return [math.log(value) for value in samples]
 
 
+def _variance(values: Sequence[float]) -> float:
+    """Sample variance in plain floats (statistics.variance is exact but far slower)."""
+    mean = math.fsum(values) / len(values)
+    return math.fsum((x - mean) ** 2 for x in values) / (len(values) - 1)
+
+
+@functools.lru_cache(maxsize=1024)
+def _t_quantile(probability: float, dof: float) -> float:
+    return float(stats.t.ppf(probability, dof))
+
+
+@functools.lru_cache(maxsize=1024)
+def _normal_quantile(probability: float) -> float:
+    return float(stats.norm.ppf(probability))
+
+
 def log_sd(samples: Sequence[float]) -> float | None:
     """Sample standard deviation of the log values (about the CV); None below 2 samples."""
     if len(samples) < 2:
         return None
-    return statistics.stdev(log_values(samples))
+    return math.sqrt(_variance(log_values(samples)))
 
 
 def summarize(
@@ -51,8 +69,8 @@ def summarize(
         return median, None
     logs = log_values(samples)
     mean = statistics.fmean(logs)
-    spread = statistics.stdev(logs) / math.sqrt(len(logs))
-    half = float(stats.t.ppf(0.5 + level / 2, len(logs) - 1)) * spread
+    spread = math.sqrt(_variance(logs) / len(logs))
+    half = _t_quantile(0.5 + level / 2, len(logs) - 1) * spread
     return median, Interval(
         low=math.exp(mean - half),
         high=math.exp(mean + half),
@@ -97,11 +115,574 @@ def estimate_noise(boots: Sequence[Sequence[float]], source: NoiseSource) -> Met
     if len(groups) >= 2:
         means = [statistics.fmean(group) for group in groups]
         explained = (within_var or 0.0) * statistics.fmean(1 / len(g) for g in groups)
-        between = math.sqrt(max(statistics.variance(means) - explained, 0.0))
+        between = math.sqrt(max(_variance(means) - explained, 0.0))
     return MetricNoise(
         source=source,
         within_boot_cv=math.sqrt(within_var) if within_var is not None else None,
         boot_to_boot_cv=between,
         samples=total,
         boots=len(groups),
+    )
+
+
+# -- the decision ------------------------------------------------------------------------
+
+Direction = Literal["higher", "lower"]
+# Which way is better, by metric name; a metric not listed is not gated statistically.
+DIRECTIONS: dict[str, Direction] = {
+    "agg_tok_s": "higher",
+    "per_req_tok_s": "higher",
+    "accept_length": "higher",
+    "ttft_s": "lower",
+    "itl_s": "lower",
+}
+LABELS = {
+    "agg_tok_s": "agg tok/s",
+    "per_req_tok_s": "per-req tok/s",
+    "accept_length": "accept length",
+    "ttft_s": "TTFT s",
+    "itl_s": "ITL s",
+}
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """What the gate promises.
+
+    ``alpha``: the false-positive rate of one depth's verdict as a whole (every point and
+    metric together): with no change, a depth goes red at most this often. ``min_effect``:
+    the smallest change the gate is for; when the noise is small enough, a change of this
+    size is caught with probability ``power``, and smaller ones are let through even when
+    they are statistically clear. ``point_share``: the part of ``alpha`` spent on the
+    per-point tests (split evenly between them, Bonferroni); the rest goes to the test of
+    the depth as a whole (every point's log-ratio pooled), which is the sensitive one.
+    """
+
+    alpha: float = 0.01
+    min_effect: float = 0.05
+    power: float = 0.95
+    point_share: float = 0.2
+
+    def __post_init__(self) -> None:
+        for name, value in (
+            ("alpha", self.alpha),
+            ("min_effect", self.min_effect),
+            ("power", self.power),
+            ("point_share", self.point_share),
+        ):
+            if not 0 < value < 1:
+                raise ValueError(f"gate setting {name} must be between 0 and 1, got {value}")
+
+    def point_alpha(self, tests: int) -> float:
+        return self.alpha * self.point_share / max(tests, 1)
+
+    @property
+    def depth_alpha(self) -> float:
+        return self.alpha * (1 - self.point_share)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The baseline's side of one figure of one point."""
+
+    figure: float
+    samples: Sequence[float] = ()
+    boots: int = 1
+    noise: MetricNoise | None = None
+    published: bool = False
+    tolerance: float = 0.10
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One figure against its reference, on the log scale, oriented so that negative is worse.
+
+    ``change``: log of measured / baseline (sign flipped for lower-is-better metrics);
+    ``threshold``: the change below minus it is a regression (above plus it an
+    improvement); ``se``: the standard error of ``change`` (None: the fixed rule was used).
+    """
+
+    change: float
+    threshold: float
+    se: float | None
+    borderline: bool
+    noise_source: str
+    measured: float
+    baseline: float
+
+    @property
+    def regression(self) -> bool:
+        return self.change < -self.threshold
+
+    @property
+    def improvement(self) -> bool:
+        return self.change > self.threshold
+
+
+def _geometric_mean(samples: Sequence[float]) -> float:
+    if len(samples) == 1:
+        return samples[0]
+    return math.exp(statistics.fmean(log_values(samples)))
+
+
+def _quantile(upper_tail: float, dof: float) -> float:
+    """One-sided critical value: normal when the noise is known (calibrated), else Student t."""
+    if math.isinf(dof):
+        return _normal_quantile(1 - upper_tail)
+    return _t_quantile(1 - upper_tail, dof)
+
+
+@dataclass(frozen=True)
+class _Noise:
+    within: float
+    between: float | None
+    dof: float
+    description: str
+
+
+def _noise_for(current: Sequence[float], ref: Reference) -> _Noise | None:
+    """The noise the test assumes: calibrated noise as known; recorded repeats pooled with the
+    current samples' own spread (Student t on the pooled degrees of freedom); None: no noise
+    is known at all (a published figure, a schema 1 baseline, single samples on both sides).
+    """
+    noise = ref.noise
+    current_var = _variance(log_values(current)) if len(current) >= 2 else None
+    current_dof = len(current) - 1
+    if noise is not None and noise.source == "calibrated" and noise.within_boot_cv is not None:
+        return _Noise(
+            within=noise.within_boot_cv,
+            between=noise.boot_to_boot_cv,
+            dof=math.inf,
+            description=(
+                f"calibrated ({noise.samples} samples over {noise.boots} boot(s): within-boot "
+                f"{noise.within_boot_cv:.1%}"
+                + (
+                    f", boot-to-boot {noise.boot_to_boot_cv:.1%})"
+                    if noise.boot_to_boot_cv is not None
+                    else ")"
+                )
+            ),
+        )
+    parts: list[tuple[float, int]] = []
+    if noise is not None and noise.within_boot_cv is not None:
+        parts.append((noise.within_boot_cv**2, noise.samples - noise.boots))
+    if current_var is not None:
+        parts.append((current_var, current_dof))
+    dof = sum(d for _, d in parts)
+    if dof <= 0:
+        return None
+    within = math.sqrt(sum(v * d for v, d in parts) / dof)
+    between = noise.boot_to_boot_cv if noise is not None else None
+    return _Noise(
+        within=within,
+        between=between,
+        dof=float(dof),
+        description=f"recorded repeats (within-boot {within:.1%} on {dof} degrees of freedom"
+        + (f", boot-to-boot {between:.1%})" if between is not None else ", boot-to-boot unknown)"),
+    )
+
+
+def compare(
+    current: Sequence[float],
+    ref: Reference,
+    *,
+    alpha: float,
+    settings: GateSettings,
+    direction: Direction = "higher",
+    current_boots: int = 1,
+) -> Comparison:
+    """The change of one figure and the threshold it is held to (see docs/gate.md).
+
+    With noise known: SE^2 = boot^2 (1 + 1/baseline boots) + within^2 (1/current samples +
+    1/baseline samples); threshold = max(q(alpha) SE, min_effect - z(power) SE), and when
+    the boot-to-boot noise is not known, at least the baseline's explicit tolerance (one boot
+    cannot show how much the next boot differs). Without noise: the fixed rule, floor =
+    baseline x (1 - tolerance).
+    """
+    if not current:
+        raise ValueError("no current samples to judge")
+    sign = 1.0 if direction == "higher" else -1.0
+    measured = _geometric_mean(current)
+    fixed_rule = ref.published or not ref.samples
+    noise = None if fixed_rule else _noise_for(current, ref)
+    if fixed_rule or noise is None:
+        baseline = ref.figure
+        change = sign * math.log(measured / baseline)
+        threshold = (
+            -math.log(1 - ref.tolerance) if direction == "higher" else math.log(1 + ref.tolerance)
+        )
+        source = (
+            f"published figure: fixed tolerance {ref.tolerance:.0%}"
+            if ref.published
+            else f"no noise recorded: fixed tolerance {ref.tolerance:.0%}"
+        )
+        return Comparison(change, threshold, None, False, source, measured, baseline)
+    baseline = _geometric_mean(ref.samples)
+    change = sign * math.log(measured / baseline)
+    between = noise.between if noise.between is not None else 0.0
+    boot_part = 1 / max(current_boots, 1) + 1 / max(ref.boots, 1)
+    variance = between**2 * boot_part + noise.within**2 * (1 / len(current) + 1 / len(ref.samples))
+    se = math.sqrt(variance)
+    threshold = _threshold(se, alpha, noise.dof, settings)
+    source = noise.description
+    if noise.between is None:
+        explicit = -math.log(1 - ref.tolerance)
+        if explicit > threshold:
+            threshold = explicit
+            source += f"; tolerance {ref.tolerance:.0%} kept until calibrated"
+    borderline = abs(change + threshold) < se
+    return Comparison(change, threshold, se, borderline, source, measured, baseline)
+
+
+def _threshold(se: float, alpha: float, dof: float, settings: GateSettings) -> float:
+    statistical = _quantile(alpha, dof) * se
+    effect = -math.log(1 - settings.min_effect) - _normal_quantile(settings.power) * se
+    return max(statistical, effect, 0.0)
+
+
+def compare_depth(
+    points: Sequence[Sequence[tuple[Sequence[float], Reference]]],
+    *,
+    current_boots: int = 1,
+    alpha: float,
+    settings: GateSettings,
+) -> Comparison | None:
+    """The depth as a whole: the mean log-ratio over every point and throughput metric.
+
+    A real slowdown moves every point; within-boot noise is independent between points and
+    averages out. The boot-to-boot factor is taken as shared by every point (a slow boot is
+    slow everywhere), so it does not average out: its part of the variance is the square of
+    the mean boot term. The metrics of one point are taken as fully correlated. None when no
+    figure has recorded noise (published or schema 1 baselines: the per-point rule decides).
+    """
+    boot_terms: list[float] = []
+    within_terms: list[float] = []
+    changes: list[float] = []
+    dofs: list[float] = []
+    unknown_boot: list[float] = []
+    sources: set[str] = set()
+    for items in points:
+        point_within: list[float] = []
+        for current, ref in items:
+            if ref.published or not ref.samples or not current:
+                continue
+            noise = _noise_for(current, ref)
+            if noise is None:
+                continue
+            changes.append(math.log(_geometric_mean(current) / _geometric_mean(ref.samples)))
+            between = noise.between if noise.between is not None else 0.0
+            if noise.between is None:
+                unknown_boot.append(-math.log(1 - ref.tolerance))
+            boot_terms.append(
+                between * math.sqrt(1 / max(current_boots, 1) + 1 / max(ref.boots, 1))
+            )
+            point_within.append(noise.within * math.sqrt(1 / len(current) + 1 / len(ref.samples)))
+            dofs.append(noise.dof)
+            sources.add(noise.description.split(" (")[0])
+        if point_within:
+            within_terms.append(statistics.fmean(point_within))
+    if not changes:
+        return None
+    count = len(within_terms)
+    variance = statistics.fmean(boot_terms) ** 2 + sum(w * w for w in within_terms) / count**2
+    se = math.sqrt(variance)
+    threshold = _threshold(se, alpha, min(dofs), settings)
+    source = " + ".join(sorted(sources)) + f", {count} point(s) pooled"
+    if unknown_boot and max(unknown_boot) > threshold:
+        threshold = max(unknown_boot)
+        source += f"; boot-to-boot unknown: tolerance {1 - math.exp(-threshold):.0%} kept"
+    change = statistics.fmean(changes)
+    borderline = abs(change + threshold) < se
+    return Comparison(change, threshold, se, borderline, source, math.exp(change), 1.0)
+
+
+def _percent(comparison: Comparison) -> str:
+    drop = 1 - math.exp(-comparison.threshold)
+    return f"{drop:.0%}" if comparison.se is None else f"{drop:.1%}"
+
+
+def verdict(
+    depth: int,
+    concurrency: int | None,
+    metric: str,
+    current: Sequence[float],
+    comparison: Comparison,
+    *,
+    path: str,
+    refresh_hint: str,
+    direction: Direction = "higher",
+    first: Comparison | None = None,
+) -> Verdict:
+    """The Verdict of one comparison, with the line a failing test shows.
+
+    ``first``: the borderline first comparison this one confirms (re-measured samples
+    included in ``current``).
+    """
+    where = f"steps={depth} C={concurrency}" if concurrency is not None else f"steps={depth}"
+    label = LABELS.get(metric, metric)
+    sign = 1.0 if direction == "higher" else -1.0
+    floor = comparison.baseline * math.exp(-sign * comparison.threshold)
+    median, interval = summarize(current) if current else (comparison.measured, None)
+    details = _details(current, median, interval, comparison)
+    confirmed = first is not None and comparison.regression
+    if first is not None:
+        details += (
+            f"; confirmed by re-measuring ({first.change:+.1%} first, {comparison.change:+.1%} "
+            "with the new samples)"
+            if confirmed
+            else f"; borderline at first ({first.change:+.1%}), not confirmed by re-measuring "
+            f"({comparison.change:+.1%} with the new samples)"
+        )
+    if comparison.regression:
+        outcome: VerdictOutcome = "regression"
+        relation = "<" if direction == "higher" else ">"
+        bound = "floor" if direction == "higher" else "ceiling"
+        message = (
+            f"{where}: {label} {comparison.measured:,.1f} {relation} {bound} {floor:,.1f} "
+            f"(baseline {comparison.baseline:,.1f} {'-' if direction == 'higher' else '+'} "
+            f"{_percent(comparison)}) [{path}]; {details}"
+        )
+    elif comparison.improvement:
+        outcome = "improvement"
+        message = (
+            f"{where}: {label} {comparison.measured:,.1f} is {abs(comparison.change):.1%} better "
+            f"than baseline {comparison.baseline:,.1f} (beyond the {_percent(comparison)} "
+            f"threshold) [{path}]; {details}; after review, refresh the baseline: {refresh_hint}"
+        )
+    else:
+        outcome = "pass"
+        message = f"{where}: {label} {comparison.measured:,.1f} within the threshold; {details}"
+    return Verdict(
+        depth=depth,
+        concurrency=concurrency,
+        metric=metric,
+        outcome=outcome,
+        measured=comparison.measured,
+        interval=interval,
+        floor=floor,
+        baseline=comparison.baseline,
+        samples=list(current),
+        noise_source=comparison.noise_source,
+        confirmed=confirmed,
+        message=message,
+    )
+
+
+def _details(
+    current: Sequence[float], median: float, interval: Interval | None, comparison: Comparison
+) -> str:
+    what = "geometric mean" if len(current) > 1 else "one sample"
+    text = f"{what} of {len(current)} sample(s), median {median:,.1f}"
+    if interval is not None:
+        text += f", {interval.level:.0%} interval {interval.low:,.1f}-{interval.high:,.1f}"
+    if comparison.se is not None:
+        text += f", standard error {comparison.se:.1%}"
+    return f"{text}; noise: {comparison.noise_source}"
+
+
+def depth_verdict(
+    depth: int,
+    comparison: Comparison,
+    *,
+    points: int,
+    path: str,
+    refresh_hint: str,
+    first: Comparison | None = None,
+) -> Verdict:
+    """The Verdict of the pooled test of a depth (concurrency None, metric ``throughput``)."""
+    change = math.exp(comparison.change) - 1
+    confirmed = first is not None and comparison.regression
+    where = f"steps={depth} (all {points} points pooled)"
+    details = f"standard error {comparison.se:.1%}; noise: {comparison.noise_source}"
+    if first is not None:
+        details += (
+            f"; confirmed by re-measuring every point ({first.change:+.1%} first)"
+            if confirmed
+            else f"; borderline at first ({first.change:+.1%}), not confirmed by re-measuring"
+        )
+    if comparison.regression:
+        outcome: VerdictOutcome = "regression"
+        message = (
+            f"{where}: throughput {change:+.1%} vs baseline < floor -{_percent(comparison)} "
+            f"[{path}]; {details}"
+        )
+    elif comparison.improvement:
+        outcome = "improvement"
+        message = (
+            f"{where}: throughput {change:+.1%} vs baseline, beyond the {_percent(comparison)} "
+            f"threshold [{path}]; {details}; after review, refresh the baseline: {refresh_hint}"
+        )
+    else:
+        outcome = "pass"
+        message = f"{where}: throughput {change:+.1%} vs baseline, within the threshold; {details}"
+    return Verdict(
+        depth=depth,
+        concurrency=None,
+        metric="throughput",
+        outcome=outcome,
+        measured=math.exp(comparison.change),
+        floor=math.exp(-comparison.threshold),
+        baseline=1.0,
+        noise_source=comparison.noise_source,
+        confirmed=confirmed,
+        message=message,
+    )
+
+
+def not_measured(depth: int, concurrency: int, metric: str, ref: Reference, path: str) -> Verdict:
+    """A figure the baseline has and this run did not measure: a failure, not a pass."""
+    return Verdict(
+        depth=depth,
+        concurrency=concurrency,
+        metric=metric,
+        outcome="regression",
+        baseline=ref.figure,
+        message=(
+            f"steps={depth} C={concurrency}: {LABELS.get(metric, metric)} was not measured; "
+            f"baseline {ref.figure:,.1f} [{path}]"
+        ),
+    )
+
+
+def unjudged(depth: int, concurrency: int, metric: str, reason: str) -> Verdict:
+    """A point the load generator bounded: its figures say nothing about the server."""
+    return Verdict(
+        depth=depth,
+        concurrency=concurrency,
+        metric=metric,
+        outcome="unjudged",
+        message=(
+            f"steps={depth} C={concurrency}: the load generator was the bottleneck, not "
+            f"judged: {reason}; use --specperf-client-procs N"
+        ),
+    )
+
+
+# -- one depth, every point, with confirmation -----------------------------------------------
+
+
+@dataclass
+class PointInput:
+    """What the gate knows of one point: current samples by metric, the boots they span, and
+    the reference by metric."""
+
+    concurrency: int
+    samples: dict[str, list[float]]
+    references: dict[str, Reference]
+    client_bound: str | None = None
+    boots: int = 1
+
+
+# Measures more samples of the given points; returns, per point, all of its samples by metric
+# and how many boots they now span (a confirmation in a fresh boot adds one).
+Remeasure = Callable[[list[int]], dict[int, tuple[dict[str, list[float]], int]]]
+
+
+def judge_depth(
+    depth: int,
+    points: Sequence[PointInput],
+    settings: GateSettings,
+    *,
+    path: str,
+    refresh_hint: str,
+    remeasure: Remeasure | None = None,
+) -> list[Verdict]:
+    """Every verdict of one depth: per point and metric, then the depth as a whole.
+
+    A borderline result (within one standard error of its threshold, on either side: too
+    close to call) is confirmed when ``remeasure`` is given: the points concerned get more
+    samples (every point when the depth test is borderline), in one go, and the final verdict
+    of a borderline result is the same test on all the samples. A clear result stands. Points
+    the load generator bounded are not judged.
+    """
+    judged = [p for p in points if p.client_bound is None]
+    tests = sum(len(_judgeable(p)) for p in judged)
+    point_alpha = settings.point_alpha(tests)
+
+    def looks(point: PointInput) -> dict[str, Comparison]:
+        return {
+            metric: compare(
+                point.samples[metric],
+                ref,
+                alpha=point_alpha,
+                settings=settings,
+                current_boots=point.boots,
+            )
+            for metric, ref in _judgeable(point).items()
+        }
+
+    first = {point.concurrency: looks(point) for point in judged}
+    before = {point.concurrency: dict(point.samples) for point in judged}
+    first_depth = _depth_look(judged, settings)
+    again = [c for c, by_metric in first.items() if any(x.borderline for x in by_metric.values())]
+    if first_depth is not None and first_depth.borderline:
+        again = [point.concurrency for point in judged]
+    second: dict[int, dict[str, Comparison]] = {}
+    final_depth = first_depth
+    if remeasure is not None and again:
+        fresh = remeasure(again)
+        for point in judged:
+            if point.concurrency in fresh:
+                point.samples, point.boots = fresh[point.concurrency]
+                second[point.concurrency] = looks(point)
+        if first_depth is not None and first_depth.borderline:
+            final_depth = _depth_look(judged, settings)
+    result: list[Verdict] = []
+    for point in points:
+        if point.client_bound is not None:
+            result += [
+                unjudged(depth, point.concurrency, metric, point.client_bound)
+                for metric in point.references
+            ]
+            continue
+        result += [
+            not_measured(depth, point.concurrency, metric, ref, path)
+            for metric, ref in point.references.items()
+            if not point.samples.get(metric)
+        ]
+        for metric, look in first[point.concurrency].items():
+            confirming = look.borderline and metric in second.get(point.concurrency, {})
+            result.append(
+                verdict(
+                    depth,
+                    point.concurrency,
+                    metric,
+                    point.samples[metric] if confirming else before[point.concurrency][metric],
+                    second[point.concurrency][metric] if confirming else look,
+                    path=path,
+                    refresh_hint=refresh_hint,
+                    first=look if confirming else None,
+                )
+            )
+    if final_depth is not None:
+        result.append(
+            depth_verdict(
+                depth,
+                final_depth,
+                points=len(judged),
+                path=path,
+                refresh_hint=refresh_hint,
+                first=first_depth if final_depth is not first_depth else None,
+            )
+        )
+    return result
+
+
+def _judgeable(point: PointInput) -> dict[str, Reference]:
+    return {
+        metric: ref
+        for metric, ref in point.references.items()
+        if point.samples.get(metric) and DIRECTIONS.get(metric) == "higher"
+    }
+
+
+def _depth_look(points: Sequence[PointInput], settings: GateSettings) -> Comparison | None:
+    return compare_depth(
+        [
+            [(point.samples[metric], ref) for metric, ref in _judgeable(point).items()]
+            for point in points
+        ],
+        alpha=settings.depth_alpha,
+        settings=settings,
+        current_boots=min((point.boots for point in points), default=1),
     )

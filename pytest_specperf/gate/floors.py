@@ -1,4 +1,5 @@
-"""The regression decision: measured figures against floors derived from a baseline.
+"""Checks with fixed rules (success rate, KV capacity, accept length, drift) and the bridge
+from measured points and baselines to gate/decision.py, which judges throughput.
 
 Each check returns None when it passes, or one line that names the depth, the concurrency,
 the metric, measured vs floor, and the baseline file.
@@ -6,11 +7,13 @@ the metric, measured vs floor, and the baseline file.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_specperf.gate.baselines import Baseline
+from pytest_specperf.gate.baselines import THROUGHPUT_METRICS, Baseline, metric_samples
+from pytest_specperf.gate.decision import PointInput, Reference
 from pytest_specperf.measure.client_health import fell_behind
-from pytest_specperf.results.schema import PointMetrics, ServerSummary
+from pytest_specperf.results.schema import PointMetrics, ServerSummary, Verdict
 
 
 def floor(baseline_value: float, tolerance: float) -> float:
@@ -38,25 +41,48 @@ def _below(
     return None
 
 
-def throughput_failures(
-    point: PointMetrics, baseline: Baseline, depth: int, path: Path
-) -> list[str]:
+def samples_by_metric(point: PointMetrics) -> dict[str, list[float]]:
+    """Every sample of each throughput figure of the point (one sample without repeats)."""
+    return {metric: metric_samples(point, metric) for metric in THROUGHPUT_METRICS}
+
+
+def boots_of(point: PointMetrics) -> int:
+    """How many server boots measured the point's samples (2 after a fresh-boot confirmation)."""
+    return len({sample.boot for sample in point.samples or [point]})
+
+
+def failure_lines(verdicts: Sequence[Verdict], point: PointMetrics | None) -> list[str]:
+    """The lines a failing throughput test shows: each regression, then a note when the load
+    generator fell behind while measuring the point (a slow runner is not a slow server)."""
+    failures = [v.message for v in verdicts if v.outcome == "regression"]
+    note = fell_behind(point.client) if point is not None and failures else None
+    return [*failures, f"note: {note}"] if note else failures
+
+
+def point_input(point: PointMetrics, baseline: Baseline) -> PointInput:
+    """What gate/decision.py needs of a measured point and its baseline."""
     reference = baseline.point(point.concurrency)
-    if reference is None:
-        return []
-    where = f"steps={depth} C={point.concurrency}"
-    tolerance = baseline.tolerance.throughput
-    checks = (
-        _below("agg tok/s", point.agg_tok_s, reference.agg_tok_s, tolerance, where, path),
-        _below(
-            "per-req tok/s", point.per_req_tok_s, reference.per_req_tok_s, tolerance, where, path
-        ),
+    references: dict[str, Reference] = {}
+    if reference is not None:
+        for metric in THROUGHPUT_METRICS:
+            figure = reference.figure(metric)
+            if figure is None:
+                continue
+            references[metric] = Reference(
+                figure=figure,
+                samples=tuple(reference.samples.get(metric, ())),
+                boots=reference.boots,
+                noise=reference.noise.get(metric),
+                published=baseline.recorded_by == "published",
+                tolerance=baseline.tolerance.throughput,
+            )
+    return PointInput(
+        concurrency=point.concurrency,
+        samples=samples_by_metric(point),
+        references=references,
+        client_bound=point.client_bound,
+        boots=boots_of(point),
     )
-    failures = [message for message in checks if message]
-    note = fell_behind(point.client)
-    if failures and note:
-        failures.append(f"note: {note}")
-    return failures
 
 
 def success_failure(point: PointMetrics, min_success_rate: float, depth: int) -> str | None:

@@ -1,4 +1,4 @@
-"""The pytest-facing side of the gate: turns gate.py's messages into fail/skip outcomes.
+"""The pytest-facing side of the gate: turns verdicts and floor messages into fail/skip outcomes.
 
 Perf tests call these; every failure is one readable block (no traceback), every skip says
 what to do about it.
@@ -8,18 +8,28 @@ from __future__ import annotations
 
 import shlex
 import warnings
+import weakref
 from pathlib import Path
 
 import pytest
 
 from pytest_specperf.gate import floors as gate
 from pytest_specperf.gate.baselines import Baseline
-from pytest_specperf.results.schema import DepthRun, PointMetrics
+from pytest_specperf.gate.decision import GateSettings, judge_depth
+from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults, Verdict
 from pytest_specperf.suite import DepthSession, load_baseline_safely
 
 
 class BaselineDriftWarning(UserWarning):
     """The server's SGLang version differs from the baseline's."""
+
+
+class BaselineImprovement(UserWarning):
+    """A figure is significantly better than its baseline: refresh it after review."""
+
+
+# The verdicts of each depth's session, decided once per run.
+_VERDICTS: weakref.WeakKeyDictionary[DepthSession, list[Verdict]] = weakref.WeakKeyDictionary()
 
 
 class SpecperfGate:
@@ -67,12 +77,72 @@ class SpecperfGate:
             pytest.fail(message, pytrace=False)
 
     def require_throughput(self, point: PointMetrics) -> None:
+        """The point's agg and per-req tok/s are not a regression (gate/decision.py)."""
         path, baseline = self.baseline()
         if baseline.point(point.concurrency) is None:
             pytest.skip(f"baseline {path} has no figures for C={point.concurrency}")
-        failures = gate.throughput_failures(point, baseline, self.session.depth, path)
+        verdicts = [v for v in self.verdicts(path, baseline) if v.concurrency == point.concurrency]
+        self._fail_on(verdicts, point)
+
+    def require_depth_throughput(self, run: DepthRun) -> None:
+        """The depth as a whole (every point's change pooled) is not a regression."""
+        path, baseline = self.baseline()
+        verdicts = [v for v in self.verdicts(path, baseline) if v.concurrency is None]
+        if not verdicts:
+            pytest.skip(
+                f"baseline {path} records no noise (published or schema 1 figures): the depth "
+                "as a whole is not tested; each point keeps its fixed tolerance"
+            )
+        self._fail_on(verdicts, None)
+
+    def verdicts(self, path: Path, baseline: Baseline) -> list[Verdict]:
+        """Every verdict of this depth, decided once (after every planned point is measured),
+        with confirmation of borderline ones, and written into results.json."""
+        cached = _VERDICTS.get(self.session)
+        if cached is not None:
+            return cached
+        self.session.measure_all()
+        points = [
+            gate.point_input(measured, baseline)
+            for concurrency in self.settings.concurrency
+            if (measured := self.session.points.get(concurrency)) is not None
+        ]
+        remeasure = None if self.settings.confirm == "off" else self._remeasure
+        verdicts = judge_depth(
+            self.session.depth,
+            points,
+            GateSettings(alpha=self.settings.alpha, min_effect=self.settings.min_effect),
+            path=str(path),
+            refresh_hint=self._record_hint(),
+            remeasure=remeasure,
+        )
+        _VERDICTS[self.session] = verdicts
+        depth = self.session.depth
+
+        def record(results: RunResults) -> None:
+            run = results.depth(depth)
+            if run is not None:
+                run.verdicts = list(verdicts)
+
+        self.session.store.update(record)
+        return verdicts
+
+    def _remeasure(self, concurrencies: list[int]) -> dict[int, tuple[dict[str, list[float]], int]]:
+        session = self.session
+        if self.settings.confirm == "fresh-boot" and session.server is not None:
+            session.reboot()
+        merged = {c: session.remeasure(c) for c in concurrencies}
+        return {c: (gate.samples_by_metric(p), gate.boots_of(p)) for c, p in merged.items()}
+
+    def _fail_on(self, verdicts: list[Verdict], point: PointMetrics | None) -> None:
+        unjudged = [v.message for v in verdicts if v.outcome == "unjudged"]
+        if unjudged:
+            pytest.fail("\n".join(dict.fromkeys(unjudged)), pytrace=False)
+        failures = gate.failure_lines(verdicts, point)
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
+        for improved in (v for v in verdicts if v.outcome == "improvement"):
+            warnings.warn(BaselineImprovement(improved.message), stacklevel=3)
 
     def require_kv_capacity(self) -> None:
         summary = self.session.summary

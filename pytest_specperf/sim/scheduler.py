@@ -23,6 +23,7 @@ from typing import Any
 
 from pytest_specperf.sim import model
 from pytest_specperf.sim.args import SimConfig
+from pytest_specperf.sim.noise import NoiseModel
 
 
 @dataclass(frozen=True)
@@ -122,10 +123,15 @@ class Scheduler:
         self.kv_used = 0
         self.forward_sleep_s = 0.0
         self._rng = random.Random(f"{config.seed}:steps")
-        noise_rng = random.Random(f"{config.seed}:noise")
-        self.noise_factor = (
-            max(0.05, 1.0 + noise_rng.gauss(0.0, config.noise)) if (config.noise > 0) else 1.0
+        self.noise = NoiseModel(
+            boot_cv=config.noise,
+            point_cv=config.point_noise,
+            point_period_s=config.point_noise_period,
+            step_jitter=config.jitter,
+            seed=config.noise_seed,
         )
+        self.noise_factor = self.noise.boot_factor
+        self._born = time.monotonic()
         self._wake = asyncio.Event()
         self._req_counter = 0
         self.admitted_total = 0
@@ -226,9 +232,7 @@ class Scheduler:
     def _scale(self, model_ms: float) -> float:
         """Model milliseconds -> real seconds, with noise, jitter, slowdown and speedup."""
         cfg = self.config
-        factor = self.noise_factor
-        if cfg.jitter > 0:
-            factor *= max(0.05, 1.0 + self._rng.gauss(0.0, cfg.jitter))
+        factor = self.noise.factor((time.monotonic() - self._born) * cfg.speedup)
         seconds = model_ms / 1000.0 * factor / (1.0 - cfg.slowdown) + self.forward_sleep_s
         return seconds / cfg.speedup
 

@@ -13,16 +13,18 @@ from pytest_specperf.gate.baselines import (
     KvCapacity,
     Tolerance,
 )
+from pytest_specperf.gate.decision import GateSettings, judge_depth
 from pytest_specperf.gate.floors import (
     accept_length_failure,
+    failure_lines,
     floor,
     kv_failures,
+    point_input,
     success_failure,
-    throughput_failures,
     version_drift,
     workload_mismatch,
 )
-from pytest_specperf.results.schema import ClientHealth, PointMetrics, ServerSummary
+from pytest_specperf.results.schema import ClientHealth, PointMetrics, ServerSummary, Verdict
 
 PATH = Path("baselines/prof/2x-h200/steps-3.json")
 
@@ -69,37 +71,65 @@ def make_point(
     )
 
 
+def judge(point: PointMetrics, baseline: Baseline | None = None) -> list[Verdict]:
+    return judge_depth(
+        3,
+        [point_input(point, baseline or make_baseline())],
+        GateSettings(),
+        path=str(PATH),
+        refresh_hint="cmd",
+    )
+
+
+def throughput_failures(point: PointMetrics, baseline: Baseline) -> list[str]:
+    return [v.message for v in judge(point, baseline) if v.outcome == "regression"]
+
+
 def test_throughput_failure_names_steps_c_metric_measured_floor_and_path() -> None:
-    """A drop below the floor is reported with depth, C, metric, measured, floor and file."""
-    failures = throughput_failures(make_point(agg=800.0), make_baseline(), 3, PATH)
+    """A drop below a published floor is reported with depth, C, metric, measured, floor and
+    file, and says that the figure is a published one."""
+    failures = throughput_failures(make_point(agg=800.0), make_baseline())
     assert len(failures) == 1
     message = failures[0]
-    for part in ("steps=3", "C=4", "agg tok/s", "800.0", "floor 900.0", str(PATH)):
+    for part in ("steps=3", "C=4", "agg tok/s", "800.0", "floor 900.0", "- 10%", str(PATH)):
         assert part in message
+    assert "published figure" in message
 
 
 def test_throughput_passes_at_exactly_the_floor() -> None:
     """Measured figures equal to the floors pass."""
     point = make_point(agg=floor(1000.0, 0.10), per_req=floor(200.0, 0.10))
-    assert throughput_failures(point, make_baseline(), 3, PATH) == []
+    assert throughput_failures(point, make_baseline()) == []
 
 
 def test_throughput_fails_per_request_rate_separately() -> None:
     """A per-request decode rate below its floor fails on its own."""
-    failures = throughput_failures(make_point(per_req=150.0), make_baseline(), 3, PATH)
+    failures = throughput_failures(make_point(per_req=150.0), make_baseline())
     assert len(failures) == 1 and "per-req tok/s" in failures[0]
 
 
 def test_throughput_unmeasured_per_request_rate_fails() -> None:
     """A baseline figure the run did not measure is a failure, not a pass."""
-    failures = throughput_failures(make_point(per_req=None), make_baseline(), 3, PATH)
+    failures = throughput_failures(make_point(per_req=None), make_baseline())
     assert len(failures) == 1 and "not measured" in failures[0]
 
 
 def test_throughput_without_baseline_point_has_no_failures() -> None:
     """A concurrency the baseline does not cover is not gated."""
     point = make_point(agg=1.0, per_req=1.0, concurrency=64)
-    assert throughput_failures(point, make_baseline(), 3, PATH) == []
+    assert throughput_failures(point, make_baseline()) == []
+
+
+def test_client_bound_point_is_not_judged() -> None:
+    """A point the load generator bounded gets an unjudged verdict naming the reason."""
+    point = make_point(agg=1.0)
+    point.client_bound = "event loop lag p99 80 ms"
+    verdicts = judge_depth(
+        3, [point_input(point, make_baseline())], GateSettings(), path="p", refresh_hint="c"
+    )
+    assert {v.outcome for v in verdicts} == {"unjudged"}
+    assert "load generator was the bottleneck" in verdicts[0].message
+    assert "event loop lag p99 80 ms" in verdicts[0].message
 
 
 def test_kv_capacity_one_token_less_fails() -> None:
@@ -189,7 +219,7 @@ def test_throughput_failure_notes_a_client_that_fell_behind() -> None:
     """A floor failure measured by a lagging client says so after the failures."""
     point = make_point(agg=800.0)
     point.client = _client(0.2)
-    failures = throughput_failures(point, make_baseline(), 3, PATH)
+    failures = failure_lines(judge(point), point)
     assert len(failures) == 2
     assert failures[1].startswith("note: the load generator fell behind")
 
@@ -198,4 +228,4 @@ def test_passing_point_gets_no_client_note() -> None:
     """A lagging client alone fails nothing: the note only comes with a floor failure."""
     point = make_point()
     point.client = _client(0.2)
-    assert throughput_failures(point, make_baseline(), 3, PATH) == []
+    assert failure_lines(judge(point), point) == []
