@@ -3,12 +3,14 @@
 specperf launch-cmd --spec-steps 3            # the exact server command the fixture runs
 specperf bench --url http://127.0.0.1:30000   # one sweep against any running server
 specperf profiles                             # the deployment profiles it knows
+specperf baseline show|diff|promote|migrate   # read, compare, promote and upgrade baselines
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -19,12 +21,15 @@ import msgspec
 
 from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.files import atomic_write_bytes
+from pytest_specperf.gate import review
+from pytest_specperf.gate.baselines import migrate_file
 from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.options import (
     API_KEY_ENV,
     BENCH,
     LAUNCH_CMD,
     OPTIONS,
+    parse_float,
     parse_positive_int,
     resolve_profile_option,
     workload_from,
@@ -88,7 +93,102 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     commands.add_parser("profiles", help="list deployment profiles")
+    _add_baseline_commands(commands)
     return parser
+
+
+def _add_baseline_commands(commands: Any) -> None:
+    baseline = commands.add_parser("baseline", help="show, diff, promote or migrate baselines")
+    actions = baseline.add_subparsers(dest="action", required=True)
+    show = actions.add_parser("show", help="a baseline's figures, noise and provenance")
+    show.add_argument("path", type=Path, help="a baseline file (steps-N.json)")
+    diff = actions.add_parser(
+        "diff", help="compare two baselines, or a baseline and a run's results.json"
+    )
+    diff.add_argument("old", type=Path, help="baseline file or results.json")
+    diff.add_argument("new", type=Path, help="baseline file or results.json")
+    promote = actions.add_parser(
+        "promote", help="write a reviewed run's results.json as the baseline of its key"
+    )
+    promote.add_argument("results", type=Path, help="the run's results.json")
+    promote.add_argument(
+        "--specperf-baselines",
+        "--baselines",
+        dest="baselines",
+        type=Path,
+        default=Path("baselines"),
+        help="baselines directory (default: baselines)",
+    )
+    promote.add_argument(
+        "--tolerance",
+        default=None,
+        help="explicit throughput tolerance (default: the replaced baseline's, else 0.10)",
+    )
+    for command in (diff, promote):
+        command.add_argument(
+            "--spec-steps", default=None, help="the depth to take from a results.json"
+        )
+        command.add_argument(
+            "--allow-other-hardware",
+            action="store_true",
+            help="compare figures of different hardware keys anyway",
+        )
+    migrate = actions.add_parser("migrate", help="rewrite baselines in the current schema")
+    migrate.add_argument("paths", type=Path, nargs="+", help="baseline files")
+
+
+def _depth_option(raw: str | None) -> int | None:
+    return parse_positive_int("--spec-steps", raw) if raw is not None else None
+
+
+def _figures(path: Path, depth: int | None) -> review.Figures:
+    """A baseline file or a results.json, told apart by what it holds."""
+    if path.name == "results.json" or _holds_runs(path):
+        run = review.pick_run(review.read_results(path), depth, path)
+        return review.figures_of_run(run, f"{path} steps={run.depth}")
+    return review.figures_of_baseline(review.read_baseline(path), str(path))
+
+
+def _holds_runs(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "runs" in data
+
+
+def _baseline(args: argparse.Namespace) -> int:
+    if args.action == "show":
+        print(review.show(review.read_baseline(args.path), args.path))
+        return 0
+    if args.action == "diff":
+        depth = _depth_option(args.spec_steps)
+        old, new = _figures(args.old, depth), _figures(args.new, depth)
+        print(review.diff(old, new, allow_other_hardware=args.allow_other_hardware))
+        return 0
+    if args.action == "promote":
+        run = review.pick_run(
+            review.read_results(args.results), _depth_option(args.spec_steps), args.results
+        )
+        tolerance = (
+            parse_float("--tolerance", args.tolerance, low=0.0, high=0.99)
+            if args.tolerance is not None
+            else None
+        )
+        path, report = review.promote(
+            run,
+            args.baselines,
+            results_path=args.results,
+            tolerance=tolerance,
+            allow_other_hardware=args.allow_other_hardware,
+        )
+        print(report)
+        print(f"wrote {path}: review the diff above, then commit the file")
+        return 0
+    for path in args.paths:
+        changed = migrate_file(path)
+        print(f"{path}: {'migrated' if changed else 'already current'}")
+    return 0
 
 
 def _launch_cmd(args: argparse.Namespace) -> int:
@@ -174,6 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _launch_cmd(args)
         if args.command == "bench":
             return _bench(args)
+        if args.command == "baseline":
+            return _baseline(args)
         return _profiles()
     except SpecperfError as exc:
         print(f"specperf: error: {exc}", file=sys.stderr)

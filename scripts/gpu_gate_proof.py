@@ -23,6 +23,7 @@ the time left; default 570, under a 600 s call), BOOT_ESTIMATE_S (110).
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import re
 import shutil
@@ -58,6 +59,16 @@ RUNGS = {
     "smoke-tiny-qwen3-ngram": (0.00012, 0.00025, 0.0005, 0.001),
 }
 _THROUGHPUT_FAILED = re.compile(r"^FAILED \S*test_throughput\S*", re.MULTILINE)
+
+
+def _plugin_flags() -> list[str]:
+    """``-p pytest_specperf.plugin`` where the package is on PYTHONPATH, not installed (the
+    lent H200's bundle); an installed plugin registers itself and must not be loaded twice."""
+    installed = any(
+        entry.value.startswith("pytest_specperf")
+        for entry in importlib.metadata.entry_points(group="pytest11")
+    )
+    return [] if installed else ["-p", "pytest_specperf.plugin"]
 
 
 @dataclass
@@ -116,8 +127,7 @@ class Proof:
             sys.executable,
             "-m",
             "pytest",
-            "-p",
-            "pytest_specperf.plugin",
+            *_plugin_flags(),
             "-p",
             "no:cacheprovider",
             "-rsf",

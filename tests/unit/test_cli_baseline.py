@@ -1,0 +1,90 @@
+"""``specperf baseline show|diff|promote|migrate``: the command line over gate.review."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from pytest_specperf.cli import main
+from pytest_specperf.gate.baselines import load_baseline
+from pytest_specperf.measure.repeats import merge_samples
+from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults, ServerSummary
+
+REPO_BASELINES = Path(__file__).resolve().parents[2] / "baselines"
+SIM_STEPS3 = REPO_BASELINES / "qwen3.5-122b-a10b-fp8-tp4-mtp" / "sim-x5" / "steps-3.json"
+H200_NGRAM = REPO_BASELINES / "smoke-tiny-qwen3-ngram" / "1x-h200" / "steps-3.json"
+
+
+def write_results(path: Path, hardware: str = "sim-x5", agg: float = 1000.0) -> Path:
+    samples = [
+        PointMetrics(
+            concurrency=1,
+            requests=4,
+            ok=4,
+            failed=0,
+            tokens=4000,
+            wall_s=4.0,
+            agg_tok_s=agg + i,
+            per_req_tok_s=agg + i,
+        )
+        for i in range(3)
+    ]
+    run = DepthRun(
+        depth=3,
+        profile="prof",
+        backend="sim",
+        hardware=hardware,
+        workload={"max_new_tokens": 1000},
+        server=ServerSummary(url="http://x"),
+        points=[merge_samples(samples)],
+        planned_concurrency=[1],
+        status="complete",
+    )
+    results = RunResults(run_id="r", started_at="", tool_version="", runs=[run])
+    path.write_bytes(msgspec.json.encode(results))
+    return path
+
+
+def test_show_prints_the_points_of_a_shipped_baseline(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["baseline", "show", str(SIM_STEPS3)]) == 0
+    assert "hardware=sim-x5 steps=3" in capsys.readouterr().out
+
+
+def test_diff_across_hardware_is_refused_with_the_reason(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["baseline", "diff", str(H200_NGRAM), str(SIM_STEPS3)]) == 2
+    assert "--allow-other-hardware" in capsys.readouterr().err
+
+
+def test_diff_of_a_baseline_and_a_results_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = write_results(tmp_path / "results.json")
+    assert main(["baseline", "diff", str(SIM_STEPS3), str(results)]) == 0
+    assert "| 1 | agg tok/s |" in capsys.readouterr().out
+
+
+def test_promote_writes_the_baseline_of_the_runs_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = write_results(tmp_path / "results.json")
+    baselines = tmp_path / "baselines"
+    assert main(["baseline", "promote", str(results), "--baselines", str(baselines)]) == 0
+    written = load_baseline(baselines / "prof" / "sim-x5" / "steps-3.json")
+    assert written is not None and written.points["1"].agg_tok_s == 1001.0
+    assert "review the diff above" in capsys.readouterr().out
+
+
+def test_migrate_rewrites_a_schema_1_file(tmp_path: Path) -> None:
+    copy = tmp_path / "steps-3.json"
+    shutil.copy(SIM_STEPS3, copy)
+    data = json.loads(copy.read_text())
+    data["schema_version"] = 1
+    copy.write_text(json.dumps(data))
+    assert main(["baseline", "migrate", str(copy)]) == 0
+    assert json.loads(copy.read_text())["schema_version"] == 2
