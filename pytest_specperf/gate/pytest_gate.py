@@ -90,8 +90,9 @@ class SpecperfGate:
         verdicts = [v for v in self.verdicts(path, baseline) if v.concurrency is None]
         if not verdicts:
             pytest.skip(
-                f"baseline {path} records no noise (published or schema 1 figures): the depth "
-                "as a whole is not tested; each point keeps its fixed tolerance"
+                f"baseline {path} has no calibrated noise (published, schema 1 or one run's "
+                "figures): the depth as a whole is not tested, each point keeps the fixed "
+                "tolerance; calibrate with --specperf-calibrate"
             )
         self._fail_on(verdicts, None)
 

@@ -8,7 +8,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_specperf.gate.decision import estimate_noise, summarize
+from pytest_specperf.gate.decision import (
+    GateSettings,
+    MetricNoise,
+    PointInput,
+    Reference,
+    compare,
+    estimate_noise,
+    judge_depth,
+    summarize,
+)
 
 positive = st.floats(min_value=1.0, max_value=1e6, allow_nan=False, allow_infinity=False)
 
@@ -58,3 +67,147 @@ def test_estimate_noise_identical_boots_have_zero_boot_to_boot() -> None:
     """Boots whose means agree give a boot-to-boot noise of zero, never negative."""
     noise = estimate_noise([[99.0, 101.0], [101.0, 99.0]], "calibrated")
     assert noise.boot_to_boot_cv == 0.0 and noise.samples == 4 and noise.boots == 2
+
+
+def calibrated(within: float = 0.03, between: float | None = 0.01) -> MetricNoise:
+    return MetricNoise(
+        source="calibrated",
+        within_boot_cv=within,
+        boot_to_boot_cv=between,
+        samples=25,
+        boots=5,
+    )
+
+
+def reference(noise: MetricNoise | None = None, *, published: bool = False) -> Reference:
+    samples = () if published else tuple([100.0] * 25)
+    return Reference(
+        figure=100.0, samples=samples, boots=5, noise=noise or calibrated(), published=published
+    )
+
+
+SETTINGS = GateSettings()
+
+
+def test_compare_published_figure_uses_fixed_tolerance() -> None:
+    """A published figure is held to baseline x (1 - tolerance), and says so."""
+    result = compare([89.0], reference(published=True), alpha=0.01, settings=SETTINGS)
+    assert result.regression and result.se is None
+    assert "published figure: fixed tolerance 10%" in result.noise_source
+    assert not compare([91.0], reference(published=True), alpha=0.01, settings=SETTINGS).regression
+
+
+def test_compare_recorded_repeats_keep_the_fixed_tolerance() -> None:
+    """Noise from one boot's repeats is not calibrated: the fixed rule applies to the mean."""
+    noise = MetricNoise(source="recorded repeats", within_boot_cv=0.001, samples=5, boots=1)
+    result = compare([95.0] * 5, reference(noise), alpha=0.01, settings=SETTINGS)
+    assert not result.regression and "not calibrated" in result.noise_source
+
+
+def test_compare_calibrated_threshold_grows_with_noise() -> None:
+    """More noise, wider threshold: the same drop fails under small noise, passes under large."""
+    drop = [93.0] * 5
+    quiet = compare(drop, reference(calibrated(0.01, 0.005)), alpha=0.01, settings=SETTINGS)
+    loud = compare(drop, reference(calibrated(0.10, 0.05)), alpha=0.01, settings=SETTINGS)
+    assert quiet.regression and not loud.regression and loud.threshold > quiet.threshold
+
+
+def test_compare_small_drop_never_fails_however_clear() -> None:
+    """Below the minimum effect, a drop passes even when the noise is tiny."""
+    tiny = calibrated(0.001, 0.0005)
+    assert not compare([98.0] * 5, reference(tiny), alpha=0.01, settings=SETTINGS).regression
+
+
+def test_compare_unknown_boot_noise_keeps_the_explicit_tolerance() -> None:
+    """One calibration boot: the threshold is at least the baseline's tolerance."""
+    result = compare([93.0] * 5, reference(calibrated(0.01, None)), alpha=0.01, settings=SETTINGS)
+    assert not result.regression and "tolerance 10% kept" in result.noise_source
+
+
+def test_compare_lower_is_better_metric_fails_upwards() -> None:
+    """For a lower-is-better metric, a rise is the regression."""
+    ref = reference(calibrated(0.01, 0.005))
+    assert compare([120.0] * 5, ref, alpha=0.01, settings=SETTINGS, direction="lower").regression
+    assert not compare([80.0] * 5, ref, alpha=0.01, settings=SETTINGS, direction="lower").regression
+
+
+def _points(values: dict[int, float], noise: MetricNoise | None = None) -> list[PointInput]:
+    return [
+        PointInput(
+            concurrency=c,
+            samples={"agg_tok_s": [v] * 5},
+            references={"agg_tok_s": reference(noise)},
+        )
+        for c, v in values.items()
+    ]
+
+
+def test_depth_test_catches_a_drop_shared_by_every_point() -> None:
+    """A 5% drop at five points fails the pooled depth test, though no single point fails."""
+    verdicts = judge_depth(
+        3, _points(dict.fromkeys((1, 4, 16, 32, 64), 95.0)), SETTINGS, path="p", refresh_hint="r"
+    )
+    by_kind = {(v.concurrency is None, v.outcome) for v in verdicts}
+    assert (True, "regression") in by_kind and (False, "regression") not in by_kind
+
+
+def test_improvement_is_reported_with_the_refresh_command_and_never_fails() -> None:
+    """A clear improvement is an 'improvement' verdict naming the command that re-records."""
+    verdicts = judge_depth(3, _points({1: 130.0}), SETTINGS, path="p", refresh_hint="REC")
+    assert {v.outcome for v in verdicts} == {"improvement"}
+    assert all("REC" in v.message for v in verdicts)
+
+
+def test_borderline_failure_is_re_measured_and_can_be_confirmed() -> None:
+    """A result near the threshold asks for more samples once; a drop that holds is confirmed."""
+    asked: list[list[int]] = []
+
+    def remeasure(concurrencies: list[int]) -> dict[int, tuple[dict[str, list[float]], int]]:
+        asked.append(concurrencies)
+        return {c: ({"agg_tok_s": [96.0] * 10}, 2) for c in concurrencies}
+
+    verdicts = judge_depth(
+        3,
+        _points(dict.fromkeys((1, 4, 16, 32, 64), 96.0)),
+        SETTINGS,
+        path="p",
+        refresh_hint="r",
+        remeasure=remeasure,
+    )
+    depth = next(v for v in verdicts if v.concurrency is None)
+    assert len(asked) == 1 and depth.outcome == "regression" and depth.confirmed
+    assert "confirmed by re-measuring" in depth.message
+
+
+def test_borderline_failure_that_does_not_hold_passes() -> None:
+    """When the new samples show no drop, the borderline result is not confirmed and passes."""
+
+    def remeasure(concurrencies: list[int]) -> dict[int, tuple[dict[str, list[float]], int]]:
+        return {c: ({"agg_tok_s": [96.0] * 5 + [104.0] * 5}, 2) for c in concurrencies}
+
+    verdicts = judge_depth(
+        3,
+        _points(dict.fromkeys((1, 4, 16, 32, 64), 96.0)),
+        SETTINGS,
+        path="p",
+        refresh_hint="r",
+        remeasure=remeasure,
+    )
+    depth = next(v for v in verdicts if v.concurrency is None)
+    assert depth.outcome == "pass" and not depth.confirmed and "not confirmed" in depth.message
+
+
+def test_regression_message_keeps_the_old_shape_and_adds_the_evidence() -> None:
+    """'steps=3 C=16: agg tok/s X < floor Y (baseline Z - T%) [path]' then median, interval,
+    samples and noise source."""
+    point = PointInput(
+        concurrency=16,
+        samples={"agg_tok_s": [70.0, 71.0, 69.0]},
+        references={"agg_tok_s": reference()},
+    )
+    verdicts = judge_depth(3, [point], SETTINGS, path="base.json", refresh_hint="r")
+    message = next(v for v in verdicts if v.concurrency == 16).message
+    assert message.startswith("steps=3 C=16: agg tok/s 70.0 < floor ")
+    for part in ("(baseline 100.0 - ", "%) [base.json]", "3 sample(s)", "median 70.0"):
+        assert part in message
+    assert "95% interval" in message and "noise: calibrated" in message
