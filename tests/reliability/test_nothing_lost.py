@@ -27,7 +27,7 @@ def test_crash_failure_names_the_point_and_shows_the_server_log_tail(
 def test_crash_fails_one_test_and_skips_the_rest_with_its_reason(
     scenario_run: ScenarioRunner,
 ) -> None:
-    """One error for the crash; the unmeasured C=16, the depth test and the accept length skip naming it."""
+    """One error for the crash; C=16, the depth test and the accept length skip naming it."""
     run = scenario_run(CRASH)
     assert run.outcomes() == {"errors": 1, "skipped": 5}
     reason = "server (steps=3) was killed by SIGKILL while measuring C=4"
