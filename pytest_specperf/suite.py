@@ -249,7 +249,10 @@ class DepthSession:
         levels = [c for c in self.settings.concurrency if c not in self.complete]
         for boot in range(self.boots):
             if boot > 0:
-                self.reboot()
+                try:
+                    self.reboot()
+                except SpecperfError as exc:  # recorded by open(); reported like a crash
+                    raise ServerDied(self.failure or str(exc)) from None
             for round_index, level in interleaved(levels, self.repeats):
                 if self.failure is not None:
                     raise ServerGone(self.failure)

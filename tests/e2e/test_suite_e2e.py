@@ -144,3 +144,24 @@ def test_unreachable_url_is_a_usage_error_naming_the_url(
     result = pytester.runpytest_subprocess("perf_tests", "--specperf-url=http://127.0.0.1:9")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*cannot reach http://127.0.0.1:9*"])
+
+
+def test_calibration_across_boots_keeps_every_sample_and_records_its_noise(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """--specperf-calibrate over 2 boots at R=2: 4 samples per point in results.json, tagged
+    with their boot, and a baseline whose noise is calibrated over both boots."""
+    result = pytester.runpytest_subprocess(
+        "perf_tests",
+        "--spec-steps=3",
+        *FAST_ARGS,
+        "--specperf-repeats=2",
+        "--specperf-calibrate",
+        "--specperf-calibrate-boots=2",
+    )
+    assert result.ret == 0
+    points = _results(suite_dir)["runs"][0]["points"]
+    assert [[s["boot"] for s in p["samples"]] for p in points] == [[0, 0, 1, 1]] * 2
+    baseline = suite_dir / "baselines/qwen3.5-122b-a10b-fp8-tp4-mtp/sim-x10/steps-3.json"
+    noise = json.loads(baseline.read_text())["points"]["4"]["noise"]["agg_tok_s"]
+    assert (noise["source"], noise["boots"], noise["samples"]) == ("calibrated", 2, 4)

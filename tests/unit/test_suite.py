@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from pytest_specperf.errors import UsageError
+from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.options import Settings, build_settings
 from pytest_specperf.results.schema import PointMetrics
 from pytest_specperf.results.store import ResultsStore
-from pytest_specperf.suite import DepthSession
+from pytest_specperf.suite import DepthSession, ServerDied
 
 
 class Recorder:
@@ -144,3 +144,18 @@ def test_calibrate_boots_without_calibrate_is_a_usage_error(tmp_path: Path) -> N
 def test_calibrate_boots_on_a_given_url_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="cannot be restarted"):
         settings(tmp_path, calibrate="1", calibrate_boots="2", url="http://127.0.0.1:1")
+
+
+def test_a_boot_that_fails_during_calibration_ends_the_sweep_as_a_dead_server(
+    tmp_path: Path, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    depth = session(tmp_path, repeats="1", calibrate="1", calibrate_boots="2")
+
+    def reboot() -> None:
+        depth.fail_run("server did not become healthy within 1 s")
+        raise SpecperfError("server did not become healthy within 1 s")
+
+    monkeypatch.setattr(depth, "reboot", reboot)
+    with pytest.raises(ServerDied, match="did not become healthy"):
+        depth.measure(1)
+    assert depth.run_snapshot().status == "failed"
