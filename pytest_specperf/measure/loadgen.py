@@ -19,6 +19,7 @@ import httpx
 import msgspec
 
 from pytest_specperf.measure.client_health import ClientMonitor
+from pytest_specperf.measure.fields import StreamChunk as _Chunk
 from pytest_specperf.measure.metrics import point_metrics
 from pytest_specperf.measure.workload import Workload, endpoint_path, request_body
 from pytest_specperf.results.schema import PointMetrics, RequestRecord
@@ -27,33 +28,6 @@ _EVENT_END = b"\n\n"
 _DATA_PREFIX = b"data:"
 _DONE = b"[DONE]"
 _ERROR_SNIPPET = 200
-
-
-class _Meta(msgspec.Struct):
-    completion_tokens: int = 0
-    prompt_tokens: int | None = None
-    finish_reason: Any = None
-    spec_verify_ct: int | None = None
-    e2e_latency: float | None = None
-
-
-class _Usage(msgspec.Struct):
-    completion_tokens: int = 0
-    prompt_tokens: int | None = None
-
-
-class _Choice(msgspec.Struct):
-    text: str | None = None
-    finish_reason: str | None = None
-
-
-class _Chunk(msgspec.Struct):
-    """Only the fields the client reads; msgspec skips the rest (cumulative text included)."""
-
-    meta_info: _Meta | None = None
-    error: Any = None
-    choices: list[_Choice] | None = None
-    usage: _Usage | None = None
 
 
 _decode_chunk = msgspec.json.Decoder(_Chunk).decode
