@@ -34,8 +34,6 @@ from pytest_specperf.server.info import first_internal_state, read_server_info
 from pytest_specperf.server.launch import LaunchCommand
 from pytest_specperf.server.watchdog import SECRETS_ENV, redact, save_redacted_log
 
-__all__ = ["redact"]
-
 DEFAULT_LAUNCH_TIMEOUT_S = 600.0  # SGLang's own popen_launch_server default
 STOP_GRACE_S = 20.0
 LOG_TAIL_LINES = 40
