@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.reliability.conftest import ScenarioRunner
-from tests.reliability.scenarios import BY_NAME, Scenario, params
+from tests.reliability.scenarios import BY_NAME, Scenario, ScenarioRunner, params
 
 CRASH = BY_NAME["server-crash-mid-sweep"]
 HANG = BY_NAME["server-hangs-at-boot"]

@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.sim.conftest import SimServer, load_json, load_stream, sse_payloads
+from tests.support.data import load_json, load_stream, sse_payloads
+from tests.support.sim import SimServer
 
 SPEC = [
     "--speculative-algorithm",
