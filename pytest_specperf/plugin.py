@@ -21,6 +21,13 @@ from pytest_specperf.gate.pytest_gate import SpecperfGate
 from pytest_specperf.measure.workload import SEED_CONCURRENCY
 from pytest_specperf.options import DEFAULT_SIM_SPEEDUP, Settings, build_settings
 from pytest_specperf.profiles import DEFAULT_PROFILE
+from pytest_specperf.pytest_terminal import (
+    RECORDED_CATEGORY,
+    live_progress,
+    recorded_lines,
+    recorded_status,
+)
+from pytest_specperf.results.benchmark import add_gate_figures, record_point
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import DepthRun, PointMetrics
 from pytest_specperf.results.store import (
@@ -312,6 +319,7 @@ def specperf_session(request: pytest.FixtureRequest, specperf_depth: int) -> Ite
     sessions = config.stash[sessions_key]
     fresh = specperf_depth not in sessions
     session = DepthSession(settings, specperf_depth, _store(config))
+    session.observer = live_progress(config)
     sessions[specperf_depth] = session
     try:
         with contextlib.suppress(SpecperfError):  # kept in session.failure
@@ -336,14 +344,46 @@ def _stop_if_failed(session: DepthSession, skip_verb: str) -> None:
 
 
 @pytest.fixture
-def specperf_point(specperf_session: DepthSession, specperf_concurrency: int) -> PointMetrics:
-    """The measured point (depth, concurrency); measured on first use."""
+def specperf_point(
+    request: pytest.FixtureRequest, specperf_session: DepthSession, specperf_concurrency: int
+) -> Iterator[PointMetrics]:
+    """The measured point (depth, concurrency); measured on first use.
+
+    With pytest-benchmark active, the point is also this test's benchmark record (see
+    results/benchmark.py), completed with the gate's figures after the test.
+    """
     _stop_if_failed(specperf_session, "not measured")
     try:
-        return specperf_session.measure(specperf_concurrency)
+        point = specperf_session.measure(specperf_concurrency)
     except ServerDied:
-        pass  # reported outside the except block: no "during handling" chain in the output
-    _fail_or_skip(specperf_session, "not measured")
+        point = None  # reported outside the except block: no "during handling" chain
+    if point is None:
+        _fail_or_skip(specperf_session, "not measured")
+    benchmark = _benchmark_fixture(request)
+    recorded = benchmark is not None and record_point(
+        benchmark,
+        point,
+        specperf_session.request_e2e_s.get(specperf_concurrency, ()),
+        specperf_session.depth,
+        {
+            "profile": specperf_session.settings.profile.name,
+            "hardware": specperf_session.hardware,
+            "backend": specperf_session.settings.backend,
+        },
+    )
+    yield point
+    if recorded:
+        add_gate_figures(benchmark, request.node.user_properties)
+
+
+def _benchmark_fixture(request: pytest.FixtureRequest) -> Any | None:
+    """pytest-benchmark's fixture for this test, unless the plugin is off or skipping."""
+    config = request.config
+    if not config.pluginmanager.has_plugin("benchmark"):
+        return None
+    if config.getoption("benchmark_skip", False):
+        return None
+    return request.getfixturevalue("benchmark")
 
 
 @pytest.fixture
@@ -356,9 +396,15 @@ def specperf_sweep(specperf_session: DepthSession) -> DepthRun:
 
 
 @pytest.fixture
-def specperf_gate(specperf_session: DepthSession) -> SpecperfGate:
+def specperf_gate(request: pytest.FixtureRequest, specperf_session: DepthSession) -> SpecperfGate:
+    """The checks; their figures become the test's user properties (JUnit <property>)."""
     _stop_if_failed(specperf_session, "not checked")
-    return SpecperfGate(specperf_session)
+    return SpecperfGate(specperf_session, request.node.user_properties)
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    """A test that recorded figures (--specperf-update-baselines) reads RECORDED / R."""
+    return recorded_status(report)
 
 
 # -- after the run ----------------------------------------------------------------------------
@@ -418,6 +464,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.write_line(
         f"\nresults: {settings.out_dir / 'results.json'}  report: {settings.out_dir / 'report.md'}"
     )
+    for line in recorded_lines(terminalreporter.stats.get(RECORDED_CATEGORY, [])):
+        terminalreporter.write_line(line)
     for line in config.stash.get(_written_key, []):
         terminalreporter.write_line(f"baseline {line}")
     step_summary_error = config.stash.get(_step_summary_error_key, None)
