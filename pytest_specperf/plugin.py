@@ -37,6 +37,13 @@ from pytest_specperf.results.store import (
     new_run_id,
     write_report,
 )
+from pytest_specperf.server.gpus import (
+    PresentGpus,
+    check_gpu_plan,
+    gpu_slice,
+    present_gpus,
+    xdist_worker_count,
+)
 from pytest_specperf.server.process import depth_of, fetch_server_info, interrupt_on_sigterm
 from pytest_specperf.suite import DepthSession, ServerDied, depth_scope, write_baselines
 
@@ -44,6 +51,7 @@ settings_key = pytest.StashKey[Settings]()
 run_id_key = pytest.StashKey[str]()
 sessions_key = pytest.StashKey[dict[int, DepthSession]]()
 sigterm_undo_key = pytest.StashKey[Callable[[], None] | None]()
+present_gpus_key = pytest.StashKey[PresentGpus | None]()
 # xdist modes that would split one depth's tests over several workers (one server each).
 _SPLITTING_DIST_MODES = ("load", "loadscope", "loadfile", "loadgroup", "worksteal")
 
@@ -165,6 +173,7 @@ def pytest_configure(config: pytest.Config) -> None:
             info = fetch_server_info(settings.url, settings.api_key)
             depth = depth_of(info)
             settings = _with_depths(settings, (depth,) if depth else (1,))
+        config.stash[present_gpus_key] = _plan_gpus(config, settings)
     except SpecperfError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[settings_key] = settings
@@ -178,10 +187,45 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_InterruptRecorder(config), "specperf-interrupts")
 
 
+def _gpus_per_server(config: pytest.Config) -> int | None:
+    raw = config.getoption("specperf_gpus_per_server", None)
+    return None if raw is None else int(raw)
+
+
+def _plan_gpus(config: pytest.Config, settings: Settings) -> PresentGpus | None:
+    """The GPUs each server may take (None: servers keep the environment's GPUs).
+
+    The controller looks them up and checks the plan; workers get its list (workerinput).
+    """
+    worker_input = getattr(config, "workerinput", None)
+    if worker_input is not None:
+        ids = worker_input.get("specperf_gpus")
+        return None if ids is None else PresentGpus(tuple(ids), worker_input["specperf_gpus_from"])
+    per_server = _gpus_per_server(config)
+    present = (
+        present_gpus(config.getoption("specperf_gpus", None)) if per_server is not None else None
+    )
+    workers = xdist_worker_count(config.getoption("dist", "no"), config.getoption("tx", None))
+    check_gpu_plan(
+        backend=settings.backend,
+        attached=settings.url is not None,
+        workers=workers,
+        parallel_servers=min(workers, len(settings.depths)),
+        per_server=per_server,
+        present=present,
+        tp_size=settings.profile.tp_size,
+    )
+    return present
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """xdist: every worker writes into the controller's run."""
+    """xdist: every worker writes into the controller's run and shares its GPU list."""
     node.workerinput["specperf_run_id"] = node.config.stash[run_id_key]
+    present = node.config.stash.get(present_gpus_key, None)
+    if present is not None:
+        node.workerinput["specperf_gpus"] = list(present.ids)
+        node.workerinput["specperf_gpus_from"] = present.source
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -322,11 +366,26 @@ def specperf_session(request: pytest.FixtureRequest, specperf_depth: int) -> Ite
     session.observer = live_progress(config)
     sessions[specperf_depth] = session
     try:
-        with contextlib.suppress(SpecperfError):  # kept in session.failure
-            session.open(fresh=fresh)
+        try:
+            session.gpus = _server_gpus(config)
+        except SpecperfError as exc:
+            session.fail_run(str(exc))
+        if session.failure is None:
+            with contextlib.suppress(SpecperfError):  # kept in session.failure
+                session.open(fresh=fresh)
         yield session
     finally:
         session.close()
+
+
+def _server_gpus(config: pytest.Config) -> tuple[str, ...] | None:
+    """This process's slice of the GPUs (worker gwN: [N*K, (N+1)*K)), or None."""
+    present = config.stash.get(present_gpus_key, None)
+    per_server = _gpus_per_server(config)
+    if present is None or per_server is None:
+        return None
+    worker_id = getattr(config, "workerinput", {}).get("workerid")
+    return gpu_slice(present, worker_id, per_server)
 
 
 def _fail_or_skip(session: DepthSession, skip_verb: str) -> NoReturn:

@@ -32,6 +32,7 @@ from pytest_specperf.results.schema import (
     ServerSummary,
 )
 from pytest_specperf.results.store import ResultsStore
+from pytest_specperf.server.gpus import gpu_env
 from pytest_specperf.server.hardware import hardware_key
 from pytest_specperf.server.launch import LaunchCommand, build_launch
 from pytest_specperf.server.model_factory import build_model
@@ -110,11 +111,13 @@ class DepthSession:
         # The plugin fails the first test that meets self.failure and skips the others.
         self.failure_reported = False
         self.observer: PointObserver | None = None
+        # This server's own GPUs (server/gpus.py), or None: the environment's, unchanged.
+        self.gpus: tuple[str, ...] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
     def launch_command(self, port: int) -> LaunchCommand:
         s = self.settings
-        return build_launch(
+        command = build_launch(
             s.profile,
             self.depth,
             backend=s.backend,
@@ -125,6 +128,8 @@ class DepthSession:
             model_path=self.model_path,
             sim_speedup=s.sim_speedup if s.backend == "sim" else None,
         )
+        command.env.update(gpu_env(self.gpus))
+        return command
 
     def open(self, fresh: bool = True) -> ServerSummary:
         """Boot the server (or attach to --specperf-url) and record what it reports.
@@ -167,6 +172,7 @@ class DepthSession:
         if self.server is not None:
             summary.launch_command = self.server.command.display()
             summary.boot_s = self.server.boot_s
+            summary.gpus = list(self.gpus) if self.gpus is not None else None
         self.summary = summary
         self.hardware = hardware_key(info, override=s.hardware, tp_size=summary.tp_size)
         self._record_run()
