@@ -52,9 +52,12 @@ def test_recording_run_reports_recorded_tests_with_their_figures(
 
 
 def test_gate_run_leaves_figures_in_junit_and_one_benchmark_record_per_point(
-    pytester: pytest.Pytester, suite_dir: Path
+    pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """--junitxml gets measured/floor/baseline; --benchmark-json one record per (depth, C)."""
+    # Inherited from an xdist run of these tests, it would make pytest-benchmark in the
+    # pytest below believe it is an xdist worker, and turn itself off.
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     assert pytester.runpytest_subprocess(*RECORD).ret == 0
     result = pytester.runpytest_subprocess(
         "perf_tests",
