@@ -58,7 +58,9 @@ def test_gate_run_leaves_figures_in_junit_and_one_benchmark_record_per_point(
     # Inherited from an xdist run of these tests, it would make pytest-benchmark in the
     # pytest below believe it is an xdist worker, and turn itself off.
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
-    assert pytester.runpytest_subprocess(*RECORD).ret == 0
+    # A wide tolerance (floors at 10% of the baseline): this test is about where the figures
+    # go, and must not fail on a noisy machine.
+    assert pytester.runpytest_subprocess(*RECORD, "--specperf-tolerance=0.9").ret == 0
     result = pytester.runpytest_subprocess(
         "perf_tests",
         "--spec-steps=3",
@@ -74,7 +76,7 @@ def test_gate_run_leaves_figures_in_junit_and_one_benchmark_record_per_point(
     figures = junit_properties(suite_dir / "junit.xml")["test_throughput_floor[steps3-c4]"]
     assert float(figures["specperf.agg_tok_s"]) == pytest.approx(points[4]["agg_tok_s"], abs=1e-3)
     baseline = float(figures["specperf.agg_tok_s.baseline"])
-    assert float(figures["specperf.agg_tok_s.floor"]) == pytest.approx(baseline * 0.9, abs=1e-3)
+    assert float(figures["specperf.agg_tok_s.floor"]) == pytest.approx(baseline * 0.1, abs=1e-3)
     assert {"specperf.per_req_tok_s.floor", "specperf.per_req_tok_s.baseline"} <= set(figures)
 
     benchmarks = json.loads((suite_dir / "bench.json").read_text())["benchmarks"]
