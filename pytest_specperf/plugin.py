@@ -377,7 +377,7 @@ def specperf_gate(request: pytest.FixtureRequest, specperf_session: DepthSession
     return SpecperfGate(specperf_session, request.node.user_properties)
 
 
-def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+def pytest_report_teststatus(report: pytest.TestReport) -> Any:
     """A test that recorded figures (--specperf-update-baselines) reads RECORDED / R."""
     return recorded_status(report)
 
