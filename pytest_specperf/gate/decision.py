@@ -5,15 +5,12 @@ noisy neighbour scales every figure by a factor), so every computation works on 
 logarithms of the samples: a difference of log means is a log-ratio, and a standard error
 on the log scale is (for small values) a coefficient of variation.
 
-Summaries (``summarize``): the reported figure is the median of the samples; its interval
-is a Student-t interval of the mean of the log values, exponentiated (a 95% interval of the
-geometric mean). A bootstrap needs far more than the 3-5 samples a GPU run can afford to be
-any better than this, and the t interval is what the decision below uses too.
+Summaries of repeated samples (``summarize``, median and interval) live in
+``pytest_specperf.stats`` so that the measuring side can use them; they are re-exported here.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import statistics
 from collections.abc import Callable, Sequence
@@ -21,62 +18,19 @@ from dataclasses import dataclass
 from typing import Literal
 
 import msgspec
-from scipy import stats
 
 from pytest_specperf.results.schema import Interval, Verdict, VerdictOutcome
+from pytest_specperf.stats import (
+    INTERVAL_LEVEL,
+    log_sd,
+    log_values,
+    normal_quantile,
+    summarize,
+    t_quantile,
+    variance,
+)
 
-INTERVAL_LEVEL = 0.95
-
-
-def log_values(samples: Sequence[float]) -> list[float]:
-    """Natural logs of the samples; a figure of zero or less has no log and is refused."""
-    if any(value <= 0 or not math.isfinite(value) for value in samples):
-        raise ValueError(f"throughput samples must be positive and finite: {list(samples)}")
-    return [math.log(value) for value in samples]
-
-
-def _variance(values: Sequence[float]) -> float:
-    """Sample variance in plain floats (statistics.variance is exact but far slower)."""
-    mean = math.fsum(values) / len(values)
-    return math.fsum((x - mean) ** 2 for x in values) / (len(values) - 1)
-
-
-@functools.lru_cache(maxsize=1024)
-def _t_quantile(probability: float, dof: float) -> float:
-    return float(stats.t.ppf(probability, dof))
-
-
-@functools.lru_cache(maxsize=1024)
-def _normal_quantile(probability: float) -> float:
-    return float(stats.norm.ppf(probability))
-
-
-def log_sd(samples: Sequence[float]) -> float | None:
-    """Sample standard deviation of the log values (about the CV); None below 2 samples."""
-    if len(samples) < 2:
-        return None
-    return math.sqrt(_variance(log_values(samples)))
-
-
-def summarize(
-    samples: Sequence[float], level: float = INTERVAL_LEVEL
-) -> tuple[float, Interval | None]:
-    """(median, interval) of repeated samples of one figure; no interval for one sample."""
-    if not samples:
-        raise ValueError("no samples to summarize")
-    median = statistics.median(samples)
-    if len(samples) < 2:
-        return median, None
-    logs = log_values(samples)
-    mean = statistics.fmean(logs)
-    spread = math.sqrt(_variance(logs) / len(logs))
-    half = _t_quantile(0.5 + level / 2, len(logs) - 1) * spread
-    return median, Interval(
-        low=math.exp(mean - half),
-        high=math.exp(mean + half),
-        level=level,
-        method=f"t interval of the mean of log values (geometric mean), {level:.0%}",
-    )
+__all__ = ["INTERVAL_LEVEL", "log_sd", "log_values", "summarize"]
 
 
 NoiseSource = Literal["calibrated", "recorded repeats", "published"]
@@ -115,7 +69,7 @@ def estimate_noise(boots: Sequence[Sequence[float]], source: NoiseSource) -> Met
     if len(groups) >= 2:
         means = [statistics.fmean(group) for group in groups]
         explained = (within_var or 0.0) * statistics.fmean(1 / len(g) for g in groups)
-        between = math.sqrt(max(_variance(means) - explained, 0.0))
+        between = math.sqrt(max(variance(means) - explained, 0.0))
     return MetricNoise(
         source=source,
         within_boot_cv=math.sqrt(within_var) if within_var is not None else None,
@@ -228,8 +182,8 @@ def _geometric_mean(samples: Sequence[float]) -> float:
 def _quantile(upper_tail: float, dof: float) -> float:
     """One-sided critical value: normal when the noise is known (calibrated), else Student t."""
     if math.isinf(dof):
-        return _normal_quantile(1 - upper_tail)
-    return _t_quantile(1 - upper_tail, dof)
+        return normal_quantile(1 - upper_tail)
+    return t_quantile(1 - upper_tail, dof)
 
 
 @dataclass(frozen=True)
@@ -321,7 +275,7 @@ def compare(
 
 def _threshold(se: float, alpha: float, dof: float, settings: GateSettings) -> float:
     statistical = _quantile(alpha, dof) * se
-    effect = -math.log(1 - settings.min_effect) - _normal_quantile(settings.power) * se
+    effect = -math.log(1 - settings.min_effect) - normal_quantile(settings.power) * se
     return max(statistical, effect, 0.0)
 
 

@@ -3,7 +3,7 @@
 With ``--specperf-repeats R`` every point is measured R times, the concurrencies interleaved
 (1, 4, 16, 1, 4, 16, ...) so that a slow drift of the server (warming caches, a neighbour on
 the host) spreads over every point instead of landing on one. The point then reports the
-median of its samples, with a confidence interval from ``gate.decision.summarize``, and keeps
+median of its samples, with a confidence interval from ``stats.summarize``, and keeps
 every sample (``PointMetrics.samples``).
 """
 
@@ -17,7 +17,7 @@ import msgspec
 
 from pytest_specperf.results.schema import DepthRun, Interval, Percentiles, PointMetrics
 
-# (samples) -> (median, interval or None): gate.decision.summarize's signature.
+# (samples) -> (median, interval or None): stats.summarize's signature.
 Summarize = Callable[[Sequence[float]], tuple[float, Interval | None]]
 # The figures a point reports as a median of its samples, with an interval.
 SUMMARIZED_METRICS = ("agg_tok_s", "per_req_tok_s")
@@ -31,7 +31,7 @@ def interleaved(concurrency: Sequence[int], rounds: int) -> Iterator[tuple[int, 
 
 
 def _default_summarize() -> Summarize:
-    from pytest_specperf.gate.decision import summarize
+    from pytest_specperf.stats import summarize
 
     return summarize
 

@@ -1,0 +1,72 @@
+"""Summaries of repeated throughput samples: median, and an interval on the log scale.
+
+The reported figure is the median of the samples; its interval is a Student-t interval of the
+mean of the log values, exponentiated (a 95% interval of the geometric mean). Throughput noise
+is multiplicative, so logs are its natural scale; a bootstrap needs far more than the 3-5
+samples a GPU run can afford to be any better, and the gate's decision (gate/decision.py)
+works on the same logs. Shared by the measuring side (measure/repeats.py) and the gate.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import statistics
+from collections.abc import Sequence
+
+from scipy import stats
+
+from pytest_specperf.results.schema import Interval
+
+INTERVAL_LEVEL = 0.95
+
+
+def log_values(samples: Sequence[float]) -> list[float]:
+    """Natural logs of the samples; a figure of zero or less has no log and is refused."""
+    if any(value <= 0 or not math.isfinite(value) for value in samples):
+        raise ValueError(f"throughput samples must be positive and finite: {list(samples)}")
+    return [math.log(value) for value in samples]
+
+
+def variance(values: Sequence[float]) -> float:
+    """Sample variance in plain floats (statistics.variance is exact but far slower)."""
+    mean = math.fsum(values) / len(values)
+    return math.fsum((x - mean) ** 2 for x in values) / (len(values) - 1)
+
+
+@functools.lru_cache(maxsize=1024)
+def t_quantile(probability: float, dof: float) -> float:
+    return float(stats.t.ppf(probability, dof))
+
+
+@functools.lru_cache(maxsize=1024)
+def normal_quantile(probability: float) -> float:
+    return float(stats.norm.ppf(probability))
+
+
+def log_sd(samples: Sequence[float]) -> float | None:
+    """Sample standard deviation of the log values (about the CV); None below 2 samples."""
+    if len(samples) < 2:
+        return None
+    return math.sqrt(variance(log_values(samples)))
+
+
+def summarize(
+    samples: Sequence[float], level: float = INTERVAL_LEVEL
+) -> tuple[float, Interval | None]:
+    """(median, interval) of repeated samples of one figure; no interval for one sample."""
+    if not samples:
+        raise ValueError("no samples to summarize")
+    median = statistics.median(samples)
+    if len(samples) < 2:
+        return median, None
+    logs = log_values(samples)
+    mean = statistics.fmean(logs)
+    spread = math.sqrt(variance(logs) / len(logs))
+    half = t_quantile(0.5 + level / 2, len(logs) - 1) * spread
+    return median, Interval(
+        low=math.exp(mean - half),
+        high=math.exp(mean + half),
+        level=level,
+        method=f"t interval of the mean of log values (geometric mean), {level:.0%}",
+    )
