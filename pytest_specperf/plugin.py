@@ -30,6 +30,7 @@ from pytest_specperf.results.store import (
     new_run_id,
     write_report,
 )
+from pytest_specperf.server.launch import CONTROL_DEPTH
 from pytest_specperf.server.process import depth_of, fetch_server_info, interrupt_on_sigterm
 from pytest_specperf.suite import DepthSession, ServerDied, depth_scope, write_baselines
 
@@ -157,7 +158,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if settings.url:
             info = fetch_server_info(settings.url, settings.api_key)
             depth = depth_of(info)
-            settings = _with_depths(settings, (depth,) if depth else (1,))
+            settings = _with_depths(settings, (CONTROL_DEPTH if depth is None else depth,))
     except SpecperfError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[settings_key] = settings

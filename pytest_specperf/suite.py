@@ -20,6 +20,7 @@ from pytest_specperf.gate.baselines import (
     load_baseline,
     save_baseline,
 )
+from pytest_specperf.measure.acceptance import merge_histograms, position_accept_rates
 from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.options import Settings
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults, ServerSummary
@@ -222,9 +223,18 @@ class DepthSession:
             )
             self.fail_run(message, point)
             raise ServerDied(message)
+        point.position_accept_rate = position_accept_rates(
+            point.accept_histogram, self.depth or None
+        )
         self.points[concurrency] = point
-        self.store.update(lambda results: self._run_in(results).points.append(point))
+        self.store.update(lambda results: self._add_point(results, point))
         return point
+
+    def _add_point(self, results: RunResults, point: PointMetrics) -> None:
+        run = self._run_in(results)
+        run.points.append(point)
+        run.accept_histogram = merge_histograms(p.accept_histogram for p in run.points)
+        run.position_accept_rate = position_accept_rates(run.accept_histogram, self.depth or None)
 
     def measure_all(self) -> DepthRun:
         """Every planned point not measured yet, in order; then the run as recorded."""

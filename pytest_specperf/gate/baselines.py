@@ -71,7 +71,7 @@ def baseline_path(root: Path, profile: str, hardware: str, depth: int) -> Path:
     for label, part in (("profile", profile), ("hardware", hardware)):
         if not part or part in (".", "..") or "/" in part or "\\" in part or "\0" in part:
             raise BaselineError(f"{label} name {part!r} cannot be used as a baseline directory")
-    if depth < 1:
+    if depth < 0:
         raise BaselineError(f"speculation depth {depth} has no baseline file")
     path = (root / profile / hardware / f"steps-{depth}.json").resolve()
     if not path.is_relative_to(root.resolve()):

@@ -22,6 +22,11 @@ INTERNAL_STATE_FIELDS: tuple[str, ...] = ("avg_spec_accept_length",)
 # Read from every /generate stream chunk's meta_info.
 META_INFO_FIELDS: tuple[str, ...] = ("id", "completion_tokens", "prompt_tokens", "finish_reason")
 # Read from the final chunk's meta_info when the server speculates.
-FINAL_META_INFO_FIELDS: tuple[str, ...] = ("e2e_latency", "spec_verify_ct", "spec_accept_length")
+FINAL_META_INFO_FIELDS: tuple[str, ...] = (
+    "e2e_latency",
+    "spec_verify_ct",
+    "spec_accept_length",
+    "spec_correct_drafts_histogram",
+)
 # Read from the OpenAI-compatible usage chunk.
 USAGE_FIELDS: tuple[str, ...] = ("prompt_tokens", "completion_tokens")

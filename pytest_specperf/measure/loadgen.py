@@ -35,6 +35,8 @@ class _Meta(msgspec.Struct):
     finish_reason: Any = None
     spec_verify_ct: int | None = None
     e2e_latency: float | None = None
+    spec_correct_drafts_histogram: list[int] | None = None
+    spec_accept_histogram: list[int] | None = None  # SGLang 0.5.12's second name for it
 
 
 class _Usage(msgspec.Struct):
@@ -92,6 +94,7 @@ def _handle_generate_chunk(state: _StreamState, chunk: _Chunk, now: float) -> No
         state.finished = True
         record.spec_verify_ct = meta.spec_verify_ct
         record.server_e2e_s = meta.e2e_latency
+        record.accept_histogram = meta.spec_correct_drafts_histogram or meta.spec_accept_histogram
 
 
 def _handle_completions_chunk(state: _StreamState, chunk: _Chunk, now: float) -> None:

@@ -21,6 +21,8 @@ BACKENDS: tuple[Backend, ...] = ("sglang", "sim")
 SGLANG_MODULE = "sglang.launch_server"
 SIM_MODULE = "pytest_specperf.sim"
 REDACTED = "***"
+# Depth 0 boots the same deployment without speculation: the control that speedups divide by.
+CONTROL_DEPTH = 0
 _SECRET_FLAGS = frozenset({"--api-key", "--admin-api-key"})
 
 
@@ -69,12 +71,13 @@ def speculative_argv(profile: Profile, steps: int, model_path: str) -> list[str]
 
     Steps, topk and draft tokens are always given together (SGLang rejects a partial set);
     with topk = 1 the draft tokens are steps + 1, which SGLang would force anyway. NGRAM has
-    no steps: its depth is expressed as steps + 1 draft tokens.
+    no steps: its depth is expressed as steps + 1 draft tokens. Depth 0 is the
+    no-speculation control: no speculative flag at all.
     """
-    if steps < 1:
-        raise UsageError(f"speculation depth must be >= 1, got {steps}")
+    if steps < 0:
+        raise UsageError(f"speculation depth must be >= 0, got {steps}")
     algorithm = profile.speculative_algorithm
-    if algorithm is None:
+    if algorithm is None or steps == CONTROL_DEPTH:
         return []
     if algorithm.upper() == "NGRAM":
         return [
@@ -141,7 +144,9 @@ def build_launch(
         "--port",
         str(port),
         *speculative_argv(profile, steps, model),
-        *profile.extra_argv(sglang_version or installed_sglang_version()),
+        *profile.extra_argv(
+            sglang_version or installed_sglang_version(), speculative=steps != CONTROL_DEPTH
+        ),
     ]
     if backend == "sim":
         argv += ["--sim-profile", profile.sim_profile]

@@ -189,10 +189,15 @@ def test_baseline_path_cannot_escape_root_through_symlink(tmp_path: Path) -> Non
         baseline_path(root, "prof", "h", 1)
 
 
-def test_baseline_path_rejects_depth_zero(tmp_path: Path) -> None:
-    """Depth 0 has no baseline file."""
+def test_baseline_path_of_the_control_is_steps_0(tmp_path: Path) -> None:
+    """Depth 0 (no speculation) has its own baseline file, steps-0.json."""
+    assert baseline_path(tmp_path, "p", "h", 0).name == "steps-0.json"
+
+
+def test_baseline_path_rejects_negative_depth(tmp_path: Path) -> None:
+    """A negative depth has no baseline file."""
     with pytest.raises(BaselineError, match="depth"):
-        baseline_path(tmp_path, "p", "h", 0)
+        baseline_path(tmp_path, "p", "h", -1)
 
 
 def test_save_refuses_to_overwrite_another_keys_file(tmp_path: Path) -> None:
