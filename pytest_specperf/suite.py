@@ -22,11 +22,20 @@ from pytest_specperf.gate.baselines import (
 )
 from pytest_specperf.measure.acceptance import merge_histograms, position_accept_rates
 from pytest_specperf.measure.loadgen import measure_point
+from pytest_specperf.measure.lossless import fetch_greedy_outputs, record_and_compare
+from pytest_specperf.measure.speedup import control_run, depth_speedups, speedups
 from pytest_specperf.options import Settings
-from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults, ServerSummary
+from pytest_specperf.results.schema import (
+    DepthRun,
+    OutputComparison,
+    PointMetrics,
+    RunResults,
+    ServerSummary,
+    Speedup,
+)
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.server.hardware import hardware_key
-from pytest_specperf.server.launch import LaunchCommand, build_launch
+from pytest_specperf.server.launch import CONTROL_DEPTH, LaunchCommand, build_launch
 from pytest_specperf.server.model_factory import build_model
 from pytest_specperf.server.process import (
     ServerProcess,
@@ -235,6 +244,48 @@ class DepthSession:
         run.points.append(point)
         run.accept_histogram = merge_histograms(p.accept_histogram for p in run.points)
         run.position_accept_rate = position_accept_rates(run.accept_histogram, self.depth or None)
+        results.speedup = speedups(results.runs)
+
+    # -- checks across depths ----------------------------------------------------------
+    def compare_greedy_outputs(self) -> list[OutputComparison]:
+        """Store this depth's greedy outputs; compare them with every depth stored before."""
+        assert self.base_url is not None, "open() first"
+        outputs = fetch_greedy_outputs(
+            self.base_url,
+            api_key=self.settings.api_key,
+            timeout_s=self.settings.workload.request_timeout_s,
+        )
+        found: list[OutputComparison] = []
+
+        def change(results: RunResults) -> None:
+            found.extend(record_and_compare(results, self._run_in(results), outputs))
+
+        self.store.update(change)
+        return found
+
+    def speedups_to_judge(self) -> list[tuple[int, list[Speedup]]]:
+        """(depth, its speedups) for every depth whose speedup is judgeable now and was not yet.
+
+        A pair (depth, control) is judged once both swept all their planned points, by the
+        first test of either that finds it so (under the results lock: exactly once).
+        """
+        found: list[tuple[int, list[Speedup]]] = []
+
+        def change(results: RunResults) -> None:
+            control = control_run(results.runs)
+            if control is None or not _swept(control):
+                return
+            for run in results.runs:
+                if run.depth == CONTROL_DEPTH or run.depth in results.speedup_judged:
+                    continue
+                if run.depth != self.depth and self.depth != CONTROL_DEPTH:
+                    continue
+                if _swept(run):
+                    results.speedup_judged.append(run.depth)
+                    found.append((run.depth, depth_speedups(run, control)))
+
+        self.store.update(change)
+        return found
 
     def measure_all(self) -> DepthRun:
         """Every planned point not measured yet, in order; then the run as recorded."""
@@ -313,13 +364,17 @@ def write_baselines(
     lines: list[str] = []
     source = "url" if settings.url else settings.backend
     how = f"pytest-specperf --specperf-update-baselines ({source})"
+    control = control_run(runs)
     for run in runs:
         problem = _incomplete(run) or session_problem
         if problem is not None:
             lines.append(f"steps={run.depth}: NOT written ({problem})")
             continue
         baseline = baseline_from_run(
-            run, tolerance=Tolerance(throughput=settings.tolerance), how_recorded=how
+            run,
+            tolerance=Tolerance(throughput=settings.tolerance),
+            how_recorded=how,
+            control=control if control is not None and not _incomplete(control) else None,
         )
         try:
             path = save_baseline(settings.baselines_dir, baseline)
@@ -328,6 +383,10 @@ def write_baselines(
             continue
         lines.append(f"steps={run.depth}: wrote {path}")
     return lines
+
+
+def _swept(run: DepthRun) -> bool:
+    return all(run.point(c) is not None for c in run.planned_concurrency)
 
 
 def _incomplete(run: DepthRun) -> str | None:

@@ -18,6 +18,7 @@ from filelock import FileLock
 
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.files import atomic_write_bytes
+from pytest_specperf.measure.speedup import depth_speedups
 from pytest_specperf.results.schema import DepthRun
 from pytest_specperf.server.hardware import slug
 
@@ -35,6 +36,9 @@ class BaselinePoint(msgspec.Struct, kw_only=True, omit_defaults=True):
     agg_tok_s: float | None = None
     per_req_tok_s: float | None = None
     ttft_p50_s: float | None = None
+    # Over the control (depth 0) of the same run: recorded when the control was measured.
+    agg_speedup: float | None = None
+    per_req_speedup: float | None = None
 
 
 class Tolerance(msgspec.Struct, kw_only=True):
@@ -58,6 +62,8 @@ class Baseline(msgspec.Struct, kw_only=True):
     workload: dict[str, Any] = {}
     kv: KvCapacity = msgspec.field(default_factory=KvCapacity)
     accept_length: float | None = None
+    # Acceptance rate of draft positions 1, 2, ... (measure/acceptance.py).
+    position_accept_rate: list[float] | None = None
     points: dict[str, BaselinePoint] = {}
     server: dict[str, Any] | None = None
     notes: str = ""
@@ -137,14 +143,24 @@ def save_baseline(root: Path, baseline: Baseline) -> Path:
     return path
 
 
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
 def baseline_from_run(
     run: DepthRun,
     *,
     tolerance: Tolerance | None = None,
     how_recorded: str,
     hardware: str | None = None,
+    control: DepthRun | None = None,
 ) -> Baseline:
+    """``control``: the same run's depth 0, whose points give the speedups to record."""
     server = run.server
+    gains = {
+        s.concurrency: s
+        for s in (depth_speedups(run, control) if control and control.depth != run.depth else [])
+    }
     return Baseline(
         schema_version=BASELINE_SCHEMA_VERSION,
         profile=run.profile,
@@ -162,11 +178,16 @@ def baseline_from_run(
             max_running_requests=server.max_running_requests if server else None,
         ),
         accept_length=run.accept_length,
+        position_accept_rate=[round(r, 4) for r in run.position_accept_rate] or None,
         points={
             str(p.concurrency): BaselinePoint(
                 agg_tok_s=round(p.agg_tok_s, 2),
                 per_req_tok_s=round(p.per_req_tok_s, 2) if p.per_req_tok_s is not None else None,
                 ttft_p50_s=round(p.ttft_s.p50, 4) if p.ttft_s else None,
+                agg_speedup=_rounded(gains[p.concurrency].agg if p.concurrency in gains else None),
+                per_req_speedup=_rounded(
+                    gains[p.concurrency].per_req if p.concurrency in gains else None
+                ),
             )
             for p in sorted(run.points, key=lambda item: item.concurrency)
         },

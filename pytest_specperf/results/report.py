@@ -148,9 +148,7 @@ def lossless_table(comparisons: Sequence[OutputComparison]) -> str | None:
     return "\n".join(lines)
 
 
-def full_report(
-    runs: Sequence[DepthRun], comparisons: Sequence[OutputComparison] = ()
-) -> str:
+def full_report(runs: Sequence[DepthRun], comparisons: Sequence[OutputComparison] = ()) -> str:
     blocks = [seed_table(run) for run in sorted(runs, key=lambda r: r.depth)]
     if len(runs) > 1:
         blocks.append(tradeoff_table(runs))
@@ -162,8 +160,6 @@ def full_report(
     return "\n\n".join(blocks)
 
 
-def markdown_report(
-    runs: Sequence[DepthRun], comparisons: Sequence[OutputComparison] = ()
-) -> str:
+def markdown_report(runs: Sequence[DepthRun], comparisons: Sequence[OutputComparison] = ()) -> str:
     """The same tables, fenced for a CI step summary or a PR comment."""
     return "# pytest-specperf results\n\n```\n" + full_report(runs, comparisons) + "\n```\n"

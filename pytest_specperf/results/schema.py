@@ -237,6 +237,9 @@ class RunResults(msgspec.Struct, kw_only=True):
     speedup: list[Speedup] = []
     # Every pair of depths whose greedy outputs were compared, the later one against the earlier.
     lossless: list[OutputComparison] = []
+    # Speculative depths whose speedup floors were judged (each once, by whichever of the
+    # depth and the control finished its sweep last).
+    speedup_judged: list[int] = []
 
     def depth(self, depth: int) -> DepthRun | None:
         for run in self.runs:
