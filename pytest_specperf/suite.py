@@ -11,6 +11,7 @@ import re
 import signal
 from pathlib import Path
 
+from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError, SpecperfError
 from pytest_specperf.gate.baselines import (
     Baseline,
@@ -35,7 +36,7 @@ from pytest_specperf.results.schema import (
 )
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.server.hardware import hardware_key
-from pytest_specperf.server.launch import CONTROL_DEPTH, LaunchCommand, build_launch
+from pytest_specperf.server.launch import LaunchCommand, build_launch
 from pytest_specperf.server.model_factory import build_model
 from pytest_specperf.server.process import (
     ServerProcess,

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.gate import floors as gate
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.measure import lossless
 from pytest_specperf.results.schema import DepthRun, PointMetrics
-from pytest_specperf.server.launch import CONTROL_DEPTH
 from pytest_specperf.suite import DepthSession, load_baseline_safely
 
 
@@ -155,6 +155,6 @@ class SpecperfGate:
                 f"steps={self.session.depth}: greedy outputs recorded; the depths that finish "
                 "after it compare theirs against them"
             )
-        failures = lossless.violations(comparisons, lossless.EXACT)
+        failures = lossless.violations(comparisons, self.settings.lossless_min_prefix)
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.results.schema import DepthRun, PointMetrics, Speedup
-from pytest_specperf.server.launch import CONTROL_DEPTH
 
 
 def control_run(runs: Sequence[DepthRun]) -> DepthRun | None:

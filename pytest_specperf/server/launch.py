@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pytest_specperf.depth import CONTROL_DEPTH, check_depth
 from pytest_specperf.errors import UsageError
 from pytest_specperf.profiles import REFERENCE_SGLANG_VERSION, SAME_AS_MODEL, Profile
 
@@ -21,8 +22,6 @@ BACKENDS: tuple[Backend, ...] = ("sglang", "sim")
 SGLANG_MODULE = "sglang.launch_server"
 SIM_MODULE = "pytest_specperf.sim"
 REDACTED = "***"
-# Depth 0 boots the same deployment without speculation: the control that speedups divide by.
-CONTROL_DEPTH = 0
 _SECRET_FLAGS = frozenset({"--api-key", "--admin-api-key"})
 
 
@@ -74,8 +73,7 @@ def speculative_argv(profile: Profile, steps: int, model_path: str) -> list[str]
     no steps: its depth is expressed as steps + 1 draft tokens. Depth 0 is the
     no-speculation control: no speculative flag at all.
     """
-    if steps < 0:
-        raise UsageError(f"speculation depth must be >= 0, got {steps}")
+    check_depth(steps)
     algorithm = profile.speculative_algorithm
     if algorithm is None or steps == CONTROL_DEPTH:
         return []

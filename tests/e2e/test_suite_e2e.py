@@ -117,7 +117,7 @@ def test_url_mode_measures_an_existing_server_without_booting(
 @pytest.mark.parametrize(
     ("option", "message"),
     [
-        ("--spec-steps=0", "*--spec-steps: 0 is out of range 1..16*"),
+        ("--spec-steps=17", "*--spec-steps: 17 is out of range 0..16*"),
         ("--spec-steps=abc", "*--spec-steps: 'abc' is not a whole number*"),
         ("--specperf-concurrency=-4", "*--specperf-concurrency: -4 is out of range*"),
         ("--specperf-backend=vllm", "*--specperf-backend: 'vllm' is not one of sglang, sim*"),
