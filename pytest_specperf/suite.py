@@ -21,6 +21,7 @@ from pytest_specperf.gate.baselines import (
     load_baseline,
     save_baseline,
 )
+from pytest_specperf.gate.self_test import measure_with, run_self_test
 from pytest_specperf.measure.acceptance import merge_histograms, position_accept_rates
 from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.measure.lossless import fetch_greedy_outputs, record_and_compare
@@ -31,6 +32,7 @@ from pytest_specperf.results.schema import (
     OutputComparison,
     PointMetrics,
     RunResults,
+    SelfTest,
     ServerSummary,
     Speedup,
 )
@@ -246,6 +248,27 @@ class DepthSession:
         run.accept_histogram = merge_histograms(p.accept_histogram for p in run.points)
         run.position_accept_rate = position_accept_rates(run.accept_histogram, self.depth or None)
         results.speedup = speedups(results.runs)
+
+    # -- the gate's self-test ----------------------------------------------------------
+    def self_test(self) -> SelfTest:
+        """Inject a known /slow_down, let the gate judge the lowest concurrency, reset it."""
+        assert self.base_url is not None and self.points, "measure the points first"
+        s = self.settings
+        point = self.points[min(self.points)]
+        path, baseline, _ = load_baseline_safely(self)
+        model = self.summary.model_path if self.summary and self.summary.model_path else "default"
+        result = run_self_test(
+            base_url=self.base_url,
+            api_key=s.api_key,
+            run=self.run_snapshot(),
+            point=point,
+            baseline=(path, baseline) if path is not None and baseline is not None else None,
+            tolerance=s.tolerance,
+            measure=measure_with(self.base_url, s.workload, point.concurrency, model, s.api_key),
+            time_scale=s.sim_speedup if s.backend == "sim" and s.url is None else 1.0,
+        )
+        self.store.update(lambda results: setattr(self._run_in(results), "self_test", result))
+        return result
 
     # -- checks across depths ----------------------------------------------------------
     def compare_greedy_outputs(self) -> list[OutputComparison]:

@@ -17,6 +17,7 @@ from pytest_specperf.errors import BaselineError
 from pytest_specperf.gate import floors as gate
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.measure import lossless
+from pytest_specperf.results.report import self_test_line
 from pytest_specperf.results.schema import DepthRun, PointMetrics
 from pytest_specperf.suite import DepthSession, load_baseline_safely
 
@@ -158,3 +159,12 @@ class SpecperfGate:
         failures = lossless.violations(comparisons, self.settings.lossless_min_prefix)
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
+
+    def require_self_test(self) -> None:
+        """--specperf-self-test: the gate catches a known /slow_down, and the reset holds."""
+        if not self.settings.self_test:
+            pytest.skip("the gate's self-test runs with --specperf-self-test")
+        result = self.session.self_test()
+        line = self_test_line(self.session.depth, result)
+        if not result.caught or not result.reset:
+            pytest.fail("\n".join([line, *result.gate_messages]), pytrace=False)

@@ -7,7 +7,13 @@ from collections.abc import Sequence
 from pytest_specperf.measure.acceptance import tokens_per_verify_step
 from pytest_specperf.measure.client_health import fell_behind
 from pytest_specperf.measure.speedup import speedups
-from pytest_specperf.results.schema import DepthRun, OutputComparison, PointMetrics, Speedup
+from pytest_specperf.results.schema import (
+    DepthRun,
+    OutputComparison,
+    PointMetrics,
+    SelfTest,
+    Speedup,
+)
 
 SEED_HEADER = (
     "C | Agg tok/s | Per-req tok/s | Tokens | Wall(s) | Ok | TTFT p50/p99 (ms) | Accept len"
@@ -148,6 +154,39 @@ def lossless_table(comparisons: Sequence[OutputComparison]) -> str | None:
     return "\n".join(lines)
 
 
+def self_test_line(depth: int, result: SelfTest) -> str:
+    """One report line of --specperf-self-test."""
+
+    def rate(value: float | None) -> str:
+        return "-" if value is None else f"{value:,.1f}"
+
+    head = (
+        f"self-test steps={depth}: /slow_down {result.slowdown_s * 1000:.2f} ms per forward "
+        f"pass at C={result.concurrency}: per-req tok/s {rate(result.before_per_req_tok_s)} -> "
+        f"{rate(result.slowed_per_req_tok_s)}, agg {rate(result.before_agg_tok_s)} -> "
+        f"{rate(result.slowed_agg_tok_s)}; "
+    )
+    verdict = (
+        f"the gate CAUGHT it (against {result.reference})"
+        if result.caught
+        else f"the gate MISSED it (against {result.reference})"
+    )
+    reset = (
+        f"reset: per-req tok/s back to {rate(result.after_per_req_tok_s)}"
+        if result.reset
+        else f"reset: FAILED ({result.problem})"
+    )
+    if result.problem and not result.reset and result.slowed_agg_tok_s is None:
+        return head + f"not completed: {result.problem}"
+    return head + verdict + "; " + reset
+
+
+def self_test_lines(runs: Sequence[DepthRun]) -> str | None:
+    """One line per depth that ran --specperf-self-test."""
+    lines = [self_test_line(run.depth, run.self_test) for run in runs if run.self_test is not None]
+    return "\n".join(lines) or None
+
+
 def full_report(runs: Sequence[DepthRun], comparisons: Sequence[OutputComparison] = ()) -> str:
     blocks = [seed_table(run) for run in sorted(runs, key=lambda r: r.depth)]
     if len(runs) > 1:
@@ -155,7 +194,7 @@ def full_report(runs: Sequence[DepthRun], comparisons: Sequence[OutputComparison
     found = speedups(runs)
     if found:
         blocks.append(speedup_table(found))
-    extra = (acceptance_table(runs), lossless_table(comparisons))
+    extra = (acceptance_table(runs), lossless_table(comparisons), self_test_lines(runs))
     blocks += [block for block in extra if block]
     return "\n\n".join(blocks)
 

@@ -150,6 +150,7 @@ class SelfTest(msgspec.Struct, kw_only=True):
     before_per_req_tok_s: float | None = None
     slowed_agg_tok_s: float | None = None
     slowed_per_req_tok_s: float | None = None
+    after_per_req_tok_s: float | None = None
     caught: bool = False
     gate_messages: list[str] = []
     reset: bool = False

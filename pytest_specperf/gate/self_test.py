@@ -1,0 +1,119 @@
+"""--specperf-self-test: prove, on the server under test, that the gate catches a regression.
+
+After a depth's points are measured, a known sleep per forward pass is set through the
+server's own ``/slow_down`` (SGLang's, and the simulator's), the lowest concurrency is
+measured again with a couple of requests, and the gate's throughput floors judge it: against
+the depth's baseline when there is one, else against this run's own point. Then the sleep is
+reset and two more requests check that the decode rate (per-request tok/s, which does not
+depend on how many requests are sent) is back within the tolerance of the run's own point.
+
+The sleep is one verify step's measured duration, so the injected regression halves the
+single-request decode rate on any deployment: far beyond any sane tolerance, yet bounded in
+time. The simulator scales /slow_down by its speedup like every simulated time, so there the
+sleep is given in simulated seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from pytest_specperf.errors import SpecperfError
+from pytest_specperf.gate.baselines import Baseline, baseline_from_run
+from pytest_specperf.gate.floors import throughput_failures
+from pytest_specperf.measure.loadgen import measure_point
+from pytest_specperf.measure.workload import Workload
+from pytest_specperf.results.schema import DepthRun, PointMetrics, SelfTest
+from pytest_specperf.server.process import inject_slowdown
+
+SELF_TEST_REQUESTS = 2
+MIN_SLOWDOWN_S = 0.001
+
+
+def step_seconds(point: PointMetrics) -> float | None:
+    """One verify step's duration at this point: tokens per step / per-request tok/s."""
+    if not point.per_req_tok_s:
+        return None
+    tokens_per_step = point.accept_length or 1.0
+    return tokens_per_step / point.per_req_tok_s
+
+
+def slowdown_for(point: PointMetrics, time_scale: float = 1.0) -> float:
+    """A sleep per forward pass that doubles the step time (``time_scale``: the sim's speedup)."""
+    step = step_seconds(point) or MIN_SLOWDOWN_S
+    return max(MIN_SLOWDOWN_S, step * time_scale)
+
+
+def run_self_test(
+    *,
+    base_url: str,
+    api_key: str | None,
+    run: DepthRun,
+    point: PointMetrics,
+    baseline: tuple[Path, Baseline] | None,
+    tolerance: float,
+    measure: Callable[[int], PointMetrics],
+    time_scale: float = 1.0,
+) -> SelfTest:
+    """Inject, judge, reset, confirm. ``measure(requests)`` measures ``point``'s concurrency."""
+    if baseline is not None and baseline[1].point(point.concurrency) is not None:
+        path, reference = baseline
+        against = str(path)
+    else:
+        path = Path("this-run")
+        reference = baseline_from_run(
+            run, how_recorded="self-test: this run's own points", tolerance=None
+        )
+        reference = msgspec.structs.replace(
+            reference, tolerance=msgspec.structs.replace(reference.tolerance, throughput=tolerance)
+        )
+        against = f"this run's own C={point.concurrency} point (no baseline)"
+    slowdown = slowdown_for(point, time_scale)
+    result = SelfTest(
+        slowdown_s=slowdown,
+        concurrency=point.concurrency,
+        reference=against,
+        before_agg_tok_s=point.agg_tok_s,
+        before_per_req_tok_s=point.per_req_tok_s,
+    )
+    try:
+        inject_slowdown(base_url, slowdown, api_key)
+        try:
+            slowed = measure(SELF_TEST_REQUESTS)
+        finally:
+            inject_slowdown(base_url, None, api_key)
+        result.slowed_agg_tok_s = slowed.agg_tok_s
+        result.slowed_per_req_tok_s = slowed.per_req_tok_s
+        result.gate_messages = throughput_failures(slowed, reference, run.depth, path)
+        result.caught = bool(result.gate_messages)
+        after = measure(SELF_TEST_REQUESTS)
+        result.after_per_req_tok_s = after.per_req_tok_s
+        limit = (point.per_req_tok_s or 0.0) * (1.0 - tolerance)
+        recovered = after.per_req_tok_s is not None and after.per_req_tok_s >= limit
+        result.reset = after.ok == after.requests and recovered
+        if not result.reset:
+            result.problem = (
+                f"after the reset: per-req tok/s {after.per_req_tok_s or 0.0:,.1f} < "
+                f"{limit:,.1f} (this run's C={point.concurrency} - {tolerance:.0%}); "
+                f"{after.ok}/{after.requests} requests succeeded"
+            )
+    except SpecperfError as exc:
+        result.problem = str(exc)
+    return result
+
+
+def measure_with(
+    base_url: str, workload: Workload, concurrency: int, model: str, api_key: str | None
+) -> Callable[[int], PointMetrics]:
+    """A ``measure(requests)`` for run_self_test: the run's workload, a fixed request count."""
+
+    def measure(requests: int) -> PointMetrics:
+        fixed = msgspec.structs.replace(workload, fixed_requests=requests)
+        return asyncio.run(
+            measure_point(base_url, fixed, concurrency, model=model, api_key=api_key)
+        )
+
+    return measure
