@@ -303,3 +303,32 @@ def test_shipped_baseline_loads_and_matches_its_path(path: Path) -> None:
     assert baseline is not None
     expected = baseline_path(REPO_BASELINES, baseline.profile, baseline.hardware, baseline.depth)
     assert expected == path.resolve()
+
+
+def test_baseline_records_speedup_over_the_control_and_position_acceptance() -> None:
+    """With the run's control given, each point's speedup is recorded, and the per-position
+    acceptance of the depth."""
+
+    def run_of(depth: int, agg: float, per_req: float) -> DepthRun:
+        point = PointMetrics(
+            concurrency=1,
+            requests=4,
+            ok=4,
+            failed=0,
+            tokens=400,
+            wall_s=1.0,
+            agg_tok_s=agg,
+            per_req_tok_s=per_req,
+        )
+        return DepthRun(
+            depth=depth, profile="p", backend="sim", hardware="h", workload={}, points=[point]
+        )
+
+    control, deeper = run_of(0, 100.0, 120.0), run_of(3, 250.0, 300.0)
+    deeper.position_accept_rate = [0.9, 0.85, 0.8]
+    baseline = baseline_from_run(deeper, how_recorded="test", control=control)
+    recorded = baseline.point(1)
+    assert recorded is not None
+    assert (recorded.agg_speedup, recorded.per_req_speedup) == (2.5, 2.5)
+    assert baseline.position_accept_rate == [0.9, 0.85, 0.8]
+    assert baseline_from_run(deeper, how_recorded="test").points["1"].agg_speedup is None
