@@ -28,5 +28,7 @@ FINAL_META_INFO_FIELDS: tuple[str, ...] = (
     "spec_accept_length",
     "spec_correct_drafts_histogram",
 )
+# Read from a whole (non-streaming) /generate answer: the greedy output ids (lossless.py).
+GENERATE_RESPONSE_FIELDS: tuple[str, ...] = ("output_ids",)
 # Read from the OpenAI-compatible usage chunk.
 USAGE_FIELDS: tuple[str, ...] = ("prompt_tokens", "completion_tokens")

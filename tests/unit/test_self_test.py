@@ -22,15 +22,17 @@ def point(per_req: float, agg: float | None = None, accept: float | None = 4.0) 
     )
 
 
-def test_slowdown_is_one_verify_step() -> None:
-    """Tokens per step / decode rate: at 4 tokens per step and 200 tok/s, 20 ms."""
-    assert self_test.slowdown_for(point(200.0)) == pytest.approx(0.02)
-    assert self_test.slowdown_for(point(100.0, accept=None)) == pytest.approx(0.01)
+def test_slowdown_is_a_few_verify_steps() -> None:
+    """One step is tokens per step / decode rate: at 4 tokens per step and 200 tok/s, 20 ms."""
+    steps = self_test.SLOWDOWN_STEPS
+    assert self_test.slowdown_for(point(200.0)) == pytest.approx(0.02 * steps)
+    assert self_test.slowdown_for(point(100.0, accept=None)) == pytest.approx(0.01 * steps)
 
 
 def test_slowdown_is_given_in_simulated_seconds_on_the_simulator() -> None:
     """The simulator divides /slow_down by its speedup: the sleep is scaled back up."""
-    assert self_test.slowdown_for(point(200.0), time_scale=5.0) == pytest.approx(0.1)
+    scaled = self_test.slowdown_for(point(200.0), time_scale=5.0)
+    assert scaled == pytest.approx(5 * self_test.slowdown_for(point(200.0)))
 
 
 def run_with(measured: PointMetrics) -> DepthRun:
@@ -56,7 +58,7 @@ def test_a_halved_rate_is_caught_and_a_restored_rate_is_reset(
         tolerance=0.10,
         measure=lambda requests: next(answers),
     )
-    assert sleeps == [pytest.approx(0.02), None]
+    assert sleeps == [pytest.approx(self_test.slowdown_for(measured)), None]
     assert result.caught and result.reset and result.problem is None
     assert any("per-req tok/s 100.0 < floor 180.0" in m for m in result.gate_messages)
 
@@ -76,3 +78,11 @@ def test_an_unnoticed_slowdown_is_not_caught(monkeypatch: pytest.MonkeyPatch) ->
     )
     assert not result.caught and result.gate_messages == []
     assert result.reference.startswith("this run's own C=1 point")
+
+
+@pytest.mark.parametrize(("after", "expected"), [(190.0, True), (80.0, False), (None, False)])
+def test_reset_is_confirmed_when_the_rate_is_nearer_the_run_than_the_slowed_rate(
+    after: float | None, expected: bool
+) -> None:
+    """Before 200, slowed 50: back at 190 is recovered, 80 or nothing is not."""
+    assert self_test.recovered(200.0, 50.0, after) is expected
