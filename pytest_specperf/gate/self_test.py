@@ -4,8 +4,8 @@ After a depth's points are measured, a known sleep per forward pass is set throu
 server's own ``/slow_down`` (SGLang's, and the simulator's), the lowest concurrency is
 measured again with a couple of requests, and the gate's throughput floors judge it: against
 the depth's baseline when there is one, else against this run's own point. Then the sleep is
-reset and two more requests check that the decode rate (per-request tok/s, which does not
-depend on how many requests are sent) came back: nearer the run's own than the slowed one.
+reset and two more requests check that the speed came back: agg tok/s nearer the run's own
+than the slowed one.
 
 The sleep is a few verify steps' measured duration (SLOWDOWN_STEPS), so the injected
 regression cuts the single-request decode rate to a fraction on any deployment: far beyond
@@ -36,12 +36,21 @@ MIN_SLOWDOWN_S = 0.001
 SLOWDOWN_STEPS = 3.0
 
 
+def stream_rate(point: PointMetrics) -> float | None:
+    """Tokens per second of one stream over whole requests (agg tok/s / concurrency).
+
+    Wall-time based, unlike per-request tok/s, which short streams whose chunks arrive
+    bunched together can inflate many times over on a busy client.
+    """
+    return point.agg_tok_s / point.concurrency if point.agg_tok_s > 0 else None
+
+
 def step_seconds(point: PointMetrics) -> float | None:
-    """One verify step's duration at this point: tokens per step / per-request tok/s."""
-    if not point.per_req_tok_s:
+    """One verify step's duration at this point: tokens per step / tokens per second."""
+    rate = stream_rate(point)
+    if rate is None:
         return None
-    tokens_per_step = point.accept_length or 1.0
-    return tokens_per_step / point.per_req_tok_s
+    return (point.accept_length or 1.0) / rate
 
 
 def slowdown_for(point: PointMetrics, time_scale: float = 1.0) -> float:
@@ -103,16 +112,15 @@ def run_self_test(
         result.gate_messages = throughput_failures(slowed, reference, run.depth, path)
         result.caught = bool(result.gate_messages)
         after = measure(SELF_TEST_REQUESTS)
-        result.after_per_req_tok_s = after.per_req_tok_s
+        result.after_agg_tok_s = after.agg_tok_s
         result.reset = after.ok == after.requests and recovered(
-            point.per_req_tok_s, slowed.per_req_tok_s, after.per_req_tok_s
+            point.agg_tok_s, slowed.agg_tok_s, after.agg_tok_s
         )
         if not result.reset:
             result.problem = (
-                f"after the reset: per-req tok/s {after.per_req_tok_s or 0.0:,.1f}, nearer the "
-                f"slowed {slowed.per_req_tok_s or 0.0:,.1f} than the run's "
-                f"{point.per_req_tok_s or 0.0:,.1f}; {after.ok}/{after.requests} requests "
-                "succeeded"
+                f"after the reset: agg tok/s {after.agg_tok_s:,.1f}, nearer the slowed "
+                f"{slowed.agg_tok_s:,.1f} than the run's {point.agg_tok_s:,.1f}; "
+                f"{after.ok}/{after.requests} requests succeeded"
             )
     except SpecperfError as exc:
         result.problem = str(exc)

@@ -172,7 +172,7 @@ def self_test_line(depth: int, result: SelfTest) -> str:
         else f"the gate MISSED it (against {result.reference})"
     )
     reset = (
-        f"reset: per-req tok/s back to {rate(result.after_per_req_tok_s)}"
+        f"reset: agg tok/s back to {rate(result.after_agg_tok_s)}"
         if result.reset
         else f"reset: FAILED ({result.problem})"
     )

@@ -23,10 +23,16 @@ def point(per_req: float, agg: float | None = None, accept: float | None = 4.0) 
 
 
 def test_slowdown_is_a_few_verify_steps() -> None:
-    """One step is tokens per step / decode rate: at 4 tokens per step and 200 tok/s, 20 ms."""
+    """One step is tokens per step / stream rate: at 4 tokens per step and 200 tok/s, 20 ms."""
     steps = self_test.SLOWDOWN_STEPS
     assert self_test.slowdown_for(point(200.0)) == pytest.approx(0.02 * steps)
     assert self_test.slowdown_for(point(100.0, accept=None)) == pytest.approx(0.01 * steps)
+
+
+def test_slowdown_ignores_an_inflated_per_request_rate() -> None:
+    """Bunched chunks can inflate per-req tok/s; the step comes from the wall-time rate."""
+    steps = self_test.SLOWDOWN_STEPS
+    assert self_test.slowdown_for(point(100_000.0, agg=200.0)) == pytest.approx(0.02 * steps)
 
 
 def test_slowdown_is_given_in_simulated_seconds_on_the_simulator() -> None:
