@@ -16,6 +16,7 @@ speedup like every simulated time, so there the sleep is given in simulated seco
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -66,7 +67,7 @@ def recovered(before: float | None, slowed: float | None, after: float | None) -
         return False
     if not slowed:
         return True
-    return after >= (before * slowed) ** 0.5
+    return after >= math.sqrt(before * slowed)
 
 
 def run_self_test(
