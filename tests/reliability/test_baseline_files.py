@@ -63,7 +63,7 @@ def test_bad_baseline_fails_with_one_line_naming_the_file(
 
 def test_bad_baselines_give_no_traceback(bad_baselines_run: SuiteRun) -> None:
     """Bad baseline files fail tests, and nothing in the output is a Python traceback."""
-    assert bad_baselines_run.outcomes().get("failed") == 3 * len(BAD_FILES)
+    assert bad_baselines_run.outcomes().get("failed") == 4 * len(BAD_FILES)
     assert "Traceback" not in bad_baselines_run.output
 
 
