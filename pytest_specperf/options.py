@@ -217,7 +217,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "--spec-steps",
         "spec_steps",
-        "speculation depth(s) to boot and measure: 3 or 1,2,3",
+        "speculation depth(s) to boot and measure: 3 or 0,1,2,3 (0: no speculation, the "
+        "control every other depth's speedup is measured against)",
         default="3",
         parse=lambda option, raw: parse_depths(raw, option),
         commands=(LAUNCH_CMD,),
@@ -464,6 +465,23 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "default: $SPECPERF_GPUS, else $CUDA_VISIBLE_DEVICES, else nvidia-smi -L",
         parse=lambda option, raw: ",".join(parse_gpu_ids(option, raw)) if raw else None,
     ),
+    OptionSpec(
+        "--specperf-self-test",
+        "self_test",
+        "after each depth's checks, set a known /slow_down on its server, check that the "
+        "gate catches it, reset it, and report the result",
+        parse=_flag,
+        kind="flag",
+        ini=False,
+    ),
+    OptionSpec(
+        "--specperf-lossless-min-prefix",
+        "lossless_min_prefix",
+        "losslessness rule: the share of each greedy output that must equal the other "
+        "depth's before the first differing token (1 = identical outputs)",
+        default="1",
+        parse=_float_in(0.0, 1.0),
+    ),
 )
 OPTIONS_BY_KEY: Mapping[str, OptionSpec] = {spec.key: spec for spec in OPTIONS}
 
@@ -503,6 +521,8 @@ class Settings:
     alpha: float = 0.01
     min_effect: float = 0.05
     confirm: ConfirmMode = "fresh-boot"
+    self_test: bool = False
+    lossless_min_prefix: float = 1.0
 
 
 def resolve_profile_option(name: str, dirs: tuple[str, ...], rootdir: Path) -> Profile:
@@ -554,6 +574,8 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         alpha=values["alpha"],
         min_effect=values["min_effect"],
         confirm=values["confirm"],
+        self_test=values["self_test"],
+        lossless_min_prefix=values["lossless_min_prefix"],
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 import pytest
 
+from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.gate.pytest_gate import SpecperfGate
 from pytest_specperf.options import OPTIONS, OPTIONS_BY_KEY, Settings, build_settings
@@ -27,7 +28,7 @@ from pytest_specperf.pytest_terminal import (
 )
 from pytest_specperf.results.benchmark import add_gate_figures, record_point
 from pytest_specperf.results.report import full_report
-from pytest_specperf.results.schema import DepthRun, PointMetrics
+from pytest_specperf.results.schema import DepthRun, OutputComparison, PointMetrics
 from pytest_specperf.results.store import (
     REPORT_FILE,
     ResultsStore,
@@ -95,7 +96,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if settings.url:
             info = fetch_server_info(settings.url, settings.api_key)
             depth = depth_of(info)
-            settings = _with_depths(settings, (depth,) if depth else (1,))
+            settings = _with_depths(settings, (CONTROL_DEPTH if depth is None else depth,))
         config.stash[present_gpus_key] = _plan_gpus(config, settings)
     except SpecperfError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -383,12 +384,13 @@ def pytest_report_teststatus(report: pytest.TestReport) -> Any:
 
 
 # -- after the run ----------------------------------------------------------------------------
-def _finished_runs(config: pytest.Config) -> list[DepthRun]:
+def _finished_results(config: pytest.Config) -> tuple[list[DepthRun], list[OutputComparison]]:
+    """The runs and the greedy-output comparisons of this run (empty before any write)."""
     settings = config.stash.get(settings_key, None)
     if settings is None:
-        return []
+        return [], []
     results = _store(config).load()
-    return list(results.runs) if results else []
+    return (list(results.runs), list(results.lossless)) if results else ([], [])
 
 
 @pytest.hookimpl(trylast=True)
@@ -398,14 +400,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _is_worker(config):
         return
     settings = config.stash.get(settings_key, None)
-    runs = _finished_runs(config)
+    runs, comparisons = _finished_results(config)
     if settings is None or not runs:
         return
-    write_report(settings.out_dir / REPORT_FILE, runs)
+    write_report(settings.out_dir / REPORT_FILE, runs, comparisons)
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     if step_summary:
         try:
-            append_step_summary(Path(step_summary), runs)
+            append_step_summary(Path(step_summary), runs, comparisons)
         except OSError as exc:
             config.stash[_step_summary_error_key] = f"{STEP_SUMMARY_ENV}: not written: {exc}"
     if settings.update_baselines:
@@ -430,12 +432,12 @@ STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     if _is_worker(config):
         return
-    runs = _finished_runs(config)
+    runs, comparisons = _finished_results(config)
     if not runs:
         return
     settings = config.stash[settings_key]
     terminalreporter.section("specperf results")
-    terminalreporter.write_line(full_report(runs))
+    terminalreporter.write_line(full_report(runs, comparisons))
     terminalreporter.write_line(
         f"\nresults: {settings.out_dir / 'results.json'}  report: {settings.out_dir / 'report.md'}"
     )

@@ -52,6 +52,10 @@ class BaselinePoint(msgspec.Struct, kw_only=True, omit_defaults=True):
     samples: dict[str, list[float]] = {}
     boots: int = 1
     noise: dict[str, MetricNoise] = {}
+    # Over the control (depth 0) of the same run, median over median: recorded when the
+    # control was measured too (gated with the throughput tolerance: a ratio cancels drift).
+    agg_speedup: float | None = None
+    per_req_speedup: float | None = None
 
     def figure(self, metric: str) -> float | None:
         value: float | None = getattr(self, metric)
@@ -79,6 +83,8 @@ class Baseline(msgspec.Struct, kw_only=True):
     workload: dict[str, Any] = {}
     kv: KvCapacity = msgspec.field(default_factory=KvCapacity)
     accept_length: float | None = None
+    # Acceptance rate of draft positions 1, 2, ... (measure/acceptance.py).
+    position_accept_rate: list[float] | None = None
     points: dict[str, BaselinePoint] = {}
     server: dict[str, Any] | None = None
     notes: str = ""
@@ -213,10 +219,14 @@ def baseline_from_run(
     tolerance: Tolerance | None = None,
     how_recorded: str,
     hardware: str | None = None,
+    control: DepthRun | None = None,
 ) -> Baseline:
-    """A baseline from one boot's run: its repeats give the within-boot noise."""
+    """A baseline from one boot's run: its repeats give the within-boot noise.
+
+    ``control``: the same run's depth 0, whose points give the speedups to record.
+    """
     return baseline_from_runs(
-        [run], tolerance=tolerance, how_recorded=how_recorded, hardware=hardware
+        [run], tolerance=tolerance, how_recorded=how_recorded, hardware=hardware, control=control
     )
 
 
@@ -227,11 +237,15 @@ def baseline_from_runs(
     how_recorded: str,
     hardware: str | None = None,
     source: NoiseSource = "recorded repeats",
+    control: DepthRun | None = None,
 ) -> Baseline:
     """A baseline from the runs of one depth, one run per boot (calibration: several).
 
     Figures are the medians of all samples; the noise of every figure is estimated from the
     samples grouped by boot (``estimate_noise``). The server details come from the last run.
+    Run-scoped acceptance (accept length, each draft position's rate) is the median over the
+    runs. ``control``: the same run's depth 0 (all its boots); each point's speedup is this
+    baseline's median figure over the control's median figure at the same concurrency.
     """
     if not runs:
         raise ValueError("a baseline needs at least one run")
@@ -242,7 +256,11 @@ def baseline_from_runs(
     for concurrency in concurrencies:
         per_boot = [r.point(concurrency) for r in runs]
         measured = [p for p in per_boot if p is not None]
-        points[str(concurrency)] = _baseline_point(measured, source)
+        point = _baseline_point(measured, source)
+        reference = control.point(concurrency) if control and control.depth != run.depth else None
+        if reference is not None:
+            point = _with_speedup(point, reference)
+        points[str(concurrency)] = point
     accept = [r.accept_length for r in runs if r.accept_length is not None]
     return Baseline(
         schema_version=BASELINE_SCHEMA_VERSION,
@@ -261,9 +279,38 @@ def baseline_from_runs(
             max_running_requests=server.max_running_requests if server else None,
         ),
         accept_length=statistics.median(accept) if accept else None,
+        position_accept_rate=_median_rates([r.position_accept_rate for r in runs]),
         points=points,
         server=msgspec.to_builtins(server) if server else None,
     )
+
+
+def _with_speedup(point: BaselinePoint, control: PointMetrics) -> BaselinePoint:
+    """The point with its speedup over the control's point: median figure over median figure."""
+
+    def ratio(metric: str) -> float | None:
+        mine = point.figure(metric)
+        theirs = metric_samples(control, metric) if control.ok else []
+        reference = statistics.median(theirs) if theirs else None
+        if mine is None or not reference or reference <= 0:
+            return None
+        return round(mine / reference, 4)
+
+    return msgspec.structs.replace(
+        point, agg_speedup=ratio("agg_tok_s"), per_req_speedup=ratio("per_req_tok_s")
+    )
+
+
+def _median_rates(per_run: Sequence[Sequence[float]]) -> list[float] | None:
+    """Position by position, the median rate over the runs that reached that position."""
+    measured = [rates for rates in per_run if rates]
+    if not measured:
+        return None
+    width = max(len(rates) for rates in measured)
+    return [
+        round(statistics.median(rates[i] for rates in measured if i < len(rates)), 4)
+        for i in range(width)
+    ]
 
 
 def _baseline_point(per_boot: Sequence[PointMetrics], source: NoiseSource) -> BaselinePoint:

@@ -13,7 +13,7 @@ from pathlib import Path
 from pytest_specperf.gate.baselines import THROUGHPUT_METRICS, Baseline, metric_samples
 from pytest_specperf.gate.decision import PointInput, Reference
 from pytest_specperf.measure.client_health import fell_behind
-from pytest_specperf.results.schema import PointMetrics, ServerSummary, Verdict
+from pytest_specperf.results.schema import PointMetrics, ServerSummary, Speedup, Verdict
 
 
 def floor(baseline_value: float, tolerance: float) -> float:
@@ -127,6 +127,52 @@ def accept_length_failure(
         f"steps={depth} (run-scoped)",
         path,
     )
+
+
+def speedup_failures(
+    speedups: Sequence[Speedup], baseline: Baseline, depth: int, path: Path
+) -> list[str]:
+    """Speedups over the control against the baseline's, with the throughput tolerance."""
+    failures: list[str] = []
+    tolerance = baseline.tolerance.throughput
+    for item in speedups:
+        reference = baseline.point(item.concurrency)
+        if reference is None:
+            continue
+        where = f"steps={depth} C={item.concurrency}"
+        for label, measured, recorded in (
+            ("agg speedup over steps=0", item.agg, reference.agg_speedup),
+            ("per-req speedup over steps=0", item.per_req, reference.per_req_speedup),
+        ):
+            if recorded is None:
+                continue
+            limit = floor(recorded, tolerance)
+            if measured is None or measured < limit:
+                shown = "not measured" if measured is None else f"{measured:.2f}x"
+                failures.append(
+                    f"{where}: {label} {shown} < floor {limit:.2f}x "
+                    f"(baseline {recorded:.2f}x - {tolerance:.0%}) [{path}]"
+                )
+    return failures
+
+
+def position_accept_failures(
+    rates: Sequence[float], baseline: Baseline, depth: int, path: Path
+) -> list[str]:
+    """Each draft position's acceptance rate against the baseline's (accept-length tolerance)."""
+    recorded = baseline.position_accept_rate or []
+    tolerance = baseline.tolerance.accept_length
+    failures: list[str] = []
+    for position, reference in enumerate(recorded, start=1):
+        measured = rates[position - 1] if position <= len(rates) else None
+        limit = floor(reference, tolerance)
+        if measured is None or measured < limit:
+            shown = "not measured" if measured is None else f"{measured:.3f}"
+            failures.append(
+                f"steps={depth} (run-scoped): acceptance of draft position {position} {shown} "
+                f"< floor {limit:.3f} (baseline {reference:.3f} - {tolerance:.0%}) [{path}]"
+            )
+    return failures
 
 
 def version_drift(server: ServerSummary | None, baseline: Baseline) -> str | None:

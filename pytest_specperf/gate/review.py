@@ -224,11 +224,13 @@ def promote(
     results_path: Path,
     tolerance: float | None = None,
     allow_other_hardware: bool = False,
+    control: DepthRun | None = None,
 ) -> tuple[Path, str]:
     """Write the run's figures as the baseline of its key; (path, the diff against the old one).
 
     Only a complete run with every request successful is promoted: a baseline must not
-    inherit a failure. The old file, if any, must be of the same hardware key.
+    inherit a failure. The old file, if any, must be of the same hardware key. ``control``:
+    the same results' depth 0, whose points give the speedups recorded (when it is complete).
     """
     problem = incomplete_reason(run)
     if problem is not None:
@@ -246,6 +248,7 @@ def promote(
         else (old.tolerance if old is not None else None),
         how_recorded=f"specperf baseline promote {results_path}",
         source="calibrated" if len(boots) > 1 else "recorded repeats",
+        control=control if control is not None and incomplete_reason(control) is None else None,
     )
     new_figures = figures_of_baseline(new, f"{results_path} steps={run.depth}")
     if old is None:

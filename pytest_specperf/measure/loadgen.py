@@ -67,6 +67,7 @@ def _handle_generate_chunk(state: _StreamState, chunk: _Chunk, now: float) -> No
         state.finished = True
         record.spec_verify_ct = meta.spec_verify_ct
         record.server_e2e_s = meta.e2e_latency
+        record.accept_histogram = meta.spec_correct_drafts_histogram
 
 
 def _handle_completions_chunk(state: _StreamState, chunk: _Chunk, now: float) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import msgspec
 
+from pytest_specperf.measure.acceptance import merge_histograms
 from pytest_specperf.results.schema import DepthRun, Interval, Percentiles, PointMetrics
 
 # (samples) -> (median, interval or None): stats.summarize's signature.
@@ -57,6 +58,15 @@ def _pooled_accept_length(samples: Sequence[PointMetrics]) -> float | None:
     return verified / verify
 
 
+def _median_position_rates(samples: Sequence[PointMetrics]) -> list[float]:
+    """Position by position, the median acceptance rate of the samples that measured it."""
+    measured = [s.position_accept_rate for s in samples if s.position_accept_rate]
+    width = max((len(rates) for rates in measured), default=0)
+    return [
+        statistics.median(rates[i] for rates in measured if i < len(rates)) for i in range(width)
+    ]
+
+
 def _flatten(points: Sequence[PointMetrics]) -> list[PointMetrics]:
     """The single samples behind points that may themselves be merged."""
     flat: list[PointMetrics] = []
@@ -71,10 +81,11 @@ def merge_samples(
     """One point from its samples (or from earlier merged points and new samples).
 
     Throughput figures and latency percentiles are the medians of the samples; request,
-    token and verify counts are summed, so the success rate and the accept length cover
-    every request sent. The client health shown is the sample whose event loop lagged most
-    (a client that fell behind once must not be hidden by the median); a point is
-    ``client_bound`` when any sample was.
+    token and verify counts (and the acceptance histograms) are summed, so the success rate
+    and the accept length cover every request sent; each draft position's acceptance rate is
+    the median of the samples' rates. The client health shown is the sample whose event loop
+    lagged most (a client that fell behind once must not be hidden by the median); a point
+    is ``client_bound`` when any sample was.
     """
     samples = _flatten(points)
     if not samples:
@@ -124,6 +135,8 @@ def merge_samples(
         samples=samples,
         client_bound=next((s.client_bound for s in samples if s.client_bound), None),
         truth_problems=truth,
+        accept_histogram=merge_histograms(sample.accept_histogram for sample in samples),
+        position_accept_rate=_median_position_rates(samples),
     )
 
 

@@ -33,6 +33,8 @@ class RequestRecord(msgspec.Struct, kw_only=True):
     prompt_tokens: int | None = None
     spec_verify_ct: int | None = None
     server_e2e_s: float | None = None
+    # Verify steps by correct drafts (SGLang's spec_correct_drafts_histogram); see acceptance.py.
+    accept_histogram: list[int] | None = None
 
 
 class ClientHealth(msgspec.Struct, frozen=True, kw_only=True):
@@ -91,6 +93,11 @@ class PointMetrics(msgspec.Struct, kw_only=True):
     # Which server boot of its depth measured this sample (0: the first; calibration across
     # boots restarts the server, and noise between boots is told from noise within one).
     boot: int = 0
+    # Verify steps by correct drafts, summed over the point's successful requests (and its
+    # samples), and the acceptance rate of draft positions 1, 2, ... (measure/acceptance.py;
+    # with repeats: position by position, the median of the samples' rates).
+    accept_histogram: list[int] = []
+    position_accept_rate: list[float] = []
 
     @property
     def success_rate(self) -> float:
@@ -139,6 +146,49 @@ class Verdict(msgspec.Struct, kw_only=True):
     message: str = ""
 
 
+class SelfTest(msgspec.Struct, kw_only=True):
+    """--specperf-self-test: a known /slow_down set on the server, and whether the gate saw it."""
+
+    slowdown_s: float
+    concurrency: int
+    reference: str  # what the slowed point was judged against (a baseline file or this run)
+    before_agg_tok_s: float | None = None
+    before_per_req_tok_s: float | None = None
+    slowed_agg_tok_s: float | None = None
+    slowed_per_req_tok_s: float | None = None
+    after_agg_tok_s: float | None = None
+    caught: bool = False
+    gate_messages: list[str] = []
+    reset: bool = False
+    problem: str | None = None
+
+
+class Speedup(msgspec.Struct, frozen=True, kw_only=True):
+    """One point of a speculative depth divided by the same point of the control (depth 0)."""
+
+    depth: int
+    concurrency: int
+    agg: float
+    per_req: float | None = None
+
+
+class OutputComparison(msgspec.Struct, kw_only=True):
+    """Greedy outputs of one depth against a reference depth (measure/lossless.py)."""
+
+    depth: int
+    reference_depth: int
+    prompts: int
+    identical: int
+    # Prompt name -> first differing token index; absent for identical outputs.
+    first_divergence: dict[str, int] = {}
+    # Prompt name -> length of the common prefix / length of the reference output.
+    prefix_match: dict[str, float] = {}
+
+    @property
+    def match_rate(self) -> float:
+        return self.identical / self.prompts if self.prompts else 1.0
+
+
 class DepthRun(msgspec.Struct, kw_only=True):
     """One server (one speculation depth) and the points measured on it."""
 
@@ -153,6 +203,12 @@ class DepthRun(msgspec.Struct, kw_only=True):
     status: RunStatus = "running"
     failure: str | None = None
     verdicts: list[Verdict] = []
+    # Over every point of the depth (as accept_length): see measure/acceptance.py.
+    accept_histogram: list[int] = []
+    position_accept_rate: list[float] = []
+    # Greedy output ids of the fixed prompt set, by prompt name (measure/lossless.py).
+    greedy_outputs: dict[str, list[int]] = {}
+    self_test: SelfTest | None = None
 
     def point(self, concurrency: int) -> PointMetrics | None:
         for item in self.points:
@@ -175,6 +231,13 @@ class RunResults(msgspec.Struct, kw_only=True):
     started_at: str
     tool_version: str
     runs: list[DepthRun] = []
+    # With the control (depth 0) in the run: every other depth's points divided by its own.
+    speedup: list[Speedup] = []
+    # Every pair of depths whose greedy outputs were compared, the later one against the earlier.
+    lossless: list[OutputComparison] = []
+    # Speculative depths whose speedup floors were judged (each once, by whichever of the
+    # depth and the control finished its sweep last).
+    speedup_judged: list[int] = []
 
     def depth(self, depth: int) -> DepthRun | None:
         for run in self.runs:

@@ -46,16 +46,16 @@ def assert_one_line(error: UsageError, option: str) -> None:
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("3", (3,)), ("1,2,3", (1, 2, 3)), (" 2 , 1", (1, 2)), ("3,1,3", (1, 3))],
+    [("3", (3,)), ("1,2,3", (1, 2, 3)), (" 2 , 1", (1, 2)), ("3,1,3", (1, 3)), ("3,0", (0, 3))],
 )
 def test_parse_depths_returns_sorted_unique_depths(raw: str, expected: tuple[int, ...]) -> None:
     """Depth lists are split on commas, stripped, de-duplicated and sorted."""
     assert parse_depths(raw) == expected
 
 
-@pytest.mark.parametrize("raw", ["0", "abc", "", "-1", "1,,2", "   ", "17", "1.5"])
+@pytest.mark.parametrize("raw", ["abc", "", "-1", "1,,2", "   ", "17", "1.5"])
 def test_parse_depths_rejects_bad_value_with_one_line(raw: str) -> None:
-    """A depth that is empty, not a whole number or out of 1..16 is a one-line UsageError."""
+    """A depth that is empty, not a whole number or out of 0..16 is a one-line UsageError."""
     with pytest.raises(UsageError) as info:
         parse_depths(raw)
     assert_one_line(info.value, "--spec-steps")
@@ -76,14 +76,14 @@ def test_parse_concurrency_accepts_the_seed_sweep() -> None:
 
 @given(st.text(max_size=40))
 def test_parse_depths_fuzz_gives_valid_depths_or_one_line_usage_error(raw: str) -> None:
-    """Any string yields sorted unique depths within 1..16, or a one-line UsageError."""
+    """Any string yields sorted unique depths within 0..16, or a one-line UsageError."""
     try:
         depths = parse_depths(raw)
     except UsageError as exc:
         assert_one_line(exc, "--spec-steps")
         return
     assert depths and list(depths) == sorted(set(depths))
-    assert all(1 <= depth <= MAX_DEPTH for depth in depths)
+    assert all(0 <= depth <= MAX_DEPTH for depth in depths)
 
 
 @given(st.text(alphabet="0123456789, -+_x\t", max_size=30))
@@ -305,7 +305,7 @@ def test_build_settings_finds_profile_in_profile_dir(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("key", "value", "option"),
     [
-        ("spec_steps", "0", "--spec-steps"),
+        ("spec_steps", "17", "--spec-steps"),
         ("backend", "vllm", "--specperf-backend"),
         ("url", "localhost:30000", "--specperf-url"),
         ("concurrency", "-4", "--specperf-concurrency"),
