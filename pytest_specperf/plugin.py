@@ -29,12 +29,21 @@ from pytest_specperf.results.store import (
     write_report,
 )
 from pytest_specperf.server.process import depth_of, fetch_server_info, interrupt_on_sigterm
-from pytest_specperf.suite import DepthSession, ServerDied, depth_scope, write_baselines
+from pytest_specperf.suite import (
+    DepthSession,
+    ServerDied,
+    depth_scope,
+    refine,
+    write_baselines,
+)
 
 settings_key = pytest.StashKey[Settings]()
 run_id_key = pytest.StashKey[str]()
 sessions_key = pytest.StashKey[dict[int, DepthSession]]()
 sigterm_undo_key = pytest.StashKey[Callable[[], None] | None]()
+# --specperf-refine: sessions whose servers stay up until the boundaries are measured.
+refine_pending_key = pytest.StashKey[list[DepthSession]]()
+_refine_lines_key = pytest.StashKey[list[str]]()
 # xdist modes that would split one depth's tests over several workers (one server each).
 _SPLITTING_DIST_MODES = ("load", "loadscope", "loadfile", "loadgroup", "worksteal")
 
@@ -236,12 +245,16 @@ def specperf_session(request: pytest.FixtureRequest, specperf_depth: int) -> Ite
     fresh = specperf_depth not in sessions
     session = DepthSession(settings, specperf_depth, _store(config))
     sessions[specperf_depth] = session
+    keep_for_refine = settings.refine and not _is_worker(config)
     try:
         with contextlib.suppress(SpecperfError):  # kept in session.failure
             session.open(fresh=fresh)
         yield session
     finally:
-        session.close()
+        if keep_for_refine and session.failure is None:
+            config.stash.setdefault(refine_pending_key, []).append(session)
+        else:
+            session.close()
 
 
 def _fail_or_skip(session: DepthSession, skip_verb: str) -> NoReturn:
@@ -285,29 +298,24 @@ def specperf_gate(specperf_session: DepthSession) -> SpecperfGate:
 
 
 # -- after the run ----------------------------------------------------------------------------
-def _finished_runs(config: pytest.Config) -> list[DepthRun]:
-    settings = config.stash.get(settings_key, None)
-    if settings is None:
-        return []
-    results = _store(config).load()
-    return list(results.runs) if results else []
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """After teardown (an interrupted run's fixtures are torn down in sessionfinish)."""
     config = session.config
     if _is_worker(config):
         return
+    _refine_then_stop(config, exitstatus)
     settings = config.stash.get(settings_key, None)
-    runs = _finished_runs(config)
-    if settings is None or not runs:
+    results = _store(config).load() if settings is not None else None
+    runs = list(results.runs) if results else []
+    if settings is None or results is None or not runs:
         return
-    write_report(settings.out_dir / REPORT_FILE, runs)
+    slo, recommendation = results.slo, results.recommendation
+    write_report(settings.out_dir / REPORT_FILE, runs, slo=slo, recommendation=recommendation)
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     if step_summary:
         try:
-            append_step_summary(Path(step_summary), runs)
+            append_step_summary(Path(step_summary), runs, slo=slo, recommendation=recommendation)
         except OSError as exc:
             config.stash[_step_summary_error_key] = f"{STEP_SUMMARY_ENV}: not written: {exc}"
     if settings.update_baselines:
@@ -315,6 +323,24 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if exitstatus != pytest.ExitCode.OK:
             problem = f"the test session did not pass: {_exit_name(exitstatus)}"
         config.stash[_written_key] = write_baselines(settings, runs, problem)
+
+
+def _refine_then_stop(config: pytest.Config, exitstatus: int) -> None:
+    """--specperf-refine: measure the boundaries on the servers kept up, then stop them all."""
+    pending = config.stash.get(refine_pending_key, [])
+    if not pending:
+        if config.stash[settings_key].refine and getattr(config.option, "dist", "no") != "no":
+            config.stash[_refine_lines_key] = [
+                "refine: not done under xdist (each worker holds only its own depths' servers)"
+            ]
+        return
+    config.stash[refine_pending_key] = []
+    try:
+        if exitstatus != pytest.ExitCode.INTERRUPTED:
+            config.stash[_refine_lines_key] = refine(pending)
+    finally:
+        for depth_session in pending:
+            depth_session.close()
 
 
 def _exit_name(exitstatus: int) -> str:
@@ -332,12 +358,16 @@ STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     if _is_worker(config):
         return
-    runs = _finished_runs(config)
-    if not runs:
+    settings = config.stash.get(settings_key, None)
+    results = _store(config).load() if settings is not None else None
+    if settings is None or results is None or not results.runs:
         return
-    settings = config.stash[settings_key]
     terminalreporter.section("specperf results")
-    terminalreporter.write_line(full_report(runs))
+    terminalreporter.write_line(
+        full_report(results.runs, slo=results.slo, recommendation=results.recommendation)
+    )
+    for line in config.stash.get(_refine_lines_key, []):
+        terminalreporter.write_line(line)
     terminalreporter.write_line(
         f"\nresults: {settings.out_dir / 'results.json'}  report: {settings.out_dir / 'report.md'}"
     )

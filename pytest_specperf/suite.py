@@ -20,6 +20,7 @@ from pytest_specperf.gate.baselines import (
     load_baseline,
     save_baseline,
 )
+from pytest_specperf.gate.recommend import recommend, refine_concurrencies
 from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.options import Settings
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults, ServerSummary
@@ -185,9 +186,10 @@ class DepthSession:
         run = self._run_in(results)
         if run.status == "running":
             run.status = "complete"
+        refresh_recommendation(results)
 
     # -- measuring ---------------------------------------------------------------------
-    def measure(self, concurrency: int) -> PointMetrics:
+    def measure(self, concurrency: int, *, refined: bool = False) -> PointMetrics:
         if concurrency in self.points:
             return self.points[concurrency]
         if self.failure is not None:
@@ -206,6 +208,7 @@ class DepthSession:
                     else "default",
                     api_key=s.api_key,
                     warmup=True,
+                    slo=s.slo,
                 )
             )
         except KeyboardInterrupt as exc:
@@ -222,8 +225,14 @@ class DepthSession:
             )
             self.fail_run(message, point)
             raise ServerDied(message)
+        point.refined = refined
         self.points[concurrency] = point
-        self.store.update(lambda results: self._run_in(results).points.append(point))
+
+        def record(results: RunResults) -> None:
+            self._run_in(results).points.append(point)
+            refresh_recommendation(results)
+
+        self.store.update(record)
         return point
 
     def measure_all(self) -> DepthRun:
@@ -287,8 +296,39 @@ class DepthSession:
             run = self._run_in(results)
             run.server = self.summary
             run.hardware = self.hardware
+            results.slo = self.settings.slo
 
         self.store.update(change)
+
+
+def refresh_recommendation(results: RunResults) -> None:
+    """Recomputed from every point recorded so far (a run cut short still gets one)."""
+    results.recommendation = recommend(results.runs)
+
+
+def refine(sessions: list[DepthSession]) -> list[str]:
+    """--specperf-refine: measure the switch points of the recommendation's boundaries on
+    every depth whose server is still up; one line per point measured or not measured."""
+    if not sessions:
+        return []
+    results = sessions[0].store.load()
+    measured = {p.concurrency for run in (results.runs if results else []) for p in run.points}
+    targets = refine_concurrencies(results.recommendation if results else None, measured)
+    if not targets:
+        return ["refine: the best depth does not change between measured concurrencies"]
+    lines: list[str] = []
+    for concurrency in targets:
+        for session in sorted(sessions, key=lambda item: item.depth):
+            if session.failure is not None:
+                lines.append(f"refine: steps={session.depth} C={concurrency} not measured")
+                continue
+            with contextlib.suppress(ServerDied):
+                point = session.measure(concurrency, refined=True)
+                lines.append(
+                    f"refine: steps={session.depth} C={concurrency} measured "
+                    f"({point.agg_tok_s:,.1f} agg tok/s)"
+                )
+    return lines
 
 
 def write_baselines(

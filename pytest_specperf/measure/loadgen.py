@@ -20,9 +20,10 @@ import msgspec
 
 from pytest_specperf.measure.client_health import ClientMonitor
 from pytest_specperf.measure.fields import StreamChunk as _Chunk
+from pytest_specperf.measure.goodput import point_goodput
 from pytest_specperf.measure.metrics import point_metrics
 from pytest_specperf.measure.workload import Workload, endpoint_path, request_body
-from pytest_specperf.results.schema import PointMetrics, RequestRecord
+from pytest_specperf.results.schema import PointMetrics, RequestRecord, Slo
 
 _EVENT_END = b"\n\n"
 _DATA_PREFIX = b"data:"
@@ -201,13 +202,18 @@ async def run_requests(
     pool = [clients] if isinstance(clients, httpx.AsyncClient) else list(clients)
     path = endpoint_path(workload)
     completions = workload.endpoint == "completions"
-    body = request_body(workload, model, max_new_tokens=max_new_tokens)
+    # Request i sends prompt i of the workload's set (built once per prompt, not per request).
+    bodies = [
+        request_body(workload, model, max_new_tokens=max_new_tokens, index=index)
+        for index in range(min(requests, len(workload.prompts)))
+    ]
     records: list[RequestRecord] = []
     sent = 0
 
     async def worker(client: httpx.AsyncClient) -> None:
         nonlocal sent
         while sent < requests:
+            body = bodies[sent % len(bodies)]
             sent += 1
             try:
                 async with asyncio.timeout(workload.request_timeout_s):
@@ -236,6 +242,7 @@ async def measure_point(
     model: str = "default",
     api_key: str | None = None,
     warmup: bool = False,
+    slo: Slo | None = None,
 ) -> PointMetrics:
     """One point of the sweep, preceded by a short warm-up at the same concurrency.
 
@@ -267,4 +274,6 @@ async def measure_point(
             )
     metrics = point_metrics(concurrency, records, wall)
     metrics.client = monitor.health
+    if slo is not None:
+        metrics.goodput = point_goodput(records, wall, slo)
     return metrics

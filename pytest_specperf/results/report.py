@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pytest_specperf.measure.client_health import fell_behind
-from pytest_specperf.results.schema import DepthRun, PointMetrics
+from pytest_specperf.results.recommendation_report import goodput_table, recommendation_text
+from pytest_specperf.results.schema import DepthRun, PointMetrics, Recommendation, Slo
 
 SEED_HEADER = (
     "C | Agg tok/s | Per-req tok/s | Tokens | Wall(s) | Ok | TTFT p50/p99 (ms) | Accept len"
@@ -96,13 +97,28 @@ def tradeoff_table(runs: Sequence[DepthRun]) -> str:
     return "\n".join(lines)
 
 
-def full_report(runs: Sequence[DepthRun]) -> str:
+def full_report(
+    runs: Sequence[DepthRun],
+    *,
+    slo: Slo | None = None,
+    recommendation: Recommendation | None = None,
+) -> str:
     blocks = [seed_table(run) for run in sorted(runs, key=lambda r: r.depth)]
     if len(runs) > 1:
         blocks.append(tradeoff_table(runs))
+    if slo is not None:
+        blocks.append(goodput_table(runs, slo))
+    if recommendation is not None:
+        blocks.append(recommendation_text(recommendation))
     return "\n\n".join(blocks)
 
 
-def markdown_report(runs: Sequence[DepthRun]) -> str:
+def markdown_report(
+    runs: Sequence[DepthRun],
+    *,
+    slo: Slo | None = None,
+    recommendation: Recommendation | None = None,
+) -> str:
     """The same tables, fenced for a CI step summary or a PR comment."""
-    return "# pytest-specperf results\n\n```\n" + full_report(runs) + "\n```\n"
+    text = full_report(runs, slo=slo, recommendation=recommendation)
+    return "# pytest-specperf results\n\n```\n" + text + "\n```\n"
