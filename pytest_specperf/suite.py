@@ -251,7 +251,11 @@ class DepthSession:
     # -- baselines ---------------------------------------------------------------------
     def baseline_file(self) -> Path:
         return baseline_path(
-            self.settings.baselines_dir, self.settings.profile.name, self.hardware, self.depth
+            self.settings.baselines_dir,
+            self.settings.profile.name,
+            self.hardware,
+            self.depth,
+            self.settings.workload.name,
         )
 
     def baseline(self) -> tuple[Path, Baseline | None]:
@@ -349,7 +353,10 @@ def write_baselines(
             lines.append(f"steps={run.depth}: NOT written ({problem})")
             continue
         baseline = baseline_from_run(
-            run, tolerance=Tolerance(throughput=settings.tolerance), how_recorded=how
+            run,
+            tolerance=Tolerance(throughput=settings.tolerance),
+            how_recorded=how,
+            slo=settings.slo,
         )
         try:
             path = save_baseline(settings.baselines_dir, baseline)

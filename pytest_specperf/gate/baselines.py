@@ -1,9 +1,10 @@
 """Baselines: self-describing JSON under ``<root>/<profile>/<hardware>/steps-<N>.json``.
 
 A baseline holds what one (profile, hardware, depth, workload) measured or published, and
-the tolerance its floors allow. Loading never raises anything but BaselineError, whose one
-line names the file and the problem; saving is atomic and locked, and refuses to replace a
-file that describes another key.
+the tolerance its floors allow. The seed's workload (greedy-synthetic) has ``steps-<N>.json``;
+another workload has its own file beside it, ``steps-<N>.<workload>.json``.
+Loading never raises anything but BaselineError, whose one line names the file and the
+problem; saving is atomic and locked, and refuses to replace a file that describes another key.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from filelock import FileLock
 from pytest_specperf.depth import depth_problem
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.files import atomic_write_bytes
-from pytest_specperf.results.schema import DepthRun
+from pytest_specperf.gate.recommend import slo_capacity
+from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
+from pytest_specperf.results.schema import DepthRun, Slo
 from pytest_specperf.server.hardware import slug
 
 BASELINE_SCHEMA_VERSION = 1
@@ -36,6 +39,8 @@ class BaselinePoint(msgspec.Struct, kw_only=True, omit_defaults=True):
     agg_tok_s: float | None = None
     per_req_tok_s: float | None = None
     ttft_p50_s: float | None = None
+    # Under the baseline's SLOs (measure/goodput.py), when it was recorded with some.
+    goodput_tok_s: float | None = None
 
 
 class Tolerance(msgspec.Struct, kw_only=True):
@@ -62,19 +67,32 @@ class Baseline(msgspec.Struct, kw_only=True):
     points: dict[str, BaselinePoint] = {}
     server: dict[str, Any] | None = None
     notes: str = ""
+    # Recorded with --specperf-slo: the SLOs, and the depth's largest concurrency meeting them
+    # (gate/recommend.py slo_capacity); gated with no tolerance, like KV capacity.
+    slo: Slo | None = None
+    slo_max_concurrency: int | None = None
 
     def point(self, concurrency: int) -> BaselinePoint | None:
         return self.points.get(str(concurrency))
 
+    @property
+    def workload_name(self) -> str:
+        return str(self.workload.get("workload", DEFAULT_WORKLOAD))
 
-def baseline_path(root: Path, profile: str, hardware: str, depth: int) -> Path:
+
+def baseline_path(
+    root: Path, profile: str, hardware: str, depth: int, workload: str = DEFAULT_WORKLOAD
+) -> Path:
     """The file for a key; each component must stay one safe path segment under ``root``."""
-    for label, part in (("profile", profile), ("hardware", hardware)):
+    for label, part in (("profile", profile), ("hardware", hardware), ("workload", workload)):
         if not part or part in (".", "..") or "/" in part or "\\" in part or "\0" in part:
             raise BaselineError(f"{label} name {part!r} cannot be used as a baseline directory")
     if depth_problem(depth) is not None:
         raise BaselineError(f"speculation depth {depth} has no baseline file")
-    path = (root / profile / hardware / f"steps-{depth}.json").resolve()
+    name = (
+        f"steps-{depth}.json" if workload == DEFAULT_WORKLOAD else f"steps-{depth}.{workload}.json"
+    )
+    path = (root / profile / hardware / name).resolve()
     if not path.is_relative_to(root.resolve()):
         raise BaselineError(f"baseline path {path} escapes the baselines directory {root}")
     return path
@@ -121,7 +139,9 @@ def encode_baseline(baseline: Baseline) -> bytes:
 
 
 def save_baseline(root: Path, baseline: Baseline) -> Path:
-    path = baseline_path(root, baseline.profile, baseline.hardware, baseline.depth)
+    path = baseline_path(
+        root, baseline.profile, baseline.hardware, baseline.depth, baseline.workload_name
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path) + ".lock", timeout=60):
         existing = load_baseline(path)
@@ -144,8 +164,10 @@ def baseline_from_run(
     tolerance: Tolerance | None = None,
     how_recorded: str,
     hardware: str | None = None,
+    slo: Slo | None = None,
 ) -> Baseline:
     server = run.server
+    capacity = slo_capacity(run) if slo is not None else None
     return Baseline(
         schema_version=BASELINE_SCHEMA_VERSION,
         profile=run.profile,
@@ -168,8 +190,11 @@ def baseline_from_run(
                 agg_tok_s=round(p.agg_tok_s, 2),
                 per_req_tok_s=round(p.per_req_tok_s, 2) if p.per_req_tok_s is not None else None,
                 ttft_p50_s=round(p.ttft_s.p50, 4) if p.ttft_s else None,
+                goodput_tok_s=round(p.goodput.goodput_tok_s, 2) if p.goodput else None,
             )
             for p in sorted(run.points, key=lambda item: item.concurrency)
         },
         server=msgspec.to_builtins(server) if server else None,
+        slo=slo if capacity is not None else None,
+        slo_max_concurrency=capacity.max_concurrency if capacity is not None else None,
     )

@@ -14,6 +14,7 @@ import pytest
 
 from pytest_specperf.gate import floors as gate
 from pytest_specperf.gate.baselines import Baseline
+from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
 from pytest_specperf.results.schema import DepthRun, PointMetrics
 from pytest_specperf.suite import DepthSession, load_baseline_safely
 
@@ -36,7 +37,10 @@ class SpecperfGate:
             parts.append(f"--specperf-backend={s.backend}")
             if s.backend == "sim":
                 parts.append(f"--specperf-sim-speedup={s.sim_speedup:g}")
-        parts += [f"--specperf-profile={s.profile.name}", "--specperf-update-baselines"]
+        parts.append(f"--specperf-profile={s.profile.name}")
+        if s.workload.name != DEFAULT_WORKLOAD:
+            parts.append(f"--specperf-workload={s.workload.name}")
+        parts.append("--specperf-update-baselines")
         return shlex.join(parts)
 
     def baseline(self) -> tuple[Path, Baseline]:
@@ -89,5 +93,30 @@ class SpecperfGate:
         if baseline.accept_length is None:
             pytest.skip(f"baseline {path} records no accept length")
         message = gate.accept_length_failure(run.accept_length, baseline, self.session.depth, path)
+        if message:
+            pytest.fail(message, pytrace=False)
+
+    def require_goodput(self, point: PointMetrics) -> None:
+        """With SLOs set and a baseline recorded under the same ones: goodput >= its floor.
+        Nothing to check otherwise (the throughput floors still apply)."""
+        if self.settings.slo is None:
+            return
+        path, baseline = self.baseline()
+        if gate.slo_mismatch(self.settings.slo, baseline) is not None:
+            return
+        message = gate.goodput_failure(point, baseline, self.session.depth, path)
+        if message:
+            pytest.fail(message, pytrace=False)
+
+    def require_slo_capacity(self, run: DepthRun) -> None:
+        if self.settings.slo is None:
+            pytest.skip("no --specperf-slo: no SLO capacity to check")
+        path, baseline = self.baseline()
+        mismatch = gate.slo_mismatch(self.settings.slo, baseline)
+        if mismatch is not None:
+            pytest.skip(f"{mismatch}: not comparable; re-record {path}")
+        if baseline.slo_max_concurrency is None:
+            pytest.skip(f"baseline {path} records no concurrency meeting the SLOs")
+        message = gate.slo_capacity_failure(run, baseline, path)
         if message:
             pytest.fail(message, pytrace=False)

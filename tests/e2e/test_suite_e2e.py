@@ -21,7 +21,7 @@ def test_without_baseline_points_skip_with_how_to_record(
 ) -> None:
     """No baseline for the key: gated tests skip, saying how to record one, and the table prints."""
     result = pytester.runpytest_subprocess("perf_tests", "--spec-steps=3", *FAST_ARGS)
-    result.assert_outcomes(skipped=4)
+    result.assert_outcomes(skipped=5)
     result.stdout.fnmatch_lines(
         [
             "*C | Agg tok/s | Per-req tok/s | Tokens | Wall(s) | Ok*",
@@ -56,7 +56,7 @@ def test_recorded_baselines_pass_and_slowdown_fails_the_floors(
     assert json.loads(baseline.read_text())["kv"]["max_running_requests"] == 17
 
     green = pytester.runpytest_subprocess("perf_tests", "--spec-steps=3", *FAST_ARGS)
-    green.assert_outcomes(passed=4)
+    green.assert_outcomes(passed=4, skipped=1)  # no --specperf-slo: no SLO capacity
 
     slow = pytester.runpytest_subprocess(
         "perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-server-arg=--sim-slowdown=0.2"
