@@ -19,6 +19,7 @@ import pytest
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.gate.pytest_gate import SpecperfGate
 from pytest_specperf.options import OPTIONS, OPTIONS_BY_KEY, Settings, build_settings
+from pytest_specperf.results.recommendation_plot import write_recommendation_plot
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import DepthRun, PointMetrics
 from pytest_specperf.results.store import (
@@ -44,6 +45,7 @@ sigterm_undo_key = pytest.StashKey[Callable[[], None] | None]()
 # --specperf-refine: sessions whose servers stay up until the boundaries are measured.
 refine_pending_key = pytest.StashKey[list[DepthSession]]()
 _refine_lines_key = pytest.StashKey[list[str]]()
+_plot_line_key = pytest.StashKey[str]()
 # xdist modes that would split one depth's tests over several workers (one server each).
 _SPLITTING_DIST_MODES = ("load", "loadscope", "loadfile", "loadgroup", "worksteal")
 
@@ -311,7 +313,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if settings is None or results is None or not runs:
         return
     slo, recommendation = results.slo, results.recommendation
-    write_report(settings.out_dir / REPORT_FILE, runs, slo=slo, recommendation=recommendation)
+    plot, plot_problem = write_recommendation_plot(runs, recommendation, settings.out_dir)
+    config.stash[_plot_line_key] = (
+        f"recommendation plot: {plot}" if plot is not None else plot_problem or ""
+    )
+    write_report(
+        settings.out_dir / REPORT_FILE,
+        runs,
+        slo=slo,
+        recommendation=recommendation,
+        plot=plot.name if plot is not None else None,
+    )
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     if step_summary:
         try:
@@ -368,6 +380,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     )
     for line in config.stash.get(_refine_lines_key, []):
         terminalreporter.write_line(line)
+    if config.stash.get(_plot_line_key, ""):
+        terminalreporter.write_line(config.stash[_plot_line_key])
     terminalreporter.write_line(
         f"\nresults: {settings.out_dir / 'results.json'}  report: {settings.out_dir / 'report.md'}"
     )

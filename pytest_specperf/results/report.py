@@ -118,7 +118,12 @@ def markdown_report(
     *,
     slo: Slo | None = None,
     recommendation: Recommendation | None = None,
+    plot: str | None = None,
 ) -> str:
-    """The same tables, fenced for a CI step summary or a PR comment."""
+    """The same tables, fenced for a CI step summary or a PR comment; ``plot``: a PNG beside
+    the report, linked after the tables."""
     text = full_report(runs, slo=slo, recommendation=recommendation)
-    return "# pytest-specperf results\n\n```\n" + text + "\n```\n"
+    markdown = "# pytest-specperf results\n\n```\n" + text + "\n```\n"
+    if plot is not None:
+        markdown += f"\n![which depth at which load]({plot})\n"
+    return markdown

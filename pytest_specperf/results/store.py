@@ -134,9 +134,10 @@ def write_report(
     *,
     slo: Slo | None = None,
     recommendation: Recommendation | None = None,
+    plot: str | None = None,
 ) -> None:
     """report.md from the runs, atomically (a reader never sees half a report)."""
-    text = markdown_report(runs, slo=slo, recommendation=recommendation)
+    text = markdown_report(runs, slo=slo, recommendation=recommendation, plot=plot)
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
