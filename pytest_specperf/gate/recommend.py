@@ -2,6 +2,8 @@
 
 Pure functions over results (no server, no pytest). The rules:
 
+- The metrics: aggregate tok/s, per-request tok/s of the median request (1 / TPOT p50: see
+  PointMetrics.median_request_tok_s) and goodput under the SLOs.
 - At each concurrency measured at two or more depths, the best depth by a metric is the one
   with the highest value, except that a deeper depth must beat every shallower candidate by
   more than ``margin`` (2% unless set): each extra step costs KV capacity, so a tie goes to the
@@ -42,7 +44,7 @@ def _agg(point: PointMetrics) -> float | None:
 
 
 def _per_req(point: PointMetrics) -> float | None:
-    return point.per_req_tok_s
+    return point.median_request_tok_s
 
 
 def _goodput(point: PointMetrics) -> float | None:

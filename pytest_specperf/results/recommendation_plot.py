@@ -92,7 +92,12 @@ def write_recommendation_plot(
         if any(_goodput(p) is not None for r in ordered for p in r.points):
             _series(right, ordered, _goodput, "goodput tok/s (requests meeting the SLOs)")
         else:
-            _series(right, ordered, lambda p: p.per_req_tok_s, "per-request tok/s")
+            _series(
+                right,
+                ordered,
+                lambda p: p.median_request_tok_s,
+                "per-request tok/s (median request)",
+            )
         figure.tight_layout()
         out_dir.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(path.name + ".partial")

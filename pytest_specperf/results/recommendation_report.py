@@ -8,7 +8,7 @@ from pytest_specperf.results.schema import DepthRun, Recommendation, ScheduleRan
 
 _METRIC_LABEL = {
     "agg_tok_s": "aggregate tok/s",
-    "per_req_tok_s": "per-request tok/s",
+    "per_req_tok_s": "per-request tok/s (median request)",
     "goodput_tok_s": "goodput tok/s",
 }
 
@@ -62,7 +62,7 @@ def recommendation_text(recommendation: Recommendation) -> str:
         lines.append(
             f"best depth per concurrency (a deeper depth must win by more than {rec.margin:.0%}):"
         )
-        header = "C | by agg tok/s | by per-req tok/s | by goodput"
+        header = "C | by agg tok/s | by per-req tok/s (median request) | by goodput"
         lines += [header, "-" * len(header)]
         lines += [
             f"{b.concurrency} | {_depth(b.by_agg)} | {_depth(b.by_per_req)} | "

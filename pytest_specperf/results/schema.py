@@ -126,6 +126,18 @@ class PointMetrics(msgspec.Struct, kw_only=True):
     def success_rate(self) -> float:
         return self.ok / self.requests if self.requests else 0.0
 
+    @property
+    def median_request_tok_s(self) -> float | None:
+        """The median request's decode rate (1 / TPOT p50), else the mean per-request rate.
+
+        The mean (Per-req tok/s) is skewed by streams that end after a few tokens, as
+        EOS-respecting workloads have: their first and last chunks can arrive together and
+        give an enormous rate. The median request is what a user sees.
+        """
+        if self.tpot_s is not None and self.tpot_s.p50 > 0:
+            return 1.0 / self.tpot_s.p50
+        return self.per_req_tok_s
+
 
 class ServerSummary(msgspec.Struct, kw_only=True):
     """What /server_info said, reduced to what the suite compares and shows."""

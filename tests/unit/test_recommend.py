@@ -13,6 +13,7 @@ from pytest_specperf.gate.recommend import (
 from pytest_specperf.results.schema import (
     DepthRun,
     Goodput,
+    Percentiles,
     PointMetrics,
     ScheduleRange,
     ServerSummary,
@@ -157,3 +158,14 @@ def test_refine_measures_the_switch_points_not_yet_measured() -> None:
     rec = recommend([SHALLOW, DEEP])
     assert refine_concurrencies(rec, {1, 4, 16, 64}) == [32]
     assert refine_concurrencies(rec, {1, 4, 16, 32, 64}) == []
+
+
+def test_per_request_ranking_uses_the_median_request_not_a_skewed_mean() -> None:
+    """A depth whose mean per-request rate is inflated by one near-empty stream but whose
+    median request is slower does not win by per-request speed."""
+    shallow = point(4, 400, per_req=100)
+    shallow.tpot_s = Percentiles(p50=0.010, p90=0.010, p99=0.010, mean=0.010)
+    deep = point(4, 400, per_req=5000)
+    deep.tpot_s = Percentiles(p50=0.012, p90=0.012, p99=0.012, mean=0.012)
+    rec = recommend([run(1, [shallow]), run(2, [deep])])
+    assert rec is not None and rec.best[0].by_per_req == 1
