@@ -243,12 +243,15 @@ async def measure_point(
     api_key: str | None = None,
     warmup: bool = False,
     slo: Slo | None = None,
+    on_request_done: Callable[[RequestRecord], None] | None = None,
 ) -> PointMetrics:
     """One point of the sweep, preceded by a short warm-up at the same concurrency.
 
     The warm-up (short requests, results discarded) opens the connections and lets the server
     compile or capture whatever this batch size needs before the clock starts: on a real GPU
     the first point after boot was seen running well below its steady rate.
+    ``on_request_done`` is called with each measured request's record as it finishes (not
+    for the warm-up's).
     """
     requests = workload.requests_for(concurrency)
     ssl_context = httpx.create_ssl_context(trust_env=False)
@@ -270,7 +273,12 @@ async def measure_point(
             )
         async with ClientMonitor() as monitor:
             records, wall = await run_requests(
-                clients, workload, concurrency=concurrency, requests=requests, model=model
+                clients,
+                workload,
+                concurrency=concurrency,
+                requests=requests,
+                model=model,
+                on_request_done=on_request_done,
             )
     metrics = point_metrics(concurrency, records, wall)
     metrics.client = monitor.health
