@@ -182,6 +182,7 @@ def _baseline(args: argparse.Namespace) -> int:
             tolerance=tolerance,
             allow_other_hardware=args.allow_other_hardware,
             control=control_run(results.runs),
+            slo=results.slo,
         )
         print(report)
         print(f"wrote {path}: review the diff above, then commit the file")
@@ -243,6 +244,7 @@ def _bench(args: argparse.Namespace) -> int:
                 model=model,
                 api_key=api_key,
                 warmup=index == 0 and not args.no_warmup,
+                slo=values["slo"],
             )
         )
         run.points.append(point)

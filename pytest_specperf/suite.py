@@ -25,6 +25,7 @@ from pytest_specperf.gate.baselines import (
     save_baseline,
 )
 from pytest_specperf.gate.decision import GateSettings
+from pytest_specperf.gate.recommend import recommend, refine_concurrencies
 from pytest_specperf.gate.review import incomplete_reason
 from pytest_specperf.gate.self_test import measure_with, run_self_test
 from pytest_specperf.measure.acceptance import merge_histograms, position_accept_rates
@@ -244,6 +245,7 @@ class DepthSession:
         run = self._run_in(results)
         if run.status == "running":
             run.status = "complete"
+        refresh_recommendation(results)
 
     # -- measuring ---------------------------------------------------------------------
     @property
@@ -284,6 +286,20 @@ class DepthSession:
         self.complete.add(concurrency)
         return point
 
+    def measure_refined(self, concurrency: int) -> PointMetrics:
+        """A point between the planned ones (--specperf-refine), R samples like every point."""
+        if concurrency in self.complete:
+            return self.points[concurrency]
+        if self.failure is not None:
+            raise ServerGone(self.failure)
+        for index in range(self.repeats):
+            label = f"refining C={concurrency}"
+            if self.repeats > 1:
+                label += f" (sample {index + 1}/{self.repeats})"
+            self._sample(concurrency, label=label, refined=True)
+        self.complete.add(concurrency)
+        return self.points[concurrency]
+
     def sweep(self) -> None:
         """Every planned point, R samples each, interleaved by round; over every boot.
 
@@ -321,8 +337,10 @@ class DepthSession:
             )
         return self.points[concurrency]
 
-    def _sample(self, concurrency: int, *, label: str) -> PointMetrics:
-        """Measure one sample, merge it into the point, record it; the point as merged."""
+    def _sample(self, concurrency: int, *, label: str, refined: bool = False) -> PointMetrics:
+        """Measure one sample, merge it into the point, record it; the point as merged.
+
+        ``refined``: a point --specperf-refine added between the planned ones."""
         assert self.base_url is not None, "open() first"
         s = self.settings
         self.activity = label
@@ -352,6 +370,7 @@ class DepthSession:
                     else "default",
                     api_key=s.api_key,
                     warmup=True,
+                    slo=s.slo,
                     on_request_done=request_done,
                 )
             )
@@ -363,6 +382,7 @@ class DepthSession:
             if self.observer is not None:
                 self.observer.point_finished()
         sample.boot = self.boot
+        sample.refined = refined
         # Every draft position of this depth, accepted or not (a short histogram stops early).
         sample.position_accept_rate = position_accept_rates(
             sample.accept_histogram, self.depth or None
@@ -389,6 +409,7 @@ class DepthSession:
         run.accept_histogram = merge_histograms(p.accept_histogram for p in run.points)
         run.position_accept_rate = position_accept_rates(run.accept_histogram, self.depth or None)
         results.speedup = speedups(results.runs)
+        refresh_recommendation(results)
 
     # -- the gate's self-test ----------------------------------------------------------
     def self_test(self) -> SelfTest:
@@ -474,7 +495,11 @@ class DepthSession:
     # -- baselines ---------------------------------------------------------------------
     def baseline_file(self) -> Path:
         return baseline_path(
-            self.settings.baselines_dir, self.settings.profile.name, self.hardware, self.depth
+            self.settings.baselines_dir,
+            self.settings.profile.name,
+            self.hardware,
+            self.depth,
+            self.settings.workload.name,
         )
 
     def baseline(self) -> tuple[Path, Baseline | None]:
@@ -519,6 +544,7 @@ class DepthSession:
             run = self._run_in(results)
             run.server = self.summary
             run.hardware = self.hardware
+            results.slo = self.settings.slo
 
         self.store.update(change)
 
@@ -527,6 +553,36 @@ def _put_point(run: DepthRun, point: PointMetrics) -> None:
     """Add the point to the run, replacing the earlier version of it (fewer samples)."""
     run.points = [p for p in run.points if p.concurrency != point.concurrency] + [point]
     run.points.sort(key=lambda p: p.concurrency)
+
+
+def refresh_recommendation(results: RunResults) -> None:
+    """Recomputed from every point recorded so far (a run cut short still gets one)."""
+    results.recommendation = recommend(results.runs)
+
+
+def refine(sessions: list[DepthSession]) -> list[str]:
+    """--specperf-refine: measure the switch points of the recommendation's boundaries on
+    every depth whose server is still up; one line per point measured or not measured."""
+    if not sessions:
+        return []
+    results = sessions[0].store.load()
+    measured = {p.concurrency for run in (results.runs if results else []) for p in run.points}
+    targets = refine_concurrencies(results.recommendation if results else None, measured)
+    if not targets:
+        return ["refine: the best depth does not change between measured concurrencies"]
+    lines: list[str] = []
+    for concurrency in targets:
+        for session in sorted(sessions, key=lambda item: item.depth):
+            if session.failure is not None:
+                lines.append(f"refine: steps={session.depth} C={concurrency} not measured")
+                continue
+            with contextlib.suppress(ServerDied):
+                point = session.measure_refined(concurrency)
+                lines.append(
+                    f"refine: steps={session.depth} C={concurrency} measured "
+                    f"({point.agg_tok_s:,.1f} agg tok/s)"
+                )
+    return lines
 
 
 def write_baselines(
@@ -555,6 +611,7 @@ def write_baselines(
                 how_recorded=how.replace("--specperf-update-baselines", "--specperf-calibrate"),
                 source="calibrated",
                 control=usable_control,
+                slo=settings.slo,
             )
         else:
             baseline = baseline_from_run(
@@ -562,6 +619,7 @@ def write_baselines(
                 tolerance=Tolerance(throughput=settings.tolerance),
                 how_recorded=how,
                 control=usable_control,
+                slo=settings.slo,
             )
         try:
             path = save_baseline(settings.baselines_dir, baseline)

@@ -22,9 +22,10 @@ from pytest_specperf.gate import floors as gate
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.gate.decision import GateSettings, judge_depth
 from pytest_specperf.measure import lossless
+from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
 from pytest_specperf.pytest_terminal import RECORDED_PROPERTY
-from pytest_specperf.results.report import self_test_line
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
+from pytest_specperf.results.speculation_report import self_test_line
 from pytest_specperf.suite import DepthSession, load_baseline_safely
 
 PROPERTY_PREFIX = "specperf."
@@ -96,7 +97,10 @@ class SpecperfGate:
             parts.append(f"--specperf-backend={s.backend}")
             if s.backend == "sim":
                 parts.append(f"--specperf-sim-speedup={s.sim_speedup:g}")
-        parts += [f"--specperf-profile={s.profile.name}", "--specperf-update-baselines"]
+        parts.append(f"--specperf-profile={s.profile.name}")
+        if s.workload.name != DEFAULT_WORKLOAD:
+            parts.append(f"--specperf-workload={s.workload.name}")
+        parts.append("--specperf-update-baselines")
         return shlex.join(parts)
 
     def baseline(self) -> tuple[Path, Baseline]:
@@ -287,7 +291,9 @@ class SpecperfGate:
         unjudged: list[str] = []
         for depth, found in judged:
             s = self.settings
-            path = baseline_path(s.baselines_dir, s.profile.name, self.session.hardware, depth)
+            path = baseline_path(
+                s.baselines_dir, s.profile.name, self.session.hardware, depth, s.workload.name
+            )
             try:
                 baseline = load_baseline(path)
             except BaselineError as exc:
@@ -335,6 +341,31 @@ class SpecperfGate:
         line = self_test_line(self.session.depth, result)
         if not result.caught or not result.reset:
             pytest.fail("\n".join([line, *result.gate_messages]), pytrace=False)
+
+    def require_goodput(self, point: PointMetrics) -> None:
+        """With SLOs set and a baseline recorded under the same ones: goodput >= its floor.
+        Nothing to check otherwise (the throughput floors still apply)."""
+        if self.settings.slo is None:
+            return
+        path, baseline = self.baseline()
+        if gate.slo_mismatch(self.settings.slo, baseline) is not None:
+            return
+        message = gate.goodput_failure(point, baseline, self.session.depth, path)
+        if message:
+            pytest.fail(message, pytrace=False)
+
+    def require_slo_capacity(self, run: DepthRun) -> None:
+        if self.settings.slo is None:
+            pytest.skip("no --specperf-slo: no SLO capacity to check")
+        path, baseline = self.baseline()
+        mismatch = gate.slo_mismatch(self.settings.slo, baseline)
+        if mismatch is not None:
+            pytest.skip(f"{mismatch}: not comparable; re-record {path}")
+        if baseline.slo_max_concurrency is None:
+            pytest.skip(f"baseline {path} records no concurrency meeting the SLOs")
+        message = gate.slo_capacity_failure(run, baseline, path)
+        if message:
+            pytest.fail(message, pytrace=False)
 
 
 def _num(value: float | None, digits: int = 1) -> str:

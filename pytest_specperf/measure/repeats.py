@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 import msgspec
 
 from pytest_specperf.measure.acceptance import merge_histograms
+from pytest_specperf.measure.goodput import merge_goodput
 from pytest_specperf.results.schema import DepthRun, Interval, Percentiles, PointMetrics
 
 # (samples) -> (median, interval or None): stats.summarize's signature.
@@ -113,6 +114,7 @@ def merge_samples(
     clients = [sample.client for sample in samples if sample.client is not None]
     truth = list(dict.fromkeys(p for sample in samples for p in sample.truth_problems))
     agg = medians["agg_tok_s"]
+    goodput = [sample.goodput for sample in samples if sample.goodput is not None]
     return PointMetrics(
         concurrency=samples[0].concurrency,
         requests=sum(sample.requests for sample in samples),
@@ -137,6 +139,8 @@ def merge_samples(
         truth_problems=truth,
         accept_histogram=merge_histograms(sample.accept_histogram for sample in samples),
         position_accept_rate=_median_position_rates(samples),
+        goodput=merge_goodput(goodput) if goodput else None,
+        refined=any(sample.refined for sample in samples),
     )
 
 

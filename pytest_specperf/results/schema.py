@@ -62,6 +62,37 @@ class Interval(msgspec.Struct, frozen=True, kw_only=True):
     method: str
 
 
+class Slo(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Service-level objectives (``--specperf-slo``); see measure/goodput.py for the rules.
+
+    A request meets them when its TTFT, the p99 of its own inter-token latencies and its e2e
+    are each within the limit set (an unset limit is not checked); a point meets them when at
+    least ``attainment`` of its requests (failed ones count as misses) do.
+    """
+
+    ttft_p99_ms: float | None = None
+    itl_p99_ms: float | None = None
+    e2e_p99_ms: float | None = None
+    attainment: float = 0.99
+
+
+class Goodput(msgspec.Struct, kw_only=True):
+    """One point under the SLOs: the tokens of requests that met every SLO, per second."""
+
+    goodput_tok_s: float
+    requests_meeting: int
+    requests: int
+    # Misses by reason: "failed", "ttft", "itl", "e2e" (a request can miss several).
+    misses: dict[str, int] = {}
+    meets_slo: bool
+    # The share of requests that must meet the SLOs for the point to (Slo.attainment).
+    required_attainment: float = 0.99
+
+    @property
+    def attainment(self) -> float:
+        return self.requests_meeting / self.requests if self.requests else 0.0
+
+
 class PointMetrics(msgspec.Struct, kw_only=True):
     """The figures of one (depth, concurrency) point; definitions in metrics.py."""
 
@@ -98,10 +129,26 @@ class PointMetrics(msgspec.Struct, kw_only=True):
     # with repeats: position by position, the median of the samples' rates).
     accept_histogram: list[int] = []
     position_accept_rate: list[float] = []
+    # With --specperf-slo: this point under the SLOs (measure/goodput.py).
+    goodput: Goodput | None = None
+    # Measured by --specperf-refine at a boundary of the recommendation, after the sweep.
+    refined: bool = False
 
     @property
     def success_rate(self) -> float:
         return self.ok / self.requests if self.requests else 0.0
+
+    @property
+    def median_request_tok_s(self) -> float | None:
+        """The median request's decode rate (1 / TPOT p50), else the mean per-request rate.
+
+        The mean (Per-req tok/s) is skewed by streams that end after a few tokens, as
+        EOS-respecting workloads have: their first and last chunks can arrive together and
+        give an enormous rate. The median request is what a user sees.
+        """
+        if self.tpot_s is not None and self.tpot_s.p50 > 0:
+            return 1.0 / self.tpot_s.p50
+        return self.per_req_tok_s
 
 
 class ServerSummary(msgspec.Struct, kw_only=True):
@@ -225,6 +272,66 @@ class DepthRun(msgspec.Struct, kw_only=True):
         return sum(p.tokens for p in self.points) / verify
 
 
+class ScheduleRange(msgspec.Struct, frozen=True, kw_only=True):
+    """Run ``depth`` from ``min_concurrency`` to ``max_concurrency`` (None: no upper bound)."""
+
+    min_concurrency: int
+    max_concurrency: int | None
+    depth: int
+
+
+class BestDepth(msgspec.Struct, frozen=True, kw_only=True):
+    """At one measured concurrency, the best depth by each metric (None: not measurable)."""
+
+    concurrency: int
+    by_agg: int | None = None
+    by_per_req: int | None = None
+    by_goodput: int | None = None
+
+
+class StopsPaying(msgspec.Struct, frozen=True, kw_only=True):
+    """The lowest measured concurrency from which ``deeper`` no longer beats ``shallower``."""
+
+    shallower: int
+    deeper: int
+    metric: str  # "agg_tok_s" | "per_req_tok_s" | "goodput_tok_s"
+    concurrency: int | None  # None: the deeper depth paid at every concurrency measured
+
+
+class StepCost(msgspec.Struct, frozen=True, kw_only=True):
+    """What going from ``shallower`` to ``deeper`` costs in KV capacity, per extra step."""
+
+    shallower: int
+    deeper: int
+    kv_tokens_lost_per_step: float | None = None
+    running_requests_lost_per_step: float | None = None
+
+
+class SloCapacity(msgspec.Struct, frozen=True, kw_only=True):
+    """Per depth: the largest concurrency at which it and every lower measured point met the
+    SLOs (None: not even the lowest did)."""
+
+    depth: int
+    max_concurrency: int | None
+
+
+class Recommendation(msgspec.Struct, kw_only=True):
+    """Which depth to run at which load, from a multi-depth run (gate/recommend.py)."""
+
+    # The metric the schedule optimises: goodput_tok_s with SLOs, else agg_tok_s.
+    metric: str
+    schedule: list[ScheduleRange] = []
+    # The schedule of every metric, by metric name.
+    schedules: dict[str, list[ScheduleRange]] = {}
+    best: list[BestDepth] = []
+    stops_paying: list[StopsPaying] = []
+    kv_cost: list[StepCost] = []
+    slo_capacity: list[SloCapacity] = []
+    # Pairs of measured concurrencies between which the best depth changes.
+    boundaries: list[list[int]] = []
+    margin: float = 0.0
+
+
 class RunResults(msgspec.Struct, kw_only=True):
     schema_version: int = RESULTS_SCHEMA_VERSION
     run_id: str
@@ -238,6 +345,8 @@ class RunResults(msgspec.Struct, kw_only=True):
     # Speculative depths whose speedup floors were judged (each once, by whichever of the
     # depth and the control finished its sweep last).
     speedup_judged: list[int] = []
+    slo: Slo | None = None
+    recommendation: Recommendation | None = None
 
     def depth(self, depth: int) -> DepthRun | None:
         for run in self.runs:

@@ -25,7 +25,9 @@ from pytest_specperf.results.schema import (
     RESULTS_SCHEMA_VERSION,
     DepthRun,
     OutputComparison,
+    Recommendation,
     RunResults,
+    Slo,
 )
 
 RESULTS_FILE = "results.json"
@@ -115,7 +117,13 @@ class ResultsStore:
             change(results)
             self._write(results)
             if self.report_path is not None:
-                write_report(self.report_path, results.runs, results.lossless)
+                write_report(
+                    self.report_path,
+                    results.runs,
+                    results.lossless,
+                    slo=results.slo,
+                    recommendation=results.recommendation,
+                )
             return results
 
     def _write(self, results: RunResults) -> None:
@@ -123,18 +131,31 @@ class ResultsStore:
 
 
 def write_report(
-    path: Path, runs: list[DepthRun], comparisons: Sequence[OutputComparison] = ()
+    path: Path,
+    runs: list[DepthRun],
+    comparisons: Sequence[OutputComparison] = (),
+    *,
+    slo: Slo | None = None,
+    recommendation: Recommendation | None = None,
+    plot: str | None = None,
 ) -> None:
     """report.md from the runs, atomically (a reader never sees half a report)."""
-    atomic_write_bytes(path, markdown_report(runs, comparisons).encode("utf-8"))
+    text = markdown_report(runs, comparisons, slo=slo, recommendation=recommendation, plot=plot)
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def append_step_summary(
-    path: Path, runs: list[DepthRun], comparisons: Sequence[OutputComparison] = ()
+    path: Path,
+    runs: list[DepthRun],
+    comparisons: Sequence[OutputComparison] = (),
+    *,
+    slo: Slo | None = None,
+    recommendation: Recommendation | None = None,
 ) -> None:
     """Append the report to a CI job summary file (GitHub Actions' $GITHUB_STEP_SUMMARY).
 
     Appended, not replaced: the job's other steps write to the same file.
     """
     with path.open("a", encoding="utf-8") as summary:
-        summary.write(markdown_report(runs, comparisons) + "\n")
+        text = markdown_report(runs, comparisons, slo=slo, recommendation=recommendation)
+        summary.write(text + "\n")

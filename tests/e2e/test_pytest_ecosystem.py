@@ -43,12 +43,14 @@ def test_recording_run_reports_recorded_tests_with_their_figures(
             "RECORDED *test_throughput_floor[[]steps3-c4[]]: steps=3 C=4: agg * tok/s, "
             "per-req * tok/s, 8/8 ok",
             "baseline steps=3: wrote *steps-3.json",
-            "*= 3 skipped, 6 recorded in *",
+            "*= 4 skipped, 6 recorded in *",
         ]
     )
-    # Only the checks that need another depth, the control or --specperf-self-test skip.
+    # Only the checks that need another depth, the control, --specperf-slo or
+    # --specperf-self-test skip.
     skipped = [line for line in result.stdout.lines if "::" in line and " SKIPPED" in line]
     assert [line.split("::")[0] for line in skipped] == [
+        "perf_tests/test_goodput.py",
         "perf_tests/test_losslessness.py",
         "perf_tests/test_speedup.py",
         "perf_tests/test_self_test.py",
@@ -77,8 +79,9 @@ def test_gate_run_leaves_figures_in_junit_and_one_benchmark_record_per_point(
         "--benchmark-json=bench.json",
     )
     # The pooled depth test needs calibrated noise: a one-run baseline skips it; greedy
-    # outputs, the speedup and the self-test need another depth, the control, the option.
-    result.assert_outcomes(passed=5, skipped=4)
+    # outputs, the speedup, the SLO capacity and the self-test need another depth, the
+    # control, their options.
+    result.assert_outcomes(passed=5, skipped=5)
     assert "Benchmark fixture was not used" not in result.stdout.str()
     results = json.loads((suite_dir / ".specperf" / "results.json").read_text())
     points = {p["concurrency"]: p for p in results["runs"][0]["points"]}
@@ -134,4 +137,4 @@ def test_progress_line_shows_on_a_terminal(pytester: pytest.Pytester, suite_dir:
     text = output.decode(errors="replace")
     assert f"{CURSOR_SAVE} steps=3 C=4: 0/8 requests" in text
     assert "steps=3 C=4: 8/8 requests" in text
-    assert "9 skipped" in text.splitlines()[-1]
+    assert "10 skipped" in text.splitlines()[-1]

@@ -27,7 +27,14 @@ from pytest_specperf.gate.baselines import (
     save_baseline,
     with_calibrated_noise,
 )
-from pytest_specperf.results.schema import DepthRun, Percentiles, PointMetrics, ServerSummary
+from pytest_specperf.results.schema import (
+    DepthRun,
+    Goodput,
+    Percentiles,
+    PointMetrics,
+    ServerSummary,
+    Slo,
+)
 
 REPO_BASELINES = Path(__file__).resolve().parents[2] / "baselines"
 
@@ -475,3 +482,24 @@ def test_v2_file_without_speedup_or_position_acceptance_loads(tmp_path: Path) ->
     baseline = load_baseline(write_json(tmp_path, data))
     assert baseline is not None and baseline.position_accept_rate is None
     assert baseline.points["1"].agg_speedup is None
+
+
+def test_calibrated_goodput_is_the_median_and_slo_capacity_the_lowest_boot() -> None:
+    """Two boots under SLOs: each point's goodput is the median of every sample; the SLO
+    capacity (gated with no tolerance) is the lower of the two boots'."""
+
+    def with_goodput(concurrency: int, values: list[float], meets: bool) -> PointMetrics:
+        point = _repeated_point(concurrency, [100.0] * len(values))
+        for sample, value in zip(point.samples, values, strict=True):
+            sample.goodput = Goodput(
+                goodput_tok_s=value, requests_meeting=4, requests=4, meets_slo=meets
+            )
+        point.goodput = point.samples[0].goodput
+        return point
+
+    first = _run([with_goodput(1, [80.0, 90.0], True), with_goodput(4, [300.0, 310.0], True)])
+    second = _run([with_goodput(1, [70.0, 95.0], True), with_goodput(4, [200.0, 210.0], False)])
+    slo = Slo(ttft_p99_ms=500)
+    baseline = baseline_from_runs([first, second], how_recorded="t", source="calibrated", slo=slo)
+    assert baseline.points["1"].goodput_tok_s == 85.0
+    assert (baseline.slo, baseline.slo_max_concurrency) == (slo, 1)

@@ -369,3 +369,27 @@ def test_cli_name_of_an_option_names_the_error() -> None:
     with pytest.raises(UsageError) as info:
         OPTIONS_BY_KEY["url"].value("localhost", option="--url")
     assert_one_line(info.value, "--url")
+
+
+def test_workload_option_selects_the_preset(tmp_path: Path) -> None:
+    """--specperf-workload=realistic gives its sampling; an explicit temperature wins."""
+    realistic = settings_from(tmp_path, workload="realistic").workload
+    assert (realistic.name, realistic.temperature, realistic.ignore_eos) == (
+        "realistic",
+        0.7,
+        False,
+    )
+    assert settings_from(tmp_path, workload="realistic", temperature="0").workload.temperature == 0
+    assert settings_from(tmp_path).workload.name == "greedy-synthetic"
+
+
+def test_unknown_workload_is_one_line_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="--specperf-workload: 'chatty' is not one of"):
+        settings_from(tmp_path, workload="chatty")
+
+
+def test_slo_and_refine_reach_the_settings(tmp_path: Path) -> None:
+    settings = settings_from(tmp_path, slo="ttft_p99_ms=800", refine=True)
+    assert settings.slo is not None and settings.slo.ttft_p99_ms == 800
+    assert settings.refine
+    assert settings_from(tmp_path).slo is None

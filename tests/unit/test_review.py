@@ -112,3 +112,11 @@ def test_promote_with_the_control_records_the_speedup(tmp_path: Path) -> None:
     )
     written = load_baseline(path)
     assert written is not None and written.points["1"].agg_speedup == 2.2
+
+
+def test_promote_of_a_realistic_run_writes_the_workloads_own_file(tmp_path: Path) -> None:
+    """A run of another workload than the seed's is promoted to steps-N.<workload>.json."""
+    realistic = run(110.0, 112.0, 108.0)
+    realistic.workload = {"workload": "realistic", "max_new_tokens": 256}
+    path, _ = promote(realistic, tmp_path, results_path=Path("r.json"))
+    assert path.name == "steps-3.realistic.json"

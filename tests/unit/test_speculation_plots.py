@@ -7,7 +7,11 @@ from pathlib import Path
 import matplotlib
 
 from pytest_specperf.results.schema import DepthRun, PointMetrics
-from pytest_specperf.results.speculation_plots import position_acceptance_figure, speedup_figure
+from pytest_specperf.results.speculation_plots import (
+    position_acceptance_figure,
+    speedup_figure,
+    write_speculation_plots,
+)
 
 matplotlib.use("Agg", force=True)
 
@@ -40,3 +44,20 @@ def test_nothing_to_draw_without_control_or_histograms() -> None:
     runs = [run(1, 100.0, []), run(3, 250.0, [])]
     assert speedup_figure(runs) is None
     assert position_acceptance_figure(runs) is None
+
+
+def test_write_saves_both_pngs_and_names_them(tmp_path: Path) -> None:
+    """With the control in the run, speedup.png and position-acceptance.png land in out."""
+    lines = write_speculation_plots([run(0, 100.0, []), run(3, 250.0, [0.9])], tmp_path)
+    assert lines == [
+        f"speculation plot: {tmp_path / 'speedup.png'}",
+        f"speculation plot: {tmp_path / 'position-acceptance.png'}",
+    ]
+    assert (tmp_path / "speedup.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_write_removes_a_stale_figure_when_nothing_is_drawn(tmp_path: Path) -> None:
+    """An earlier run's speedup.png does not survive a run without the control."""
+    (tmp_path / "speedup.png").write_bytes(b"old")
+    assert write_speculation_plots([run(3, 250.0, [])], tmp_path) == []
+    assert not (tmp_path / "speedup.png").exists()
