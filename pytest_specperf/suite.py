@@ -25,6 +25,7 @@ from pytest_specperf.gate.baselines import (
     save_baseline,
 )
 from pytest_specperf.gate.decision import GateSettings
+from pytest_specperf.gate.floors import workload_mismatch
 from pytest_specperf.gate.recommend import recommend, refine_concurrencies
 from pytest_specperf.gate.review import incomplete_reason
 from pytest_specperf.gate.self_test import measure_with, run_self_test
@@ -418,6 +419,8 @@ class DepthSession:
         s = self.settings
         point = self.points[min(self.points)]
         path, baseline, _ = load_baseline_safely(self)
+        if baseline is not None and workload_mismatch(s.workload.key(), baseline) is not None:
+            baseline = None  # not comparable: the run's own point is the reference
         model = self.summary.model_path if self.summary and self.summary.model_path else "default"
         result = run_self_test(
             base_url=self.base_url,

@@ -27,6 +27,8 @@ from pytest_specperf.errors import BaselineError
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.gate.decision import MetricNoise, NoiseSource, estimate_noise
 from pytest_specperf.gate.recommend import slo_capacity
+from pytest_specperf.measure.repeats import merge_samples
+from pytest_specperf.measure.speedup import point_speedup
 from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
 from pytest_specperf.results.schema import DepthRun, PointMetrics, Slo, SloCapacity
 from pytest_specperf.server.hardware import slug
@@ -274,7 +276,8 @@ def baseline_from_runs(
     samples grouped by boot (``estimate_noise``). The server details come from the last run.
     Run-scoped acceptance (accept length, each draft position's rate) is the median over the
     runs. ``control``: the same run's depth 0 (all its boots); each point's speedup is this
-    baseline's median figure over the control's median figure at the same concurrency.
+    point's median figures over the control's at the same concurrency (per request: the
+    median request's rate, see measure/speedup.py).
     ``slo``: each point's goodput (median of samples) and the depth's SLO capacity (the
     lowest over boots: it is gated with no tolerance) are recorded under these SLOs.
     """
@@ -290,7 +293,7 @@ def baseline_from_runs(
         point = _baseline_point(measured, source)
         reference = control.point(concurrency) if control and control.depth != run.depth else None
         if reference is not None:
-            point = _with_speedup(point, reference)
+            point = _with_speedup(point, run.depth, measured, reference)
         points[str(concurrency)] = point
     accept = [r.accept_length for r in runs if r.accept_length is not None]
     capacity = _slo_capacity(runs) if slo is not None else None
@@ -319,19 +322,18 @@ def baseline_from_runs(
     )
 
 
-def _with_speedup(point: BaselinePoint, control: PointMetrics) -> BaselinePoint:
-    """The point with its speedup over the control's point: median figure over median figure."""
-
-    def ratio(metric: str) -> float | None:
-        mine = point.figure(metric)
-        theirs = metric_samples(control, metric) if control.ok else []
-        reference = statistics.median(theirs) if theirs else None
-        if mine is None or not reference or reference <= 0:
-            return None
-        return round(mine / reference, 4)
-
+def _with_speedup(
+    point: BaselinePoint, depth: int, measured: Sequence[PointMetrics], control: PointMetrics
+) -> BaselinePoint:
+    """The point with its speedup over the control's (measure/speedup.py), from the medians
+    of every sample of both (``measured``: this point in each boot)."""
+    gain = point_speedup(depth, merge_samples(measured), control)
+    if gain is None:
+        return point
     return msgspec.structs.replace(
-        point, agg_speedup=ratio("agg_tok_s"), per_req_speedup=ratio("per_req_tok_s")
+        point,
+        agg_speedup=round(gain.agg, 4),
+        per_req_speedup=None if gain.per_req is None else round(gain.per_req, 4),
     )
 
 

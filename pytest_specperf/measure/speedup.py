@@ -18,12 +18,18 @@ def control_run(runs: Sequence[DepthRun]) -> DepthRun | None:
 
 
 def point_speedup(depth: int, point: PointMetrics, control: PointMetrics) -> Speedup | None:
-    """``point`` / ``control``; None when either measured nothing to divide."""
+    """``point`` / ``control``; None when either measured nothing to divide.
+
+    Per request, the median request's rate (1 / TPOT p50) is divided: the mean per-request
+    rate is skewed by streams that end after a few tokens, as EOS-respecting workloads have.
+    With repeats both points are already medians of their samples.
+    """
     if point.ok == 0 or control.ok == 0 or control.agg_tok_s <= 0:
         return None
     per_req = None
-    if point.per_req_tok_s is not None and control.per_req_tok_s:
-        per_req = point.per_req_tok_s / control.per_req_tok_s
+    mine, theirs = point.median_request_tok_s, control.median_request_tok_s
+    if mine is not None and theirs:
+        per_req = mine / theirs
     return Speedup(
         depth=depth,
         concurrency=point.concurrency,

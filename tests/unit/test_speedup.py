@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_specperf.measure.speedup import speedups
-from pytest_specperf.results.schema import DepthRun, PointMetrics
+from pytest_specperf.results.schema import DepthRun, Percentiles, PointMetrics
 
 
 def point(concurrency: int, agg: float, per_req: float | None, ok: int = 2) -> PointMetrics:
@@ -54,3 +54,13 @@ def test_points_the_control_lacks_or_failed_are_left_out() -> None:
         ]
     )
     assert [(s.concurrency, s.per_req) for s in found] == [(1, None)]
+
+
+def test_per_request_speedup_divides_the_median_requests_rates() -> None:
+    """With TPOT measured, per-request speedup is (1 / TPOT p50) over the control's: a few
+    near-empty streams that inflate the mean per-request rate do not move it."""
+    control, deeper = point(64, 4000.0, 990.0), point(64, 6000.0, 390.0)
+    control.tpot_s = Percentiles(p50=0.005, p90=0.006, p99=0.008, mean=0.005)
+    deeper.tpot_s = Percentiles(p50=0.0025, p90=0.003, p99=0.004, mean=0.0025)
+    (found,) = speedups([run(0, control), run(3, deeper)])
+    assert found.per_req == pytest.approx(2.0)
