@@ -8,9 +8,11 @@ from pytest_specperf.results.schema import DepthRun, PointMetrics
 
 def test_throughput_floor(specperf_point: PointMetrics, specperf_gate: SpecperfGate) -> None:
     """Every request succeeds, and neither agg nor per-request tok/s is a regression against
-    the baseline (judged against its recorded noise; a published figure: its fixed floor)."""
+    the baseline (judged against its recorded noise; a published figure: its fixed floor),
+    nor goodput under the baseline's SLOs (fixed tolerance)."""
     specperf_gate.require_success(specperf_point)
     specperf_gate.require_throughput(specperf_point)
+    specperf_gate.require_goodput(specperf_point)
 
 
 @pytest.mark.specperf_phase(2)

@@ -24,6 +24,7 @@ from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.gate import review
 from pytest_specperf.gate.baselines import migrate_file
 from pytest_specperf.measure.loadgen import measure_point
+from pytest_specperf.measure.speedup import control_run
 from pytest_specperf.options import (
     API_KEY_ENV,
     BENCH,
@@ -167,9 +168,8 @@ def _baseline(args: argparse.Namespace) -> int:
         print(review.diff(old, new, allow_other_hardware=args.allow_other_hardware))
         return 0
     if args.action == "promote":
-        run = review.pick_run(
-            review.read_results(args.results), _depth_option(args.spec_steps), args.results
-        )
+        results = review.read_results(args.results)
+        run = review.pick_run(results, _depth_option(args.spec_steps), args.results)
         tolerance = (
             parse_float("--tolerance", args.tolerance, low=0.0, high=0.99)
             if args.tolerance is not None
@@ -181,6 +181,8 @@ def _baseline(args: argparse.Namespace) -> int:
             results_path=args.results,
             tolerance=tolerance,
             allow_other_hardware=args.allow_other_hardware,
+            control=control_run(results.runs),
+            slo=results.slo,
         )
         print(report)
         print(f"wrote {path}: review the diff above, then commit the file")
@@ -242,6 +244,7 @@ def _bench(args: argparse.Namespace) -> int:
                 model=model,
                 api_key=api_key,
                 warmup=index == 0 and not args.no_warmup,
+                slo=values["slo"],
             )
         )
         run.points.append(point)

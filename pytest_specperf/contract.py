@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.measure import fields
 from pytest_specperf.measure.workload import Workload, completions_body, generate_body
@@ -210,7 +211,7 @@ def _expected_values(
         "port": port,
     }
     algorithm = profile.speculative_algorithm
-    if algorithm is not None:
+    if algorithm is not None and steps != CONTROL_DEPTH:
         expected["speculative_algorithm"] = algorithm
         if algorithm.upper() == "NGRAM":
             expected["speculative_num_draft_tokens"] = steps + 1
@@ -369,6 +370,7 @@ def suite_field_names() -> list[str]:
         fields.CHUNK_FIELDS,
         fields.META_INFO_FIELDS,
         fields.CHOICE_FIELDS,
+        fields.GENERATE_RESPONSE_FIELDS,
         fields.USAGE_FIELDS,
     ):
         for name in group:

@@ -1,4 +1,7 @@
-"""The speculation depth rule, kept in one place: a depth is a whole number 1..MAX_DEPTH.
+"""The speculation depth rule, kept in one place: a depth is a whole number 0..MAX_DEPTH.
+
+Depth 0 is the no-speculation control: the same deployment booted without any speculative
+flag, which every other depth's speedup is measured against.
 
 Options, the launch builder and the baselines all check a depth through this module.
 """
@@ -7,7 +10,8 @@ from __future__ import annotations
 
 from pytest_specperf.errors import UsageError
 
-MIN_DEPTH = 1
+CONTROL_DEPTH = 0
+MIN_DEPTH = CONTROL_DEPTH
 MAX_DEPTH = 16
 
 

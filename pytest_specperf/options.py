@@ -21,8 +21,18 @@ from typing import Any, Literal
 from pytest_specperf.depth import MAX_DEPTH, MIN_DEPTH
 from pytest_specperf.errors import UsageError
 from pytest_specperf.gate.baselines import DEFAULT_THROUGHPUT_TOLERANCE
-from pytest_specperf.measure.workload import SEED_CONCURRENCY, Endpoint, Workload
+from pytest_specperf.measure.goodput import parse_slo
+from pytest_specperf.measure.workload import (
+    DEFAULT_WORKLOAD,
+    SEED_CONCURRENCY,
+    WORKLOADS,
+    Endpoint,
+    Workload,
+    WorkloadName,
+    workload_preset,
+)
 from pytest_specperf.profiles import DEFAULT_PROFILE, Profile, resolve_profile
+from pytest_specperf.results.schema import Slo
 from pytest_specperf.server.gpus import parse_gpu_ids
 from pytest_specperf.server.launch import BACKENDS, Backend
 from pytest_specperf.server.process import DEFAULT_LAUNCH_TIMEOUT_S
@@ -100,6 +110,14 @@ def parse_endpoint(raw: str, option: str = "--specperf-endpoint") -> Endpoint:
         if value == endpoint:
             return endpoint
     raise UsageError(f"{option}: {raw!r} is not generate or completions")
+
+
+def parse_workload(raw: str, option: str = "--specperf-workload") -> WorkloadName:
+    value = str(raw).strip()
+    for name in WORKLOADS:
+        if value == name:
+            return name
+    raise UsageError(f"{option}: {raw!r} is not one of {', '.join(WORKLOADS)}")
 
 
 def parse_url(raw: str, option: str = "--specperf-url") -> str:
@@ -217,7 +235,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "--spec-steps",
         "spec_steps",
-        "speculation depth(s) to boot and measure: 3 or 1,2,3",
+        "speculation depth(s) to boot and measure: 3 or 0,1,2,3 (0: no speculation, the "
+        "control every other depth's speedup is measured against)",
         default="3",
         parse=lambda option, raw: parse_depths(raw, option),
         commands=(LAUNCH_CMD,),
@@ -318,6 +337,18 @@ OPTIONS: tuple[OptionSpec, ...] = (
         short="--hardware",
     ),
     OptionSpec(
+        "--specperf-workload",
+        "workload",
+        "what the requests are: greedy-synthetic (the seed's: one prompt, temperature 0, "
+        "ignore_eos), realistic (shipped coding/agentic/chat prompts, temperature 0.7, "
+        "top_p 0.95, EOS respected) or long-context (8k-24k word prompts, sampled like "
+        "realistic)",
+        default=DEFAULT_WORKLOAD,
+        parse=lambda option, raw: parse_workload(raw, option),
+        commands=(BENCH,),
+        short="--workload",
+    ),
+    OptionSpec(
         "--specperf-max-new-tokens",
         "max_new_tokens",
         "output tokens per request",
@@ -329,9 +360,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "--specperf-temperature",
         "temperature",
-        "sampling temperature of every request",
-        default=f"{_WORKLOAD.temperature:g}",
-        parse=_float_in(0.0, 2.0),
+        "sampling temperature of every request (default: the workload's, 0 or 0.7)",
+        parse=_float_in(0.0, 2.0, optional=True),
         commands=(BENCH,),
         short="--temperature",
     ),
@@ -383,6 +413,26 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "tolerance written into newly recorded baselines",
         default=f"{DEFAULT_THROUGHPUT_TOLERANCE:.2f}",
         parse=_float_in(0.0, 0.99),
+    ),
+    OptionSpec(
+        "--specperf-slo",
+        "slo",
+        "service-level objectives, e.g. ttft_p99_ms=2000,itl_p99_ms=50,e2e_p99_ms=30000 "
+        "(optional attainment=0.99): each point's goodput and each depth's largest "
+        "concurrency meeting them",
+        parse=lambda option, raw: parse_slo(raw, option),
+        commands=(BENCH,),
+        short="--slo",
+    ),
+    OptionSpec(
+        "--specperf-refine",
+        "refine",
+        "where the recommended depth changes between two measured concurrencies, measure "
+        "their geometric midpoint at every depth too (keeps every depth's server up until "
+        "the end of the run)",
+        parse=_flag,
+        kind="flag",
+        ini=False,
     ),
     OptionSpec(
         "--specperf-inject-slowdown",
@@ -464,6 +514,23 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "default: $SPECPERF_GPUS, else $CUDA_VISIBLE_DEVICES, else nvidia-smi -L",
         parse=lambda option, raw: ",".join(parse_gpu_ids(option, raw)) if raw else None,
     ),
+    OptionSpec(
+        "--specperf-self-test",
+        "self_test",
+        "after each depth's checks, set a known /slow_down on its server, check that the "
+        "gate catches it, reset it, and report the result",
+        parse=_flag,
+        kind="flag",
+        ini=False,
+    ),
+    OptionSpec(
+        "--specperf-lossless-min-prefix",
+        "lossless_min_prefix",
+        "losslessness rule: the share of each greedy output that must equal the other "
+        "depth's before the first differing token (1 = identical outputs)",
+        default="1",
+        parse=_float_in(0.0, 1.0),
+    ),
 )
 OPTIONS_BY_KEY: Mapping[str, OptionSpec] = {spec.key: spec for spec in OPTIONS}
 
@@ -503,6 +570,10 @@ class Settings:
     alpha: float = 0.01
     min_effect: float = 0.05
     confirm: ConfirmMode = "fresh-boot"
+    self_test: bool = False
+    lossless_min_prefix: float = 1.0
+    slo: Slo | None = None
+    refine: bool = False
 
 
 def resolve_profile_option(name: str, dirs: tuple[str, ...], rootdir: Path) -> Profile:
@@ -514,7 +585,8 @@ def resolve_profile_option(name: str, dirs: tuple[str, ...], rootdir: Path) -> P
 
 def workload_from(values: Mapping[str, Any]) -> Workload:
     """The request plan the workload options describe."""
-    return Workload(
+    return workload_preset(
+        values["workload"],
         max_new_tokens=values["max_new_tokens"],
         temperature=values["temperature"],
         fixed_requests=values["requests"],
@@ -554,6 +626,10 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         alpha=values["alpha"],
         min_effect=values["min_effect"],
         confirm=values["confirm"],
+        self_test=values["self_test"],
+        lossless_min_prefix=values["lossless_min_prefix"],
+        slo=values["slo"],
+        refine=values["refine"],
     )
 
 

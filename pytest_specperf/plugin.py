@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 import pytest
 
+from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.gate.pytest_gate import SpecperfGate
 from pytest_specperf.options import OPTIONS, OPTIONS_BY_KEY, Settings, build_settings
@@ -26,8 +27,10 @@ from pytest_specperf.pytest_terminal import (
     recorded_status,
 )
 from pytest_specperf.results.benchmark import add_gate_figures, record_point
+from pytest_specperf.results.recommendation_plot import write_recommendation_plot
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import DepthRun, PointMetrics
+from pytest_specperf.results.speculation_plots import write_speculation_plots
 from pytest_specperf.results.store import (
     REPORT_FILE,
     ResultsStore,
@@ -43,13 +46,24 @@ from pytest_specperf.server.gpus import (
     xdist_worker_count,
 )
 from pytest_specperf.server.process import depth_of, fetch_server_info, interrupt_on_sigterm
-from pytest_specperf.suite import DepthSession, ServerDied, depth_scope, write_baselines
+from pytest_specperf.suite import (
+    DepthSession,
+    ServerDied,
+    depth_scope,
+    refine,
+    write_baselines,
+)
 
 settings_key = pytest.StashKey[Settings]()
 run_id_key = pytest.StashKey[str]()
 sessions_key = pytest.StashKey[dict[int, DepthSession]]()
 sigterm_undo_key = pytest.StashKey[Callable[[], None] | None]()
 present_gpus_key = pytest.StashKey[PresentGpus | None]()
+# --specperf-refine: sessions whose servers stay up until the boundaries are measured.
+refine_pending_key = pytest.StashKey[list[DepthSession]]()
+_refine_lines_key = pytest.StashKey[list[str]]()
+_plot_line_key = pytest.StashKey[str]()
+_speculation_plots_key = pytest.StashKey[list[str]]()
 # xdist modes that would split one depth's tests over several workers (one server each).
 _SPLITTING_DIST_MODES = ("load", "loadscope", "loadfile", "loadgroup", "worksteal")
 
@@ -95,7 +109,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if settings.url:
             info = fetch_server_info(settings.url, settings.api_key)
             depth = depth_of(info)
-            settings = _with_depths(settings, (depth,) if depth else (1,))
+            settings = _with_depths(settings, (CONTROL_DEPTH if depth is None else depth,))
         config.stash[present_gpus_key] = _plan_gpus(config, settings)
     except SpecperfError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -281,6 +295,7 @@ def specperf_session(request: pytest.FixtureRequest, specperf_depth: int) -> Ite
     session = DepthSession(settings, specperf_depth, _store(config))
     session.observer = live_progress(config)
     sessions[specperf_depth] = session
+    keep_for_refine = settings.refine and not _is_worker(config)
     try:
         try:
             session.gpus = _server_gpus(config)
@@ -291,7 +306,10 @@ def specperf_session(request: pytest.FixtureRequest, specperf_depth: int) -> Ite
                 session.open(fresh=fresh)
         yield session
     finally:
-        session.close()
+        if keep_for_refine and session.failure is None:
+            config.stash.setdefault(refine_pending_key, []).append(session)
+        else:
+            session.close()
 
 
 def _server_gpus(config: pytest.Config) -> tuple[str, ...] | None:
@@ -383,29 +401,38 @@ def pytest_report_teststatus(report: pytest.TestReport) -> Any:
 
 
 # -- after the run ----------------------------------------------------------------------------
-def _finished_runs(config: pytest.Config) -> list[DepthRun]:
-    settings = config.stash.get(settings_key, None)
-    if settings is None:
-        return []
-    results = _store(config).load()
-    return list(results.runs) if results else []
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """After teardown (an interrupted run's fixtures are torn down in sessionfinish)."""
     config = session.config
     if _is_worker(config):
         return
+    _refine_then_stop(config, exitstatus)
     settings = config.stash.get(settings_key, None)
-    runs = _finished_runs(config)
-    if settings is None or not runs:
+    results = _store(config).load() if settings is not None else None
+    runs = list(results.runs) if results else []
+    if settings is None or results is None or not runs:
         return
-    write_report(settings.out_dir / REPORT_FILE, runs)
+    comparisons, slo, recommendation = results.lossless, results.slo, results.recommendation
+    plot, plot_problem = write_recommendation_plot(runs, recommendation, settings.out_dir)
+    config.stash[_plot_line_key] = (
+        f"recommendation plot: {plot}" if plot is not None else plot_problem or ""
+    )
+    config.stash[_speculation_plots_key] = write_speculation_plots(runs, settings.out_dir)
+    write_report(
+        settings.out_dir / REPORT_FILE,
+        runs,
+        comparisons,
+        slo=slo,
+        recommendation=recommendation,
+        plot=plot.name if plot is not None else None,
+    )
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     if step_summary:
         try:
-            append_step_summary(Path(step_summary), runs)
+            append_step_summary(
+                Path(step_summary), runs, comparisons, slo=slo, recommendation=recommendation
+            )
         except OSError as exc:
             config.stash[_step_summary_error_key] = f"{STEP_SUMMARY_ENV}: not written: {exc}"
     if settings.update_baselines:
@@ -413,6 +440,24 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if exitstatus != pytest.ExitCode.OK:
             problem = f"the test session did not pass: {_exit_name(exitstatus)}"
         config.stash[_written_key] = write_baselines(settings, runs, problem)
+
+
+def _refine_then_stop(config: pytest.Config, exitstatus: int) -> None:
+    """--specperf-refine: measure the boundaries on the servers kept up, then stop them all."""
+    pending = config.stash.get(refine_pending_key, [])
+    if not pending:
+        if config.stash[settings_key].refine and getattr(config.option, "dist", "no") != "no":
+            config.stash[_refine_lines_key] = [
+                "refine: not done under xdist (each worker holds only its own depths' servers)"
+            ]
+        return
+    config.stash[refine_pending_key] = []
+    try:
+        if exitstatus != pytest.ExitCode.INTERRUPTED:
+            config.stash[_refine_lines_key] = refine(pending)
+    finally:
+        for depth_session in pending:
+            depth_session.close()
 
 
 def _exit_name(exitstatus: int) -> str:
@@ -430,12 +475,25 @@ STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     if _is_worker(config):
         return
-    runs = _finished_runs(config)
-    if not runs:
+    settings = config.stash.get(settings_key, None)
+    results = _store(config).load() if settings is not None else None
+    if settings is None or results is None or not results.runs:
         return
-    settings = config.stash[settings_key]
     terminalreporter.section("specperf results")
-    terminalreporter.write_line(full_report(runs))
+    terminalreporter.write_line(
+        full_report(
+            results.runs,
+            results.lossless,
+            slo=results.slo,
+            recommendation=results.recommendation,
+        )
+    )
+    for line in config.stash.get(_refine_lines_key, []):
+        terminalreporter.write_line(line)
+    if config.stash.get(_plot_line_key, ""):
+        terminalreporter.write_line(config.stash[_plot_line_key])
+    for line in config.stash.get(_speculation_plots_key, []):
+        terminalreporter.write_line(line)
     terminalreporter.write_line(
         f"\nresults: {settings.out_dir / 'results.json'}  report: {settings.out_dir / 'report.md'}"
     )

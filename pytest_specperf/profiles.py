@@ -26,6 +26,7 @@ SAME_AS_MODEL = "@model"
 # profile flags are chosen for it when the runner's SGLang version is unknown.
 REFERENCE_SGLANG_VERSION = "0.5.23"
 
+SPECULATIVE_FLAG_PREFIX = "--speculative-"
 SPECULATIVE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM")
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 _FLAG_PATTERN = re.compile(r"^--[a-z0-9][a-z0-9-]*$")
@@ -54,13 +55,19 @@ class ServerFlag(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     """One extra server flag, with the reason the deployment needs it.
 
     ``sglang`` (a version specifier such as ``"<0.5.15"``) limits the flag to the SGLang
-    releases that know it: SGLang renames flags between releases.
+    releases that know it: SGLang renames flags between releases. ``speculative_only``
+    leaves the flag out of the no-speculation control (depth 0); flags named
+    ``--speculative-*`` are left out of it anyway.
     """
 
     flag: str
     why: str
     value: str | None = None
     sglang: str | None = None
+    speculative_only: bool = False
+
+    def in_control(self) -> bool:
+        return not (self.speculative_only or self.flag.startswith(SPECULATIVE_FLAG_PREFIX))
 
     def applies_to(self, sglang_version: str) -> bool:
         if self.sglang is None:
@@ -88,10 +95,15 @@ class Profile(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=T
     launch_timeout_s: float | None = None
     source: str = ""
 
-    def extra_argv(self, sglang_version: str = REFERENCE_SGLANG_VERSION) -> list[str]:
+    def extra_argv(
+        self, sglang_version: str = REFERENCE_SGLANG_VERSION, *, speculative: bool = True
+    ) -> list[str]:
+        """The profile's own flags; ``speculative=False``: those of the control (depth 0)."""
         argv: list[str] = []
         for item in self.args:
             if not item.applies_to(sglang_version):
+                continue
+            if not speculative and not item.in_control():
                 continue
             argv.append(item.flag)
             if item.value is not None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError, SpecperfError
 from pytest_specperf.gate.baselines import (
     Baseline,
@@ -23,16 +24,26 @@ from pytest_specperf.gate.baselines import (
     load_baseline,
     save_baseline,
 )
+from pytest_specperf.gate.decision import GateSettings
+from pytest_specperf.gate.floors import workload_mismatch
+from pytest_specperf.gate.recommend import recommend, refine_concurrencies
 from pytest_specperf.gate.review import incomplete_reason
+from pytest_specperf.gate.self_test import measure_with, run_self_test
+from pytest_specperf.measure.acceptance import merge_histograms, position_accept_rates
 from pytest_specperf.measure.loadgen import measure_point
+from pytest_specperf.measure.lossless import fetch_greedy_outputs, record_and_compare
 from pytest_specperf.measure.repeats import interleaved, merge_samples, split_by_boot
+from pytest_specperf.measure.speedup import control_run, depth_speedups, speedups
 from pytest_specperf.options import Settings
 from pytest_specperf.results.schema import (
     DepthRun,
+    OutputComparison,
     PointMetrics,
     RequestRecord,
     RunResults,
+    SelfTest,
     ServerSummary,
+    Speedup,
 )
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.server.gpus import gpu_env
@@ -235,6 +246,7 @@ class DepthSession:
         run = self._run_in(results)
         if run.status == "running":
             run.status = "complete"
+        refresh_recommendation(results)
 
     # -- measuring ---------------------------------------------------------------------
     @property
@@ -244,6 +256,11 @@ class DepthSession:
     @property
     def boots(self) -> int:
         return self.settings.calibrate_boots if self.settings.calibrate else 1
+
+    @property
+    def samples_per_point(self) -> int:
+        """Samples of each planned point once the sweep is done (confirmation may add more)."""
+        return self.repeats * self.boots
 
     @property
     def sweeps_together(self) -> bool:
@@ -269,6 +286,20 @@ class DepthSession:
         point = self._sample(concurrency, label=f"measuring C={concurrency}")
         self.complete.add(concurrency)
         return point
+
+    def measure_refined(self, concurrency: int) -> PointMetrics:
+        """A point between the planned ones (--specperf-refine), R samples like every point."""
+        if concurrency in self.complete:
+            return self.points[concurrency]
+        if self.failure is not None:
+            raise ServerGone(self.failure)
+        for index in range(self.repeats):
+            label = f"refining C={concurrency}"
+            if self.repeats > 1:
+                label += f" (sample {index + 1}/{self.repeats})"
+            self._sample(concurrency, label=label, refined=True)
+        self.complete.add(concurrency)
+        return self.points[concurrency]
 
     def sweep(self) -> None:
         """Every planned point, R samples each, interleaved by round; over every boot.
@@ -307,8 +338,10 @@ class DepthSession:
             )
         return self.points[concurrency]
 
-    def _sample(self, concurrency: int, *, label: str) -> PointMetrics:
-        """Measure one sample, merge it into the point, record it; the point as merged."""
+    def _sample(self, concurrency: int, *, label: str, refined: bool = False) -> PointMetrics:
+        """Measure one sample, merge it into the point, record it; the point as merged.
+
+        ``refined``: a point --specperf-refine added between the planned ones."""
         assert self.base_url is not None, "open() first"
         s = self.settings
         self.activity = label
@@ -338,6 +371,7 @@ class DepthSession:
                     else "default",
                     api_key=s.api_key,
                     warmup=True,
+                    slo=s.slo,
                     on_request_done=request_done,
                 )
             )
@@ -349,6 +383,11 @@ class DepthSession:
             if self.observer is not None:
                 self.observer.point_finished()
         sample.boot = self.boot
+        sample.refined = refined
+        # Every draft position of this depth, accepted or not (a short histogram stops early).
+        sample.position_accept_rate = position_accept_rates(
+            sample.accept_histogram, self.depth or None
+        )
         earlier = self.points.get(concurrency)
         point = merge_samples([earlier, sample]) if earlier is not None else sample
         if self.server is not None and not self.server.alive():
@@ -362,8 +401,81 @@ class DepthSession:
             raise ServerDied(message)
         self.points[concurrency] = point
         self.request_e2e_s.setdefault(concurrency, []).extend(durations)
-        self.store.update(lambda results: _put_point(self._run_in(results), point))
+        self.store.update(lambda results: self._add_point(results, point))
         return point
+
+    def _add_point(self, results: RunResults, point: PointMetrics) -> None:
+        run = self._run_in(results)
+        _put_point(run, point)
+        run.accept_histogram = merge_histograms(p.accept_histogram for p in run.points)
+        run.position_accept_rate = position_accept_rates(run.accept_histogram, self.depth or None)
+        results.speedup = speedups(results.runs)
+        refresh_recommendation(results)
+
+    # -- the gate's self-test ----------------------------------------------------------
+    def self_test(self) -> SelfTest:
+        """Inject a known /slow_down, let the gate judge the lowest concurrency, reset it."""
+        assert self.base_url is not None and self.points, "measure the points first"
+        s = self.settings
+        point = self.points[min(self.points)]
+        path, baseline, _ = load_baseline_safely(self)
+        if baseline is not None and workload_mismatch(s.workload.key(), baseline) is not None:
+            baseline = None  # not comparable: the run's own point is the reference
+        model = self.summary.model_path if self.summary and self.summary.model_path else "default"
+        result = run_self_test(
+            base_url=self.base_url,
+            api_key=s.api_key,
+            run=self.run_snapshot(),
+            point=point,
+            baseline=(path, baseline) if path is not None and baseline is not None else None,
+            tolerance=s.tolerance,
+            measure=measure_with(self.base_url, s.workload, point.concurrency, model, s.api_key),
+            gate_settings=GateSettings(alpha=s.alpha, min_effect=s.min_effect),
+            time_scale=s.sim_speedup if s.backend == "sim" and s.url is None else 1.0,
+        )
+        self.store.update(lambda results: setattr(self._run_in(results), "self_test", result))
+        return result
+
+    # -- checks across depths ----------------------------------------------------------
+    def compare_greedy_outputs(self) -> list[OutputComparison]:
+        """Store this depth's greedy outputs; compare them with every depth stored before."""
+        assert self.base_url is not None, "open() first"
+        outputs = fetch_greedy_outputs(
+            self.base_url,
+            api_key=self.settings.api_key,
+            timeout_s=self.settings.workload.request_timeout_s,
+        )
+        found: list[OutputComparison] = []
+
+        def change(results: RunResults) -> None:
+            found.extend(record_and_compare(results, self._run_in(results), outputs))
+
+        self.store.update(change)
+        return found
+
+    def speedups_to_judge(self) -> list[tuple[int, list[Speedup]]]:
+        """(depth, its speedups) for every depth whose speedup is judgeable now and was not yet.
+
+        A pair (depth, control) is judged once both swept all their planned points, by the
+        first test of either that finds it so (under the results lock: exactly once).
+        """
+        found: list[tuple[int, list[Speedup]]] = []
+
+        def change(results: RunResults) -> None:
+            control = control_run(results.runs)
+            if control is None or not _swept(control, self.samples_per_point):
+                return
+            for run in results.runs:
+                if run.depth == CONTROL_DEPTH or run.depth in results.speedup_judged:
+                    continue
+                if run.depth != self.depth and self.depth != CONTROL_DEPTH:
+                    continue
+                if _swept(run, self.samples_per_point):
+                    results.speedup_judged.append(run.depth)
+                    found.append((run.depth, depth_speedups(run, control)))
+
+        self.store.update(change)
+        return found
 
     def measure_all(self) -> DepthRun:
         """Every planned point not measured yet, in order; then the run as recorded."""
@@ -386,7 +498,11 @@ class DepthSession:
     # -- baselines ---------------------------------------------------------------------
     def baseline_file(self) -> Path:
         return baseline_path(
-            self.settings.baselines_dir, self.settings.profile.name, self.hardware, self.depth
+            self.settings.baselines_dir,
+            self.settings.profile.name,
+            self.hardware,
+            self.depth,
+            self.settings.workload.name,
         )
 
     def baseline(self) -> tuple[Path, Baseline | None]:
@@ -431,6 +547,7 @@ class DepthSession:
             run = self._run_in(results)
             run.server = self.summary
             run.hardware = self.hardware
+            results.slo = self.settings.slo
 
         self.store.update(change)
 
@@ -439,6 +556,36 @@ def _put_point(run: DepthRun, point: PointMetrics) -> None:
     """Add the point to the run, replacing the earlier version of it (fewer samples)."""
     run.points = [p for p in run.points if p.concurrency != point.concurrency] + [point]
     run.points.sort(key=lambda p: p.concurrency)
+
+
+def refresh_recommendation(results: RunResults) -> None:
+    """Recomputed from every point recorded so far (a run cut short still gets one)."""
+    results.recommendation = recommend(results.runs)
+
+
+def refine(sessions: list[DepthSession]) -> list[str]:
+    """--specperf-refine: measure the switch points of the recommendation's boundaries on
+    every depth whose server is still up; one line per point measured or not measured."""
+    if not sessions:
+        return []
+    results = sessions[0].store.load()
+    measured = {p.concurrency for run in (results.runs if results else []) for p in run.points}
+    targets = refine_concurrencies(results.recommendation if results else None, measured)
+    if not targets:
+        return ["refine: the best depth does not change between measured concurrencies"]
+    lines: list[str] = []
+    for concurrency in targets:
+        for session in sorted(sessions, key=lambda item: item.depth):
+            if session.failure is not None:
+                lines.append(f"refine: steps={session.depth} C={concurrency} not measured")
+                continue
+            with contextlib.suppress(ServerDied):
+                point = session.measure_refined(concurrency)
+                lines.append(
+                    f"refine: steps={session.depth} C={concurrency} measured "
+                    f"({point.agg_tok_s:,.1f} agg tok/s)"
+                )
+    return lines
 
 
 def write_baselines(
@@ -453,6 +600,8 @@ def write_baselines(
     lines: list[str] = []
     source = "url" if settings.url else settings.backend
     how = f"pytest-specperf --specperf-update-baselines ({source})"
+    control = control_run(runs)
+    usable_control = control if control is not None and not incomplete_reason(control) else None
     for run in runs:
         problem = incomplete_reason(run) or session_problem
         if problem is not None:
@@ -464,10 +613,16 @@ def write_baselines(
                 tolerance=Tolerance(throughput=settings.tolerance),
                 how_recorded=how.replace("--specperf-update-baselines", "--specperf-calibrate"),
                 source="calibrated",
+                control=usable_control,
+                slo=settings.slo,
             )
         else:
             baseline = baseline_from_run(
-                run, tolerance=Tolerance(throughput=settings.tolerance), how_recorded=how
+                run,
+                tolerance=Tolerance(throughput=settings.tolerance),
+                how_recorded=how,
+                control=usable_control,
+                slo=settings.slo,
             )
         try:
             path = save_baseline(settings.baselines_dir, baseline)
@@ -476,6 +631,15 @@ def write_baselines(
             continue
         lines.append(f"steps={run.depth}: wrote {path}")
     return lines
+
+
+def _swept(run: DepthRun, samples: int) -> bool:
+    """Every planned point of the run holds at least ``samples`` samples."""
+    for concurrency in run.planned_concurrency:
+        point = run.point(concurrency)
+        if point is None or len(point.samples or [point]) < samples:
+            return False
+    return True
 
 
 def load_baseline_safely(session: DepthSession) -> tuple[Path | None, Baseline | None, str | None]:

@@ -3,10 +3,11 @@
 A baseline holds what one (profile, hardware, depth, workload) measured or published: per
 point the median figures, every sample behind them and the noise measured with them
 (schema 2); the explicit tolerance is what a published figure, or a point without recorded
-noise, is held to. Schema 1 files are migrated in memory when loaded (``migrate``), and
-written as schema 2 when saved again. Loading never raises anything but BaselineError, whose one
-line names the file and the problem; saving is atomic and locked, and refuses to replace a
-file that describes another key.
+noise, is held to. The seed's workload (greedy-synthetic) has ``steps-<N>.json``; another
+workload has its own file beside it, ``steps-<N>.<workload>.json``. Schema 1 files are
+migrated in memory when loaded (``migrate``), and written as schema 2 when saved again.
+Loading never raises anything but BaselineError, whose one line names the file and the
+problem; saving is atomic and locked, and refuses to replace a file that describes another key.
 """
 
 from __future__ import annotations
@@ -25,7 +26,11 @@ from pytest_specperf.depth import depth_problem
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.gate.decision import MetricNoise, NoiseSource, estimate_noise
-from pytest_specperf.results.schema import DepthRun, PointMetrics
+from pytest_specperf.gate.recommend import slo_capacity
+from pytest_specperf.measure.repeats import merge_samples
+from pytest_specperf.measure.speedup import point_speedup
+from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
+from pytest_specperf.results.schema import DepthRun, PointMetrics, Slo, SloCapacity
 from pytest_specperf.server.hardware import slug
 
 BASELINE_SCHEMA_VERSION = 2
@@ -52,6 +57,13 @@ class BaselinePoint(msgspec.Struct, kw_only=True, omit_defaults=True):
     samples: dict[str, list[float]] = {}
     boots: int = 1
     noise: dict[str, MetricNoise] = {}
+    # Over the control (depth 0) of the same run, median over median: recorded when the
+    # control was measured too (gated with the throughput tolerance: a ratio cancels drift).
+    agg_speedup: float | None = None
+    per_req_speedup: float | None = None
+    # Under the baseline's SLOs (measure/goodput.py), when it was recorded with some: the
+    # median of the samples' goodput.
+    goodput_tok_s: float | None = None
 
     def figure(self, metric: str) -> float | None:
         value: float | None = getattr(self, metric)
@@ -79,22 +91,37 @@ class Baseline(msgspec.Struct, kw_only=True):
     workload: dict[str, Any] = {}
     kv: KvCapacity = msgspec.field(default_factory=KvCapacity)
     accept_length: float | None = None
+    # Acceptance rate of draft positions 1, 2, ... (measure/acceptance.py).
+    position_accept_rate: list[float] | None = None
     points: dict[str, BaselinePoint] = {}
     server: dict[str, Any] | None = None
     notes: str = ""
+    # Recorded with --specperf-slo: the SLOs, and the depth's largest concurrency meeting them
+    # (gate/recommend.py slo_capacity); gated with no tolerance, like KV capacity.
+    slo: Slo | None = None
+    slo_max_concurrency: int | None = None
 
     def point(self, concurrency: int) -> BaselinePoint | None:
         return self.points.get(str(concurrency))
 
+    @property
+    def workload_name(self) -> str:
+        return str(self.workload.get("workload", DEFAULT_WORKLOAD))
 
-def baseline_path(root: Path, profile: str, hardware: str, depth: int) -> Path:
+
+def baseline_path(
+    root: Path, profile: str, hardware: str, depth: int, workload: str = DEFAULT_WORKLOAD
+) -> Path:
     """The file for a key; each component must stay one safe path segment under ``root``."""
-    for label, part in (("profile", profile), ("hardware", hardware)):
+    for label, part in (("profile", profile), ("hardware", hardware), ("workload", workload)):
         if not part or part in (".", "..") or "/" in part or "\\" in part or "\0" in part:
             raise BaselineError(f"{label} name {part!r} cannot be used as a baseline directory")
     if depth_problem(depth) is not None:
         raise BaselineError(f"speculation depth {depth} has no baseline file")
-    path = (root / profile / hardware / f"steps-{depth}.json").resolve()
+    name = (
+        f"steps-{depth}.json" if workload == DEFAULT_WORKLOAD else f"steps-{depth}.{workload}.json"
+    )
+    path = (root / profile / hardware / name).resolve()
     if not path.is_relative_to(root.resolve()):
         raise BaselineError(f"baseline path {path} escapes the baselines directory {root}")
     return path
@@ -183,7 +210,9 @@ def encode_baseline(baseline: Baseline) -> bytes:
 
 
 def save_baseline(root: Path, baseline: Baseline) -> Path:
-    path = baseline_path(root, baseline.profile, baseline.hardware, baseline.depth)
+    path = baseline_path(
+        root, baseline.profile, baseline.hardware, baseline.depth, baseline.workload_name
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path) + ".lock", timeout=60):
         existing = load_baseline(path)
@@ -213,10 +242,21 @@ def baseline_from_run(
     tolerance: Tolerance | None = None,
     how_recorded: str,
     hardware: str | None = None,
+    control: DepthRun | None = None,
+    slo: Slo | None = None,
 ) -> Baseline:
-    """A baseline from one boot's run: its repeats give the within-boot noise."""
+    """A baseline from one boot's run: its repeats give the within-boot noise.
+
+    ``control``: the same run's depth 0, whose points give the speedups to record; ``slo``:
+    the run's SLOs, under which its goodput and SLO capacity are recorded.
+    """
     return baseline_from_runs(
-        [run], tolerance=tolerance, how_recorded=how_recorded, hardware=hardware
+        [run],
+        tolerance=tolerance,
+        how_recorded=how_recorded,
+        hardware=hardware,
+        control=control,
+        slo=slo,
     )
 
 
@@ -227,11 +267,19 @@ def baseline_from_runs(
     how_recorded: str,
     hardware: str | None = None,
     source: NoiseSource = "recorded repeats",
+    control: DepthRun | None = None,
+    slo: Slo | None = None,
 ) -> Baseline:
     """A baseline from the runs of one depth, one run per boot (calibration: several).
 
     Figures are the medians of all samples; the noise of every figure is estimated from the
     samples grouped by boot (``estimate_noise``). The server details come from the last run.
+    Run-scoped acceptance (accept length, each draft position's rate) is the median over the
+    runs. ``control``: the same run's depth 0 (all its boots); each point's speedup is this
+    point's median figures over the control's at the same concurrency (per request: the
+    median request's rate, see measure/speedup.py).
+    ``slo``: each point's goodput (median of samples) and the depth's SLO capacity (the
+    lowest over boots: it is gated with no tolerance) are recorded under these SLOs.
     """
     if not runs:
         raise ValueError("a baseline needs at least one run")
@@ -242,8 +290,13 @@ def baseline_from_runs(
     for concurrency in concurrencies:
         per_boot = [r.point(concurrency) for r in runs]
         measured = [p for p in per_boot if p is not None]
-        points[str(concurrency)] = _baseline_point(measured, source)
+        point = _baseline_point(measured, source)
+        reference = control.point(concurrency) if control and control.depth != run.depth else None
+        if reference is not None:
+            point = _with_speedup(point, run.depth, measured, reference)
+        points[str(concurrency)] = point
     accept = [r.accept_length for r in runs if r.accept_length is not None]
+    capacity = _slo_capacity(runs) if slo is not None else None
     return Baseline(
         schema_version=BASELINE_SCHEMA_VERSION,
         profile=run.profile,
@@ -261,9 +314,47 @@ def baseline_from_runs(
             max_running_requests=server.max_running_requests if server else None,
         ),
         accept_length=statistics.median(accept) if accept else None,
+        position_accept_rate=_median_rates([r.position_accept_rate for r in runs]),
         points=points,
         server=msgspec.to_builtins(server) if server else None,
+        slo=slo if capacity is not None else None,
+        slo_max_concurrency=capacity.max_concurrency if capacity is not None else None,
     )
+
+
+def _with_speedup(
+    point: BaselinePoint, depth: int, measured: Sequence[PointMetrics], control: PointMetrics
+) -> BaselinePoint:
+    """The point with its speedup over the control's (measure/speedup.py), from the medians
+    of every sample of both (``measured``: this point in each boot)."""
+    gain = point_speedup(depth, merge_samples(measured), control)
+    if gain is None:
+        return point
+    return msgspec.structs.replace(
+        point,
+        agg_speedup=round(gain.agg, 4),
+        per_req_speedup=None if gain.per_req is None else round(gain.per_req, 4),
+    )
+
+
+def _slo_capacity(runs: Sequence[DepthRun]) -> SloCapacity | None:
+    """The lowest SLO capacity of the boots (None: no point was judged against SLOs)."""
+    found = [capacity for run in runs if (capacity := slo_capacity(run)) is not None]
+    if not found:
+        return None
+    return min(found, key=lambda c: -1 if c.max_concurrency is None else c.max_concurrency)
+
+
+def _median_rates(per_run: Sequence[Sequence[float]]) -> list[float] | None:
+    """Position by position, the median rate over the runs that reached that position."""
+    measured = [rates for rates in per_run if rates]
+    if not measured:
+        return None
+    width = max(len(rates) for rates in measured)
+    return [
+        round(statistics.median(rates[i] for rates in measured if i < len(rates)), 4)
+        for i in range(width)
+    ]
 
 
 def _baseline_point(per_boot: Sequence[PointMetrics], source: NoiseSource) -> BaselinePoint:
@@ -277,12 +368,19 @@ def _baseline_point(per_boot: Sequence[PointMetrics], source: NoiseSource) -> Ba
         if flat:
             samples[metric] = flat
             noise[metric] = estimate_noise([g for g in groups if g], source)
+    goodput = [
+        sample.goodput.goodput_tok_s
+        for point in per_boot
+        for sample in point.samples or [point]
+        if sample.goodput is not None
+    ]
     return BaselinePoint(
         agg_tok_s=medians["agg_tok_s"],
         per_req_tok_s=medians["per_req_tok_s"],
         samples=samples,
         boots=len(per_boot),
         noise=noise,
+        goodput_tok_s=round(statistics.median(goodput), 2) if goodput else None,
     )
 
 

@@ -12,8 +12,16 @@ from pathlib import Path
 
 from pytest_specperf.gate.baselines import THROUGHPUT_METRICS, Baseline, metric_samples
 from pytest_specperf.gate.decision import PointInput, Reference
+from pytest_specperf.gate.recommend import slo_capacity
 from pytest_specperf.measure.client_health import fell_behind
-from pytest_specperf.results.schema import PointMetrics, ServerSummary, Verdict
+from pytest_specperf.results.schema import (
+    DepthRun,
+    PointMetrics,
+    ServerSummary,
+    Slo,
+    Speedup,
+    Verdict,
+)
 
 
 def floor(baseline_value: float, tolerance: float) -> float:
@@ -129,6 +137,52 @@ def accept_length_failure(
     )
 
 
+def speedup_failures(
+    speedups: Sequence[Speedup], baseline: Baseline, depth: int, path: Path
+) -> list[str]:
+    """Speedups over the control against the baseline's, with the throughput tolerance."""
+    failures: list[str] = []
+    tolerance = baseline.tolerance.throughput
+    for item in speedups:
+        reference = baseline.point(item.concurrency)
+        if reference is None:
+            continue
+        where = f"steps={depth} C={item.concurrency}"
+        for label, measured, recorded in (
+            ("agg speedup over steps=0", item.agg, reference.agg_speedup),
+            ("per-req speedup over steps=0", item.per_req, reference.per_req_speedup),
+        ):
+            if recorded is None:
+                continue
+            limit = floor(recorded, tolerance)
+            if measured is None or measured < limit:
+                shown = "not measured" if measured is None else f"{measured:.2f}x"
+                failures.append(
+                    f"{where}: {label} {shown} < floor {limit:.2f}x "
+                    f"(baseline {recorded:.2f}x - {tolerance:.0%}) [{path}]"
+                )
+    return failures
+
+
+def position_accept_failures(
+    rates: Sequence[float], baseline: Baseline, depth: int, path: Path
+) -> list[str]:
+    """Each draft position's acceptance rate against the baseline's (accept-length tolerance)."""
+    recorded = baseline.position_accept_rate or []
+    tolerance = baseline.tolerance.accept_length
+    failures: list[str] = []
+    for position, reference in enumerate(recorded, start=1):
+        measured = rates[position - 1] if position <= len(rates) else None
+        limit = floor(reference, tolerance)
+        if measured is None or measured < limit:
+            shown = "not measured" if measured is None else f"{measured:.3f}"
+            failures.append(
+                f"steps={depth} (run-scoped): acceptance of draft position {position} {shown} "
+                f"< floor {limit:.3f} (baseline {reference:.3f} - {tolerance:.0%}) [{path}]"
+            )
+    return failures
+
+
 def version_drift(server: ServerSummary | None, baseline: Baseline) -> str | None:
     if server is None or not server.version or not baseline.sglang_version:
         return None
@@ -153,3 +207,46 @@ def workload_mismatch(workload_key: dict[str, object], baseline: Baseline) -> st
         f"{name}: baseline {old!r} vs run {new!r}" for name, (old, new) in differing.items()
     )
     return f"baseline workload differs from this run's ({details})"
+
+
+def slo_mismatch(slo: Slo | None, baseline: Baseline) -> str | None:
+    """Why goodput cannot be judged against this baseline (None: it can)."""
+    if slo is None:
+        return "no --specperf-slo in this run"
+    if baseline.slo is None:
+        return "the baseline was recorded without --specperf-slo"
+    if baseline.slo != slo:
+        return f"the baseline's SLOs ({baseline.slo}) differ from this run's ({slo})"
+    return None
+
+
+def goodput_failure(point: PointMetrics, baseline: Baseline, depth: int, path: Path) -> str | None:
+    """Goodput under the same SLOs >= the baseline's x (1 - throughput tolerance)."""
+    reference = baseline.point(point.concurrency)
+    if reference is None or reference.goodput_tok_s is None:
+        return None
+    return _below(
+        "goodput tok/s",
+        point.goodput.goodput_tok_s if point.goodput is not None else None,
+        reference.goodput_tok_s,
+        baseline.tolerance.throughput,
+        f"steps={depth} C={point.concurrency}",
+        path,
+    )
+
+
+def slo_capacity_failure(run: DepthRun, baseline: Baseline, path: Path) -> str | None:
+    """The largest concurrency meeting the SLOs never falls below the baseline's (a level of
+    the sweep, not a figure: no tolerance)."""
+    reference = baseline.slo_max_concurrency
+    if reference is None:
+        return None
+    capacity = slo_capacity(run)
+    measured = capacity.max_concurrency if capacity is not None else None
+    if measured is not None and measured >= reference:
+        return None
+    shown = "none (the lowest concurrency missed them)" if measured is None else f"C={measured}"
+    return (
+        f"steps={run.depth}: largest concurrency meeting the SLOs {shown} < baseline "
+        f"C={reference} [{path}]"
+    )

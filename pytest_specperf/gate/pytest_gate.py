@@ -16,11 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from pytest_specperf.depth import CONTROL_DEPTH
+from pytest_specperf.errors import BaselineError
 from pytest_specperf.gate import floors as gate
-from pytest_specperf.gate.baselines import Baseline
+from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.gate.decision import GateSettings, judge_depth
+from pytest_specperf.measure import lossless
+from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
 from pytest_specperf.pytest_terminal import RECORDED_PROPERTY
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
+from pytest_specperf.results.speculation_report import self_test_line
 from pytest_specperf.suite import DepthSession, load_baseline_safely
 
 PROPERTY_PREFIX = "specperf."
@@ -92,7 +97,10 @@ class SpecperfGate:
             parts.append(f"--specperf-backend={s.backend}")
             if s.backend == "sim":
                 parts.append(f"--specperf-sim-speedup={s.sim_speedup:g}")
-        parts += [f"--specperf-profile={s.profile.name}", "--specperf-update-baselines"]
+        parts.append(f"--specperf-profile={s.profile.name}")
+        if s.workload.name != DEFAULT_WORKLOAD:
+            parts.append(f"--specperf-workload={s.workload.name}")
+        parts.append("--specperf-update-baselines")
         return shlex.join(parts)
 
     def baseline(self) -> tuple[Path, Baseline]:
@@ -230,6 +238,8 @@ class SpecperfGate:
             pytest.fail("\n".join(failures), pytrace=False)
 
     def require_accept_length(self, run: DepthRun) -> None:
+        if self.session.depth == CONTROL_DEPTH:
+            pytest.skip("steps=0 is the no-speculation control: no accept length")
         self._record("depth", self.session.depth)
         self._record_measured("accept_length", run.accept_length)
         if self._recording(f"accept length {_num(run.accept_length, 2)} (run-scoped)"):
@@ -244,6 +254,116 @@ class SpecperfGate:
         if baseline.accept_length is None:
             pytest.skip(f"baseline {path} records no accept length")
         message = gate.accept_length_failure(run.accept_length, baseline, self.session.depth, path)
+        if message:
+            pytest.fail(message, pytrace=False)
+
+    def require_position_acceptance(self, run: DepthRun) -> None:
+        if self.session.depth == CONTROL_DEPTH:
+            pytest.skip("steps=0 is the no-speculation control: no draft positions")
+        self._record("depth", self.session.depth)
+        for position, rate in enumerate(run.position_accept_rate, start=1):
+            self._record(f"position_accept_rate.{position}", rate)
+        shown = ", ".join(f"{rate:.3f}" for rate in run.position_accept_rate) or "-"
+        if self._recording(f"acceptance per draft position {shown} (run-scoped)"):
+            return
+        path, baseline = self.baseline()
+        if not baseline.position_accept_rate:
+            pytest.skip(f"baseline {path} records no per-position acceptance")
+        failures = gate.position_accept_failures(
+            run.position_accept_rate, baseline, self.session.depth, path
+        )
+        if failures:
+            pytest.fail("\n".join(failures), pytrace=False)
+
+    def require_speedup(self) -> None:
+        """Speedup floors of every (depth, control) pair that became judgeable with this depth."""
+        if CONTROL_DEPTH not in self.settings.depths:
+            pytest.skip("no control in this run: add 0 to --spec-steps to measure the speedup")
+        if self.settings.update_baselines:
+            pytest.skip("recording baselines this run: speedup floors are not gated")
+        judged = self.session.speedups_to_judge()
+        if not judged:
+            pytest.skip(
+                f"steps={self.session.depth}: the speedup is judged by whichever of the depth "
+                "and the control finishes its sweep last; nothing to judge here"
+            )
+        failures: list[str] = []
+        unjudged: list[str] = []
+        for depth, found in judged:
+            s = self.settings
+            path = baseline_path(
+                s.baselines_dir, s.profile.name, self.session.hardware, depth, s.workload.name
+            )
+            try:
+                baseline = load_baseline(path)
+            except BaselineError as exc:
+                failures.append(str(exc))
+                continue
+            if baseline is None or not any(
+                p.agg_speedup or p.per_req_speedup for p in baseline.points.values()
+            ):
+                unjudged.append(f"steps={depth}: {path} records no speedup")
+                continue
+            mismatch = gate.workload_mismatch(s.workload.key(), baseline)
+            if mismatch:
+                unjudged.append(f"steps={depth}: {mismatch}: not comparable ({path})")
+                continue
+            failures += gate.speedup_failures(found, baseline, depth, path)
+        if failures:
+            pytest.fail("\n".join(failures), pytrace=False)
+        if unjudged:
+            pytest.skip(
+                "; ".join(unjudged) + f" (record with: {self._record_hint()} and 0 in --spec-steps)"
+            )
+
+    def require_lossless(self) -> None:
+        """This depth's greedy outputs equal those of every depth stored before it."""
+        if len(self.settings.depths) < 2:
+            pytest.skip("one depth in this run: add another (e.g. --spec-steps=0,3) to compare")
+        try:
+            comparisons = self.session.compare_greedy_outputs()
+        except lossless.GreedyOutputError as exc:
+            pytest.fail(str(exc), pytrace=False)
+        if not comparisons:
+            pytest.skip(
+                f"steps={self.session.depth}: greedy outputs recorded; the depths that finish "
+                "after it compare theirs against them"
+            )
+        failures = lossless.violations(comparisons, self.settings.lossless_min_prefix)
+        if failures:
+            pytest.fail("\n".join(failures), pytrace=False)
+
+    def require_self_test(self) -> None:
+        """--specperf-self-test: the gate catches a known /slow_down, and the reset holds."""
+        if not self.settings.self_test:
+            pytest.skip("the gate's self-test runs with --specperf-self-test")
+        result = self.session.self_test()
+        line = self_test_line(self.session.depth, result)
+        if not result.caught or not result.reset:
+            pytest.fail("\n".join([line, *result.gate_messages]), pytrace=False)
+
+    def require_goodput(self, point: PointMetrics) -> None:
+        """With SLOs set and a baseline recorded under the same ones: goodput >= its floor.
+        Nothing to check otherwise (the throughput floors still apply)."""
+        if self.settings.slo is None:
+            return
+        path, baseline = self.baseline()
+        if gate.slo_mismatch(self.settings.slo, baseline) is not None:
+            return
+        message = gate.goodput_failure(point, baseline, self.session.depth, path)
+        if message:
+            pytest.fail(message, pytrace=False)
+
+    def require_slo_capacity(self, run: DepthRun) -> None:
+        if self.settings.slo is None:
+            pytest.skip("no --specperf-slo: no SLO capacity to check")
+        path, baseline = self.baseline()
+        mismatch = gate.slo_mismatch(self.settings.slo, baseline)
+        if mismatch is not None:
+            pytest.skip(f"{mismatch}: not comparable; re-record {path}")
+        if baseline.slo_max_concurrency is None:
+            pytest.skip(f"baseline {path} records no concurrency meeting the SLOs")
+        message = gate.slo_capacity_failure(run, baseline, path)
         if message:
             pytest.fail(message, pytrace=False)
 

@@ -24,7 +24,8 @@ from pytest_specperf.gate.baselines import (
     save_baseline,
 )
 from pytest_specperf.measure.repeats import split_by_boot
-from pytest_specperf.results.schema import DepthRun, RunResults
+from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
+from pytest_specperf.results.schema import DepthRun, RunResults, Slo
 
 METRICS = (("agg_tok_s", "agg tok/s"), ("per_req_tok_s", "per-req tok/s"))
 
@@ -224,16 +225,21 @@ def promote(
     results_path: Path,
     tolerance: float | None = None,
     allow_other_hardware: bool = False,
+    control: DepthRun | None = None,
+    slo: Slo | None = None,
 ) -> tuple[Path, str]:
     """Write the run's figures as the baseline of its key; (path, the diff against the old one).
 
     Only a complete run with every request successful is promoted: a baseline must not
-    inherit a failure. The old file, if any, must be of the same hardware key.
+    inherit a failure. The old file, if any, must be of the same hardware key. ``control``:
+    the same results' depth 0, whose points give the speedups recorded (when it is complete);
+    ``slo``: the results' SLOs, under which goodput and SLO capacity are recorded.
     """
     problem = incomplete_reason(run)
     if problem is not None:
         raise ReviewError(f"not promoting steps={run.depth} from {results_path}: {problem}")
-    path = baseline_path(baselines_dir, run.profile, run.hardware, run.depth)
+    workload = str(run.workload.get("workload", DEFAULT_WORKLOAD))
+    path = baseline_path(baselines_dir, run.profile, run.hardware, run.depth, workload)
     try:
         old = load_baseline(path)
     except BaselineError as exc:
@@ -246,6 +252,8 @@ def promote(
         else (old.tolerance if old is not None else None),
         how_recorded=f"specperf baseline promote {results_path}",
         source="calibrated" if len(boots) > 1 else "recorded repeats",
+        control=control if control is not None and incomplete_reason(control) is None else None,
+        slo=slo,
     )
     new_figures = figures_of_baseline(new, f"{results_path} steps={run.depth}")
     if old is None:

@@ -21,6 +21,8 @@ class GenerateMeta(msgspec.Struct):
     finish_reason: Any = None
     spec_verify_ct: int | None = None
     e2e_latency: float | None = None
+    # Verify steps by correct drafts (SGLang 0.5.12 sends it as spec_accept_histogram too).
+    spec_correct_drafts_histogram: list[int] | None = None
 
 
 class CompletionUsage(msgspec.Struct):
@@ -52,3 +54,5 @@ CHUNK_FIELDS: tuple[str, ...] = _names(StreamChunk)
 META_INFO_FIELDS: tuple[str, ...] = _names(GenerateMeta)
 USAGE_FIELDS: tuple[str, ...] = _names(CompletionUsage)
 CHOICE_FIELDS: tuple[str, ...] = _names(CompletionChoice)
+# Read from a whole (non-streaming) /generate answer: the greedy output ids (lossless.py).
+GENERATE_RESPONSE_FIELDS: tuple[str, ...] = ("output_ids",)

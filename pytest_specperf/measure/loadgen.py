@@ -21,9 +21,10 @@ import msgspec
 
 from pytest_specperf.measure.client_health import ClientMonitor
 from pytest_specperf.measure.fields import StreamChunk as _Chunk
+from pytest_specperf.measure.goodput import point_goodput
 from pytest_specperf.measure.metrics import point_metrics
 from pytest_specperf.measure.workload import Workload, endpoint_path, request_body
-from pytest_specperf.results.schema import PointMetrics, RequestRecord
+from pytest_specperf.results.schema import PointMetrics, RequestRecord, Slo
 
 _EVENT_END = b"\n\n"
 _DATA_PREFIX = b"data:"
@@ -67,6 +68,7 @@ def _handle_generate_chunk(state: _StreamState, chunk: _Chunk, now: float) -> No
         state.finished = True
         record.spec_verify_ct = meta.spec_verify_ct
         record.server_e2e_s = meta.e2e_latency
+        record.accept_histogram = meta.spec_correct_drafts_histogram
 
 
 def _handle_completions_chunk(state: _StreamState, chunk: _Chunk, now: float) -> None:
@@ -206,7 +208,11 @@ async def run_requests(
     pool = [clients] if isinstance(clients, httpx.AsyncClient) else list(clients)
     path = endpoint_path(workload)
     completions = workload.endpoint == "completions"
-    body = request_body(workload, model, max_new_tokens=max_new_tokens)
+    # Request i sends prompt i of the workload's set (built once per prompt, not per request).
+    bodies = [
+        request_body(workload, model, max_new_tokens=max_new_tokens, index=index)
+        for index in range(len(workload.prompts))
+    ]
     records: list[RequestRecord] = []
     sent = 0
     started = time.monotonic()
@@ -223,6 +229,7 @@ async def run_requests(
     async def worker(client: httpx.AsyncClient) -> None:
         nonlocal sent
         while more_to_send():
+            body = bodies[sent % len(bodies)]
             sent += 1
             try:
                 async with asyncio.timeout(workload.request_timeout_s):
@@ -250,6 +257,7 @@ async def measure_point(
     model: str = "default",
     api_key: str | None = None,
     warmup: bool = False,
+    slo: Slo | None = None,
     on_request_done: Callable[[RequestRecord], None] | None = None,
 ) -> PointMetrics:
     """One point of the sweep, preceded by a short warm-up at the same concurrency.
@@ -290,4 +298,6 @@ async def measure_point(
             )
     metrics = point_metrics(concurrency, records, wall)
     metrics.client = monitor.health
+    if slo is not None:
+        metrics.goodput = point_goodput(records, wall, slo)
     return metrics

@@ -6,6 +6,7 @@
 - TTFT: first chunk time - request start. ITL: each chunk's gap spread over its tokens.
   TPOT: (last - first chunk time) / (tokens after the first chunk). e2e: end - start.
 - Accept length: sum(completion_tokens) / sum(spec_verify_ct) over the point's requests.
+- Acceptance per draft position: from the summed per-request histograms (acceptance.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
+from pytest_specperf.measure.acceptance import merge_histograms, position_accept_rates
 from pytest_specperf.results.schema import Percentiles, PointMetrics, RequestRecord
 
 
@@ -73,6 +75,7 @@ def point_metrics(
     tpots = [1.0 / rate for rate in rates]
     verify = sum(r.spec_verify_ct or 0 for r in good)
     verified_tokens = sum(r.completion_tokens for r in good if r.spec_verify_ct)
+    histogram = merge_histograms(r.accept_histogram for r in good)
     return PointMetrics(
         concurrency=concurrency,
         requests=len(records),
@@ -90,4 +93,6 @@ def point_metrics(
         accept_length=verified_tokens / verify if verify else None,
         spec_verify_ct=verify,
         chunks=sum(len(r.chunk_times) for r in good),
+        accept_histogram=histogram,
+        position_accept_rate=position_accept_rates(histogram),
     )

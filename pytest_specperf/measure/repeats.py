@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import msgspec
 
+from pytest_specperf.measure.acceptance import merge_histograms
+from pytest_specperf.measure.goodput import merge_goodput
 from pytest_specperf.results.schema import DepthRun, Interval, Percentiles, PointMetrics
 
 # (samples) -> (median, interval or None): stats.summarize's signature.
@@ -57,6 +59,15 @@ def _pooled_accept_length(samples: Sequence[PointMetrics]) -> float | None:
     return verified / verify
 
 
+def _median_position_rates(samples: Sequence[PointMetrics]) -> list[float]:
+    """Position by position, the median acceptance rate of the samples that measured it."""
+    measured = [s.position_accept_rate for s in samples if s.position_accept_rate]
+    width = max((len(rates) for rates in measured), default=0)
+    return [
+        statistics.median(rates[i] for rates in measured if i < len(rates)) for i in range(width)
+    ]
+
+
 def _flatten(points: Sequence[PointMetrics]) -> list[PointMetrics]:
     """The single samples behind points that may themselves be merged."""
     flat: list[PointMetrics] = []
@@ -71,10 +82,11 @@ def merge_samples(
     """One point from its samples (or from earlier merged points and new samples).
 
     Throughput figures and latency percentiles are the medians of the samples; request,
-    token and verify counts are summed, so the success rate and the accept length cover
-    every request sent. The client health shown is the sample whose event loop lagged most
-    (a client that fell behind once must not be hidden by the median); a point is
-    ``client_bound`` when any sample was.
+    token and verify counts (and the acceptance histograms) are summed, so the success rate
+    and the accept length cover every request sent; each draft position's acceptance rate is
+    the median of the samples' rates. The client health shown is the sample whose event loop
+    lagged most (a client that fell behind once must not be hidden by the median); a point
+    is ``client_bound`` when any sample was.
     """
     samples = _flatten(points)
     if not samples:
@@ -102,6 +114,7 @@ def merge_samples(
     clients = [sample.client for sample in samples if sample.client is not None]
     truth = list(dict.fromkeys(p for sample in samples for p in sample.truth_problems))
     agg = medians["agg_tok_s"]
+    goodput = [sample.goodput for sample in samples if sample.goodput is not None]
     return PointMetrics(
         concurrency=samples[0].concurrency,
         requests=sum(sample.requests for sample in samples),
@@ -124,6 +137,10 @@ def merge_samples(
         samples=samples,
         client_bound=next((s.client_bound for s in samples if s.client_bound), None),
         truth_problems=truth,
+        accept_histogram=merge_histograms(sample.accept_histogram for sample in samples),
+        position_accept_rate=_median_position_rates(samples),
+        goodput=merge_goodput(goodput) if goodput else None,
+        refined=any(sample.refined for sample in samples),
     )
 
 

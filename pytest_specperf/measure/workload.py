@@ -2,15 +2,38 @@
 
 The defaults are the seed's benchmark: 1000 output tokens, temperature 0, ignore_eos, closed
 loop at C = 1, 4, 16, 32, 64 with N = 4 requests at C = 1 and 2C otherwise.
+
+Three workloads (``--specperf-workload``), each a preset of the fields below:
+
+- ``greedy-synthetic``: the seed's: one fixed prompt, temperature 0, ignore_eos (every request
+  produces max_new_tokens). Repetitive greedy output inflates acceptance: an upper bound.
+- ``realistic``: sampled (temperature 0.7, top_p 0.95), EOS respected (max_new_tokens is a
+  cap), prompts from ``prompts/realistic.jsonl`` (coding, agentic and chat prompts written for
+  this project, 1 to ~5,000 words), request i of a point sending prompt i mod 42.
+- ``long-context``: the realistic sampling over prompts of 8k-24k words, each built
+  deterministically from the shipped prompt file (no download); prefill and KV per request
+  dominate.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
+from importlib import resources
 from typing import Any, Literal
 
 import msgspec
 
 Endpoint = Literal["generate", "completions"]
+WorkloadName = Literal["greedy-synthetic", "realistic", "long-context"]
+WORKLOADS: tuple[WorkloadName, ...] = ("greedy-synthetic", "realistic", "long-context")
+DEFAULT_WORKLOAD: WorkloadName = "greedy-synthetic"
+REALISTIC_TEMPERATURE = 0.7
+REALISTIC_TOP_P = 0.95
+# Words of each long-context prompt (the simulator counts a word as a token; a real
+# tokenizer gives more tokens than words).
+LONG_CONTEXT_WORDS: tuple[int, ...] = (8_000, 12_000, 16_000, 24_000)
 SEED_CONCURRENCY: tuple[int, ...] = (1, 4, 16, 32, 64)
 # A fixed prompt keeps prefill identical run to run; its word count is its simulator token count.
 _PROMPT = (
@@ -24,10 +47,13 @@ _PROMPT = (
 class Workload(msgspec.Struct, frozen=True, kw_only=True):
     """What one point sends: identical for every point of a sweep, recorded in results."""
 
+    name: WorkloadName = DEFAULT_WORKLOAD
     max_new_tokens: int = 1000
     temperature: float = 0.0
+    top_p: float | None = None
     ignore_eos: bool = True
-    prompt: str = _PROMPT
+    # Request i of a point sends prompts[i % len(prompts)].
+    prompts: tuple[str, ...] = (_PROMPT,)
     endpoint: Endpoint = "generate"
     # Requests per point: N = single_stream_requests at C = 1, else requests_per_slot * C.
     single_stream_requests: int = 4
@@ -47,51 +73,136 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
             return self.single_stream_requests
         return self.requests_per_slot * concurrency
 
+    @property
+    def prompt(self) -> str:
+        """The first prompt (the only one of greedy-synthetic)."""
+        return self.prompts[0]
+
+    def prompt_for(self, index: int) -> str:
+        return self.prompts[index % len(self.prompts)]
+
     def key(self) -> dict[str, Any]:
-        """The fields that make figures comparable: a baseline is only valid for these."""
-        return {
+        """The fields that make figures comparable: a baseline is only valid for these.
+
+        ``prompt_words`` is the total over the prompt set and ``prompt_set`` a digest of its
+        text: editing a prompt makes older baselines incomparable.
+        """
+        key: dict[str, Any] = {
+            "workload": self.name,
             "max_new_tokens": self.max_new_tokens,
             "temperature": self.temperature,
             "ignore_eos": self.ignore_eos,
             "endpoint": self.endpoint,
-            "prompt_words": len(self.prompt.split()),
+            "prompt_words": sum(len(p.split()) for p in self.prompts),
         }
+        if self.top_p is not None:
+            key["top_p"] = self.top_p
+        if len(self.prompts) > 1:
+            key["prompts"] = len(self.prompts)
+            key["prompt_set"] = prompt_set_digest(self.prompts)
+        return key
 
 
-def generate_body(workload: Workload, *, max_new_tokens: int | None = None) -> dict[str, Any]:
-    """A streaming SGLang native ``/generate`` request."""
+def prompt_set_digest(prompts: tuple[str, ...]) -> str:
+    return hashlib.sha256("\0".join(prompts).encode()).hexdigest()[:16]
+
+
+@functools.cache
+def realistic_prompts() -> tuple[str, ...]:
+    """The shipped prompt set, in file order (see scripts/make_realistic_prompts.py)."""
+    text = resources.files(__package__).joinpath("prompts/realistic.jsonl").read_text("utf-8")
+    return tuple(json.loads(line)["text"] for line in text.splitlines() if line.strip())
+
+
+@functools.cache
+def long_context_prompts() -> tuple[str, ...]:
+    """One prompt per LONG_CONTEXT_WORDS size: shipped prompts stacked as numbered documents
+    (starting at a different one for each size) up to the size, then one question."""
+    source = realistic_prompts()
+    prompts: list[str] = []
+    for index, words in enumerate(LONG_CONTEXT_WORDS):
+        parts = ["Below are documents from our team's shared folder."]
+        count = len(parts[0].split())
+        position = index * 7
+        while count < words:
+            document = source[position % len(source)].split()
+            document = document[: words - count]
+            parts.append(f"Document {len(parts)}:\n" + " ".join(document))
+            count += len(document) + 2
+            position += 1
+        parts.append(
+            "Question: which documents describe a failure in production, and what did each "
+            "propose as the next step? Answer with the document numbers first."
+        )
+        prompts.append("\n\n".join(parts))
+    return tuple(prompts)
+
+
+def workload_preset(name: WorkloadName, **fields: Any) -> Workload:
+    """The named workload; ``fields`` override its preset (e.g. an explicit temperature)."""
+    preset: dict[str, Any] = {}
+    if name == "realistic":
+        preset = {
+            "temperature": REALISTIC_TEMPERATURE,
+            "top_p": REALISTIC_TOP_P,
+            "ignore_eos": False,
+            "prompts": realistic_prompts(),
+        }
+    elif name == "long-context":
+        preset = {
+            "temperature": REALISTIC_TEMPERATURE,
+            "top_p": REALISTIC_TOP_P,
+            "ignore_eos": False,
+            "prompts": long_context_prompts(),
+        }
+    given = {field: value for field, value in fields.items() if value is not None}
+    return Workload(name=name, **{**preset, **given})
+
+
+def _sampling(workload: Workload, max_new_tokens: int | None) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "temperature": workload.temperature,
+        "max_new_tokens": max_new_tokens or workload.max_new_tokens,
+        "ignore_eos": workload.ignore_eos,
+    }
+    if workload.top_p is not None:
+        params["top_p"] = workload.top_p
+    return params
+
+
+def generate_body(
+    workload: Workload, *, max_new_tokens: int | None = None, index: int = 0
+) -> dict[str, Any]:
+    """A streaming SGLang native ``/generate`` request (prompt ``index`` of the set)."""
     return {
-        "text": workload.prompt,
-        "sampling_params": {
-            "temperature": workload.temperature,
-            "max_new_tokens": max_new_tokens or workload.max_new_tokens,
-            "ignore_eos": workload.ignore_eos,
-        },
+        "text": workload.prompt_for(index),
+        "sampling_params": _sampling(workload, max_new_tokens),
         "stream": True,
     }
 
 
 def completions_body(
-    workload: Workload, model: str, *, max_new_tokens: int | None = None
+    workload: Workload, model: str, *, max_new_tokens: int | None = None, index: int = 0
 ) -> dict[str, Any]:
     """A streaming OpenAI-compatible ``/v1/completions`` request with a usage chunk."""
-    return {
+    params = _sampling(workload, max_new_tokens)
+    body: dict[str, Any] = {
         "model": model,
-        "prompt": workload.prompt,
-        "max_tokens": max_new_tokens or workload.max_new_tokens,
-        "temperature": workload.temperature,
-        "ignore_eos": workload.ignore_eos,
+        "prompt": workload.prompt_for(index),
+        "max_tokens": params.pop("max_new_tokens"),
+        **params,
         "stream": True,
         "stream_options": {"include_usage": True},
     }
+    return body
 
 
 def request_body(
-    workload: Workload, model: str, *, max_new_tokens: int | None = None
+    workload: Workload, model: str, *, max_new_tokens: int | None = None, index: int = 0
 ) -> dict[str, Any]:
     if workload.endpoint == "completions":
-        return completions_body(workload, model, max_new_tokens=max_new_tokens)
-    return generate_body(workload, max_new_tokens=max_new_tokens)
+        return completions_body(workload, model, max_new_tokens=max_new_tokens, index=index)
+    return generate_body(workload, max_new_tokens=max_new_tokens, index=index)
 
 
 def endpoint_path(workload: Workload) -> str:

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pytest_specperf.measure.client_health import fell_behind
-from pytest_specperf.results.schema import DepthRun, PointMetrics
+from pytest_specperf.results.recommendation_report import goodput_table, recommendation_text
+from pytest_specperf.results.schema import (
+    DepthRun,
+    OutputComparison,
+    PointMetrics,
+    Recommendation,
+    Slo,
+)
+from pytest_specperf.results.speculation_report import speculation_blocks
 
 SEED_HEADER = (
     "C | Agg tok/s | Per-req tok/s | Tokens | Wall(s) | Ok | TTFT p50/p99 (ms) | Accept len"
@@ -98,13 +106,36 @@ def tradeoff_table(runs: Sequence[DepthRun]) -> str:
     return "\n".join(lines)
 
 
-def full_report(runs: Sequence[DepthRun]) -> str:
+def full_report(
+    runs: Sequence[DepthRun],
+    comparisons: Sequence[OutputComparison] = (),
+    *,
+    slo: Slo | None = None,
+    recommendation: Recommendation | None = None,
+) -> str:
     blocks = [seed_table(run) for run in sorted(runs, key=lambda r: r.depth)]
     if len(runs) > 1:
         blocks.append(tradeoff_table(runs))
+    blocks += speculation_blocks(runs, comparisons)
+    if slo is not None:
+        blocks.append(goodput_table(runs, slo))
+    if recommendation is not None:
+        blocks.append(recommendation_text(recommendation))
     return "\n\n".join(blocks)
 
 
-def markdown_report(runs: Sequence[DepthRun]) -> str:
-    """The same tables, fenced for a CI step summary or a PR comment."""
-    return "# pytest-specperf results\n\n```\n" + full_report(runs) + "\n```\n"
+def markdown_report(
+    runs: Sequence[DepthRun],
+    comparisons: Sequence[OutputComparison] = (),
+    *,
+    slo: Slo | None = None,
+    recommendation: Recommendation | None = None,
+    plot: str | None = None,
+) -> str:
+    """The same tables, fenced for a CI step summary or a PR comment; ``plot``: a PNG beside
+    the report, linked after the tables."""
+    text = full_report(runs, comparisons, slo=slo, recommendation=recommendation)
+    markdown = "# pytest-specperf results\n\n```\n" + text + "\n```\n"
+    if plot is not None:
+        markdown += f"\n![which depth at which load]({plot})\n"
+    return markdown

@@ -33,6 +33,8 @@ class RequestRecord(msgspec.Struct, kw_only=True):
     prompt_tokens: int | None = None
     spec_verify_ct: int | None = None
     server_e2e_s: float | None = None
+    # Verify steps by correct drafts (SGLang's spec_correct_drafts_histogram); see acceptance.py.
+    accept_histogram: list[int] | None = None
 
 
 class ClientHealth(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,6 +60,37 @@ class Interval(msgspec.Struct, frozen=True, kw_only=True):
     high: float
     level: float
     method: str
+
+
+class Slo(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Service-level objectives (``--specperf-slo``); see measure/goodput.py for the rules.
+
+    A request meets them when its TTFT, the p99 of its own inter-token latencies and its e2e
+    are each within the limit set (an unset limit is not checked); a point meets them when at
+    least ``attainment`` of its requests (failed ones count as misses) do.
+    """
+
+    ttft_p99_ms: float | None = None
+    itl_p99_ms: float | None = None
+    e2e_p99_ms: float | None = None
+    attainment: float = 0.99
+
+
+class Goodput(msgspec.Struct, kw_only=True):
+    """One point under the SLOs: the tokens of requests that met every SLO, per second."""
+
+    goodput_tok_s: float
+    requests_meeting: int
+    requests: int
+    # Misses by reason: "failed", "ttft", "itl", "e2e" (a request can miss several).
+    misses: dict[str, int] = {}
+    meets_slo: bool
+    # The share of requests that must meet the SLOs for the point to (Slo.attainment).
+    required_attainment: float = 0.99
+
+    @property
+    def attainment(self) -> float:
+        return self.requests_meeting / self.requests if self.requests else 0.0
 
 
 class PointMetrics(msgspec.Struct, kw_only=True):
@@ -91,10 +124,31 @@ class PointMetrics(msgspec.Struct, kw_only=True):
     # Which server boot of its depth measured this sample (0: the first; calibration across
     # boots restarts the server, and noise between boots is told from noise within one).
     boot: int = 0
+    # Verify steps by correct drafts, summed over the point's successful requests (and its
+    # samples), and the acceptance rate of draft positions 1, 2, ... (measure/acceptance.py;
+    # with repeats: position by position, the median of the samples' rates).
+    accept_histogram: list[int] = []
+    position_accept_rate: list[float] = []
+    # With --specperf-slo: this point under the SLOs (measure/goodput.py).
+    goodput: Goodput | None = None
+    # Measured by --specperf-refine at a boundary of the recommendation, after the sweep.
+    refined: bool = False
 
     @property
     def success_rate(self) -> float:
         return self.ok / self.requests if self.requests else 0.0
+
+    @property
+    def median_request_tok_s(self) -> float | None:
+        """The median request's decode rate (1 / TPOT p50), else the mean per-request rate.
+
+        The mean (Per-req tok/s) is skewed by streams that end after a few tokens, as
+        EOS-respecting workloads have: their first and last chunks can arrive together and
+        give an enormous rate. The median request is what a user sees.
+        """
+        if self.tpot_s is not None and self.tpot_s.p50 > 0:
+            return 1.0 / self.tpot_s.p50
+        return self.per_req_tok_s
 
 
 class ServerSummary(msgspec.Struct, kw_only=True):
@@ -139,6 +193,49 @@ class Verdict(msgspec.Struct, kw_only=True):
     message: str = ""
 
 
+class SelfTest(msgspec.Struct, kw_only=True):
+    """--specperf-self-test: a known /slow_down set on the server, and whether the gate saw it."""
+
+    slowdown_s: float
+    concurrency: int
+    reference: str  # what the slowed point was judged against (a baseline file or this run)
+    before_agg_tok_s: float | None = None
+    before_per_req_tok_s: float | None = None
+    slowed_agg_tok_s: float | None = None
+    slowed_per_req_tok_s: float | None = None
+    after_agg_tok_s: float | None = None
+    caught: bool = False
+    gate_messages: list[str] = []
+    reset: bool = False
+    problem: str | None = None
+
+
+class Speedup(msgspec.Struct, frozen=True, kw_only=True):
+    """One point of a speculative depth divided by the same point of the control (depth 0)."""
+
+    depth: int
+    concurrency: int
+    agg: float
+    per_req: float | None = None
+
+
+class OutputComparison(msgspec.Struct, kw_only=True):
+    """Greedy outputs of one depth against a reference depth (measure/lossless.py)."""
+
+    depth: int
+    reference_depth: int
+    prompts: int
+    identical: int
+    # Prompt name -> first differing token index; absent for identical outputs.
+    first_divergence: dict[str, int] = {}
+    # Prompt name -> length of the common prefix / length of the reference output.
+    prefix_match: dict[str, float] = {}
+
+    @property
+    def match_rate(self) -> float:
+        return self.identical / self.prompts if self.prompts else 1.0
+
+
 class DepthRun(msgspec.Struct, kw_only=True):
     """One server (one speculation depth) and the points measured on it."""
 
@@ -153,6 +250,12 @@ class DepthRun(msgspec.Struct, kw_only=True):
     status: RunStatus = "running"
     failure: str | None = None
     verdicts: list[Verdict] = []
+    # Over every point of the depth (as accept_length): see measure/acceptance.py.
+    accept_histogram: list[int] = []
+    position_accept_rate: list[float] = []
+    # Greedy output ids of the fixed prompt set, by prompt name (measure/lossless.py).
+    greedy_outputs: dict[str, list[int]] = {}
+    self_test: SelfTest | None = None
 
     def point(self, concurrency: int) -> PointMetrics | None:
         for item in self.points:
@@ -169,12 +272,81 @@ class DepthRun(msgspec.Struct, kw_only=True):
         return sum(p.tokens for p in self.points) / verify
 
 
+class ScheduleRange(msgspec.Struct, frozen=True, kw_only=True):
+    """Run ``depth`` from ``min_concurrency`` to ``max_concurrency`` (None: no upper bound)."""
+
+    min_concurrency: int
+    max_concurrency: int | None
+    depth: int
+
+
+class BestDepth(msgspec.Struct, frozen=True, kw_only=True):
+    """At one measured concurrency, the best depth by each metric (None: not measurable)."""
+
+    concurrency: int
+    by_agg: int | None = None
+    by_per_req: int | None = None
+    by_goodput: int | None = None
+
+
+class StopsPaying(msgspec.Struct, frozen=True, kw_only=True):
+    """The lowest measured concurrency from which ``deeper`` no longer beats ``shallower``."""
+
+    shallower: int
+    deeper: int
+    metric: str  # "agg_tok_s" | "per_req_tok_s" | "goodput_tok_s"
+    concurrency: int | None  # None: the deeper depth paid at every concurrency measured
+
+
+class StepCost(msgspec.Struct, frozen=True, kw_only=True):
+    """What going from ``shallower`` to ``deeper`` costs in KV capacity, per extra step."""
+
+    shallower: int
+    deeper: int
+    kv_tokens_lost_per_step: float | None = None
+    running_requests_lost_per_step: float | None = None
+
+
+class SloCapacity(msgspec.Struct, frozen=True, kw_only=True):
+    """Per depth: the largest concurrency at which it and every lower measured point met the
+    SLOs (None: not even the lowest did)."""
+
+    depth: int
+    max_concurrency: int | None
+
+
+class Recommendation(msgspec.Struct, kw_only=True):
+    """Which depth to run at which load, from a multi-depth run (gate/recommend.py)."""
+
+    # The metric the schedule optimises: goodput_tok_s with SLOs, else agg_tok_s.
+    metric: str
+    schedule: list[ScheduleRange] = []
+    # The schedule of every metric, by metric name.
+    schedules: dict[str, list[ScheduleRange]] = {}
+    best: list[BestDepth] = []
+    stops_paying: list[StopsPaying] = []
+    kv_cost: list[StepCost] = []
+    slo_capacity: list[SloCapacity] = []
+    # Pairs of measured concurrencies between which the best depth changes.
+    boundaries: list[list[int]] = []
+    margin: float = 0.0
+
+
 class RunResults(msgspec.Struct, kw_only=True):
     schema_version: int = RESULTS_SCHEMA_VERSION
     run_id: str
     started_at: str
     tool_version: str
     runs: list[DepthRun] = []
+    # With the control (depth 0) in the run: every other depth's points divided by its own.
+    speedup: list[Speedup] = []
+    # Every pair of depths whose greedy outputs were compared, the later one against the earlier.
+    lossless: list[OutputComparison] = []
+    # Speculative depths whose speedup floors were judged (each once, by whichever of the
+    # depth and the control finished its sweep last).
+    speedup_judged: list[int] = []
+    slo: Slo | None = None
+    recommendation: Recommendation | None = None
 
     def depth(self, depth: int) -> DepthRun | None:
         for run in self.runs:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import msgspec
@@ -21,7 +21,14 @@ from filelock import FileLock
 from pytest_specperf import __version__
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.results.report import markdown_report
-from pytest_specperf.results.schema import RESULTS_SCHEMA_VERSION, DepthRun, RunResults
+from pytest_specperf.results.schema import (
+    RESULTS_SCHEMA_VERSION,
+    DepthRun,
+    OutputComparison,
+    Recommendation,
+    RunResults,
+    Slo,
+)
 
 RESULTS_FILE = "results.json"
 REPORT_FILE = "report.md"
@@ -110,22 +117,45 @@ class ResultsStore:
             change(results)
             self._write(results)
             if self.report_path is not None:
-                write_report(self.report_path, results.runs)
+                write_report(
+                    self.report_path,
+                    results.runs,
+                    results.lossless,
+                    slo=results.slo,
+                    recommendation=results.recommendation,
+                )
             return results
 
     def _write(self, results: RunResults) -> None:
         atomic_write_bytes(self.path, msgspec.json.format(_encoder.encode(results), indent=1))
 
 
-def write_report(path: Path, runs: list[DepthRun]) -> None:
+def write_report(
+    path: Path,
+    runs: list[DepthRun],
+    comparisons: Sequence[OutputComparison] = (),
+    *,
+    slo: Slo | None = None,
+    recommendation: Recommendation | None = None,
+    plot: str | None = None,
+) -> None:
     """report.md from the runs, atomically (a reader never sees half a report)."""
-    atomic_write_bytes(path, markdown_report(runs).encode("utf-8"))
+    text = markdown_report(runs, comparisons, slo=slo, recommendation=recommendation, plot=plot)
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def append_step_summary(path: Path, runs: list[DepthRun]) -> None:
+def append_step_summary(
+    path: Path,
+    runs: list[DepthRun],
+    comparisons: Sequence[OutputComparison] = (),
+    *,
+    slo: Slo | None = None,
+    recommendation: Recommendation | None = None,
+) -> None:
     """Append the report to a CI job summary file (GitHub Actions' $GITHUB_STEP_SUMMARY).
 
     Appended, not replaced: the job's other steps write to the same file.
     """
     with path.open("a", encoding="utf-8") as summary:
-        summary.write(markdown_report(runs) + "\n")
+        text = markdown_report(runs, comparisons, slo=slo, recommendation=recommendation)
+        summary.write(text + "\n")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pytest_specperf.depth import check_depth
+from pytest_specperf.depth import CONTROL_DEPTH, check_depth
 from pytest_specperf.errors import UsageError
 from pytest_specperf.profiles import REFERENCE_SGLANG_VERSION, SAME_AS_MODEL, Profile
 
@@ -70,11 +70,12 @@ def speculative_argv(profile: Profile, steps: int, model_path: str) -> list[str]
 
     Steps, topk and draft tokens are always given together (SGLang rejects a partial set);
     with topk = 1 the draft tokens are steps + 1, which SGLang would force anyway. NGRAM has
-    no steps: its depth is expressed as steps + 1 draft tokens.
+    no steps: its depth is expressed as steps + 1 draft tokens. Depth 0 is the
+    no-speculation control: no speculative flag at all.
     """
     check_depth(steps)
     algorithm = profile.speculative_algorithm
-    if algorithm is None:
+    if algorithm is None or steps == CONTROL_DEPTH:
         return []
     if algorithm.upper() == "NGRAM":
         return [
@@ -141,7 +142,9 @@ def build_launch(
         "--port",
         str(port),
         *speculative_argv(profile, steps, model),
-        *profile.extra_argv(sglang_version or installed_sglang_version()),
+        *profile.extra_argv(
+            sglang_version or installed_sglang_version(), speculative=steps != CONTROL_DEPTH
+        ),
     ]
     if backend == "sim":
         argv += ["--sim-profile", profile.sim_profile]

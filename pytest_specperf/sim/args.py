@@ -69,6 +69,8 @@ class SimConfig:
     fault_rate: float
     error_status: int
     server_args: dict[str, Any] = field(default_factory=dict)
+    # --sim-corrupt-output named this server's depth: greedy outputs are altered.
+    corrupt_output: bool = False
     warnings: tuple[str, ...] = ()
 
     @property
@@ -322,6 +324,16 @@ def _add_sim_performance_knobs(g: argparse._ArgumentGroup) -> None:
         help="Override the per-draft acceptance probability alpha for all "
         "requests (default: profile's, greedy ~0.995, sampled ~0.85).",
     )
+    g.add_argument(
+        "--sim-corrupt-output",
+        type=int,
+        default=None,
+        metavar="DEPTH",
+        help="A lossy server, to prove the losslessness check: when this server's "
+        f"speculation depth is DEPTH (0: no speculation), every temperature-0 output gets "
+        f"a different token at index {model.CORRUPT_OUTPUT_AT}. Greedy outputs otherwise "
+        "depend on the prompt alone, at every depth.",
+    )
 
 
 def _add_sim_failure_knobs(g: argparse._ArgumentGroup) -> None:
@@ -473,6 +485,7 @@ def parse_args(argv: Sequence[str]) -> SimConfig:
         noise_seed=_noise_seed(ns.sim_noise_seed, seed),
         slowdown=ns.sim_slowdown,
         acceptance=ns.sim_acceptance,
+        corrupt_output=ns.sim_corrupt_output is not None and ns.sim_corrupt_output == chain,
         boot_delay=ns.sim_boot_delay,
         crash_after=ns.sim_crash_after,
         hang_at_boot=ns.sim_hang_at_boot,

@@ -82,6 +82,8 @@ SEED_PROFILE = Profile(
 
 PROFILES: dict[str, Profile] = {SEED_PROFILE.name: SEED_PROFILE}
 DEFAULT_PROFILE = SEED_PROFILE.name
+# --sim-corrupt-output alters the greedy output token at this index.
+CORRUPT_OUTPUT_AT = 16
 
 
 def chain_length(algorithm: str | None, num_steps: int | None, num_draft_tokens: int | None) -> int:

@@ -6,6 +6,8 @@ carry. Defaults are SGLang's own per endpoint.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -39,6 +41,8 @@ class GenerationRequest:
     stop: tuple[str, ...]
     stream: bool
     include_usage: bool
+    # A digest of the prompt's content: greedy outputs are a function of it.
+    prompt_key: str = ""
 
 
 def parse_generation(endpoint: Endpoint, body: dict[str, Any]) -> GenerationRequest:
@@ -48,15 +52,18 @@ def parse_generation(endpoint: Endpoint, body: dict[str, Any]) -> GenerationRequ
         if not isinstance(sampling, dict):
             raise BadRequest("sampling_params must be an object")
         prompt = _count_prompt(body.get("text"), body.get("input_ids"))
+        content: Any = [body.get("text"), body.get("input_ids")]
         max_new = _int_field(sampling, "max_new_tokens", DEFAULT_GENERATE_MAX_NEW)
         params = sampling
     else:
         if endpoint is Endpoint.CHAT:
             prompt = _count_chat_prompt(body.get("messages"))
+            content = body.get("messages")
             default_max = DEFAULT_CHAT_MAX_TOKENS
             max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
         else:
             prompt = _count_prompt(body.get("prompt"), None)
+            content = body.get("prompt")
             default_max = DEFAULT_COMPLETIONS_MAX_TOKENS
             max_tokens = body.get("max_tokens")
         max_new = _int_field({"max_tokens": max_tokens}, "max_tokens", default_max)
@@ -71,7 +78,13 @@ def parse_generation(endpoint: Endpoint, body: dict[str, Any]) -> GenerationRequ
         stop=_stops(params.get("stop")),
         stream=bool(body.get("stream", False)),
         include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
+        prompt_key=_digest(content),
     )
+
+
+def _digest(content: Any) -> str:
+    encoded = json.dumps(content, sort_keys=True, default=str).encode("utf-8")
+    return hashlib.sha256(encoded).hexdigest()[:16]
 
 
 def _count_prompt(text: Any, ids: Any) -> int:

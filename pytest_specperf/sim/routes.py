@@ -161,6 +161,7 @@ async def _serve_generation(request: web.Request, endpoint: Endpoint) -> web.Str
         parsed.temperature,
         parsed.ignore_eos,
         parsed.stop,
+        parsed.prompt_key,
     )
     if not sched.fits_ever(req):
         return error_response("request needs more KV tokens than the server has", 400)

@@ -45,6 +45,10 @@ class SimRequest:
     ignore_eos: bool
     stop: tuple[str, ...]
     rng: random.Random
+    # Draws the output tokens (and EOS), apart from the acceptance draws on `rng`: at
+    # temperature 0 it is seeded by the prompt, so greedy outputs do not depend on the depth.
+    token_rng: random.Random = field(default_factory=random.Random)
+    corrupt_output: bool = False
     created: float = field(default_factory=time.monotonic)
     created_wall: float = field(default_factory=time.time)
     tokens: list[int] = field(default_factory=list)
@@ -152,8 +156,13 @@ class Scheduler:
         temperature: float,
         ignore_eos: bool,
         stop: tuple[str, ...] = (),
+        prompt_key: str = "",
     ) -> SimRequest:
-        """Create a request (seeded by arrival order); `submit` queues it."""
+        """Create a request (seeded by arrival order); `submit` queues it.
+
+        ``prompt_key`` identifies the prompt's content: at temperature 0 the output tokens
+        are a function of it alone (greedy decoding is deterministic and lossless).
+        """
         idx = self._req_counter
         self._req_counter += 1
         alpha = (
@@ -169,6 +178,12 @@ class Scheduler:
             ignore_eos=ignore_eos,
             stop=stop,
             rng=random.Random(f"{self.config.seed}:req:{idx}"),
+            token_rng=random.Random(
+                f"{self.config.seed}:greedy:{prompt_key}"
+                if temperature == 0
+                else f"{self.config.seed}:sampled:{idx}"
+            ),
+            corrupt_output=self.config.corrupt_output and temperature == 0,
         )
 
     def fits_ever(self, req: SimRequest) -> bool:
@@ -325,11 +340,13 @@ class Scheduler:
         for _ in range(n):
             if len(r.tokens) >= r.max_new_tokens:
                 break
-            if not r.ignore_eos and r.rng.random() < self.profile.eos_probability:
+            if not r.ignore_eos and r.token_rng.random() < self.profile.eos_probability:
                 r.tokens.append(EOS_TOKEN_ID)
                 r.finish = {"type": "stop", "matched": EOS_TOKEN_ID}
                 break
-            tok = r.rng.randrange(1, vocab)
+            tok = r.token_rng.randrange(1, vocab)
+            if r.corrupt_output and len(r.tokens) == model.CORRUPT_OUTPUT_AT:
+                tok = tok % (vocab - 1) + 1  # any other token id
             r.tokens.append(tok)
             if r.stop and f"w{tok}" in r.stop:
                 r.finish = {"type": "stop", "matched": f"w{tok}"}

@@ -16,7 +16,7 @@ pytest.importorskip(
     reason="SGLang is not importable; install it with scripts/install-sglang-contract.sh",
 )
 
-DEPTHS = (1, 2, 3, 4, 5)
+DEPTHS = (0, 1, 2, 3, 4, 5)  # 0: the no-speculation control
 EXTRA_SERVER_ARGS = ("--mem-fraction-static", "0.85", "--max-running-requests", "32")
 PROFILES = builtin_profiles()
 # Draft-model algorithms at topk 1, where SGLang forces draft tokens = steps + 1 (NGRAM has
@@ -68,7 +68,7 @@ def test_builtin_profile_launch_with_extra_server_args_is_accepted(name: str, st
     assert parsed["max_running_requests"] == 32
 
 
-@pytest.mark.parametrize("steps", DEPTHS)
+@pytest.mark.parametrize("steps", [d for d in DEPTHS if d > 0])
 @pytest.mark.parametrize("name", TOPK_ONE_PROFILES)
 def test_topk_one_launch_has_draft_tokens_equal_to_steps_plus_one(name: str, steps: int) -> None:
     profile = PROFILES[name]
@@ -131,3 +131,11 @@ def test_abbreviated_flag_is_reported_with_its_full_name() -> None:
 def test_ambiguous_flag_is_reported_by_name() -> None:
     with pytest.raises(contract.ContractError, match="rejects flag '--cuda-graph-max-bs'"):
         contract.parse_launch_argv(["--model-path", "m", "--cuda-graph-max-bs", "16"])
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_control_launch_parses_without_speculation(name: str) -> None:
+    """Depth 0 of every shipped profile: SGLang's parser sees no speculative algorithm."""
+    parsed = contract.parse_launch_argv(build_launch(PROFILES[name], 0).argv)
+    assert parsed["speculative_algorithm"] is None
+    assert parsed["speculative_num_steps"] is None

@@ -43,10 +43,18 @@ def test_recording_run_reports_recorded_tests_with_their_figures(
             "RECORDED *test_throughput_floor[[]steps3-c4[]]: steps=3 C=4: agg * tok/s, "
             "per-req * tok/s, 8/8 ok",
             "baseline steps=3: wrote *steps-3.json",
-            "*= 5 recorded in *",
+            "*= 4 skipped, 6 recorded in *",
         ]
     )
-    assert "skipped" not in result.stdout.str()
+    # Only the checks that need another depth, the control, --specperf-slo or
+    # --specperf-self-test skip.
+    skipped = [line for line in result.stdout.lines if "::" in line and " SKIPPED" in line]
+    assert [line.split("::")[0] for line in skipped] == [
+        "perf_tests/test_goodput.py",
+        "perf_tests/test_losslessness.py",
+        "perf_tests/test_speedup.py",
+        "perf_tests/test_self_test.py",
+    ]
     # Not a terminal: no progress line, not even a wiped one.
     assert CURSOR_SAVE not in result.stdout.str() and "requests," not in result.stdout.str()
     recorded = junit_properties(suite_dir / "junit.xml")["test_accept_length_floor[steps3]"]
@@ -70,8 +78,10 @@ def test_gate_run_leaves_figures_in_junit_and_one_benchmark_record_per_point(
         "--junitxml=junit.xml",
         "--benchmark-json=bench.json",
     )
-    # The pooled depth test needs calibrated noise: a one-run baseline skips it.
-    result.assert_outcomes(passed=4, skipped=1)
+    # The pooled depth test needs calibrated noise: a one-run baseline skips it; greedy
+    # outputs, the speedup, the SLO capacity and the self-test need another depth, the
+    # control, their options.
+    result.assert_outcomes(passed=5, skipped=5)
     assert "Benchmark fixture was not used" not in result.stdout.str()
     results = json.loads((suite_dir / ".specperf" / "results.json").read_text())
     points = {p["concurrency"]: p for p in results["runs"][0]["points"]}
@@ -127,4 +137,4 @@ def test_progress_line_shows_on_a_terminal(pytester: pytest.Pytester, suite_dir:
     text = output.decode(errors="replace")
     assert f"{CURSOR_SAVE} steps=3 C=4: 0/8 requests" in text
     assert "steps=3 C=4: 8/8 requests" in text
-    assert "5 skipped" in text.splitlines()[-1]
+    assert "10 skipped" in text.splitlines()[-1]

@@ -92,6 +92,16 @@ def test_generate_sample_accept_length_matches_the_servers(name: str) -> None:
     assert point.accept_length == pytest.approx(final["spec_accept_length"])
 
 
+@pytest.mark.parametrize("name", GENERATE_SAMPLES)
+def test_generate_sample_acceptance_histogram_is_read_from_the_final_chunk(name: str) -> None:
+    """The per-request acceptance histogram is the final chunk's, and the point sums it."""
+    final = sample_chunks(name)[-1]["meta_info"]
+    record = replay(name, "generate")
+    assert record.accept_histogram == final.get("spec_correct_drafts_histogram")
+    point = point_metrics(1, [record], wall_s=1.0)
+    assert point.accept_histogram == (final.get("spec_correct_drafts_histogram") or [])
+
+
 def test_ngram_sample_carries_several_tokens_per_chunk() -> None:
     """The NGRAM sample is the multi-token shape: 64 tokens in 19 chunks, mostly 4 each."""
     record = replay("generate_stream.ngram-draft4.qwen3.jsonl", "generate")

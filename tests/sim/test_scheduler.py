@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 
 from pytest_specperf.sim.args import parse_args
+from pytest_specperf.sim.model import CORRUPT_OUTPUT_AT
 from pytest_specperf.sim.scheduler import Emission, Scheduler, SimRequest
 
 
@@ -180,3 +181,53 @@ def test_acceptance_override() -> None:
         return s.new_request(4, 10, 0.7, True).alpha
 
     assert asyncio.run(go()) == 0.5
+
+
+def _greedy_tokens(argv: list[str], prompt_key: str, n: int = 40) -> tuple[list[int], list[int]]:
+    """(output tokens, acceptance histogram) of one greedy request on a fresh scheduler."""
+
+    async def go() -> tuple[list[int], list[int]]:
+        cfg = parse_args(["--sim-speedup", "200", *argv])
+        s = Scheduler(cfg)
+        s.start()
+        # A request before it moves the per-request seeds: outputs must not depend on it.
+        s.submit(s.new_request(4, 3, 0.0, True, prompt_key="other"))
+        req = s.new_request(4, n, 0.0, True, prompt_key=prompt_key)
+        s.submit(req)
+        await drain(req)
+        await s.stop()
+        return list(req.tokens), list(req.histogram)
+
+    return asyncio.run(go())
+
+
+SPEC_AT = {
+    0: [],
+    1: ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "1",
+        "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "2"],
+    3: ["--speculative-algorithm", "NGRAM", "--speculative-num-draft-tokens", "4"],
+}  # fmt: skip
+
+
+def test_greedy_output_depends_on_the_prompt_alone_at_every_depth() -> None:
+    """Temperature 0: the same prompt gives the same ids with or without speculation."""
+    outputs = {depth: _greedy_tokens(argv, "prompt-a")[0] for depth, argv in SPEC_AT.items()}
+    assert outputs[0] == outputs[1] == outputs[3]
+    assert _greedy_tokens([], "prompt-b")[0] != outputs[0]
+
+
+def test_histogram_only_with_speculation() -> None:
+    """The acceptance histogram has one count per verify step, only when speculating."""
+    _, histogram = _greedy_tokens(SPEC_AT[3], "p")
+    assert len(histogram) <= 4 and sum(histogram) > 0
+    assert _greedy_tokens([], "p")[1] == []
+
+
+def test_corrupt_output_alters_one_token_of_the_named_depth_only() -> None:
+    """--sim-corrupt-output 3 changes token 16 of depth 3's greedy output; depth 1 is intact."""
+    clean = _greedy_tokens([], "p")[0]
+    corrupted = _greedy_tokens([*SPEC_AT[3], "--sim-corrupt-output", "3"], "p")[0]
+    untouched = _greedy_tokens([*SPEC_AT[1], "--sim-corrupt-output", "3"], "p")[0]
+    differing = [i for i, (a, b) in enumerate(zip(clean, corrupted, strict=True)) if a != b]
+    assert differing == [CORRUPT_OUTPUT_AT]
+    assert untouched == clean

@@ -27,7 +27,14 @@ from pytest_specperf.gate.baselines import (
     save_baseline,
     with_calibrated_noise,
 )
-from pytest_specperf.results.schema import DepthRun, Percentiles, PointMetrics, ServerSummary
+from pytest_specperf.results.schema import (
+    DepthRun,
+    Goodput,
+    Percentiles,
+    PointMetrics,
+    ServerSummary,
+    Slo,
+)
 
 REPO_BASELINES = Path(__file__).resolve().parents[2] / "baselines"
 
@@ -192,10 +199,15 @@ def test_baseline_path_cannot_escape_root_through_symlink(tmp_path: Path) -> Non
         baseline_path(root, "prof", "h", 1)
 
 
-def test_baseline_path_rejects_depth_zero(tmp_path: Path) -> None:
-    """Depth 0 has no baseline file."""
+def test_baseline_path_of_the_control_is_steps_0(tmp_path: Path) -> None:
+    """Depth 0 (no speculation) has its own baseline file, steps-0.json."""
+    assert baseline_path(tmp_path, "p", "h", 0).name == "steps-0.json"
+
+
+def test_baseline_path_rejects_negative_depth(tmp_path: Path) -> None:
+    """A negative depth has no baseline file."""
     with pytest.raises(BaselineError, match="depth"):
-        baseline_path(tmp_path, "p", "h", 0)
+        baseline_path(tmp_path, "p", "h", -1)
 
 
 def test_save_refuses_to_overwrite_another_keys_file(tmp_path: Path) -> None:
@@ -407,3 +419,87 @@ def test_with_calibrated_noise_keeps_figures_and_replaces_noise() -> None:
     assert calibrated.points["1"].agg_tok_s == baseline.points["1"].agg_tok_s
     assert calibrated.points["1"].samples == baseline.points["1"].samples
     assert calibrated.points["1"].noise["agg_tok_s"].source == "calibrated"
+
+
+def test_baseline_records_speedup_over_the_control_and_position_acceptance() -> None:
+    """With the run's control given, each point's speedup is recorded, and the per-position
+    acceptance of the depth."""
+
+    def run_of(depth: int, agg: float, per_req: float) -> DepthRun:
+        point = PointMetrics(
+            concurrency=1,
+            requests=4,
+            ok=4,
+            failed=0,
+            tokens=400,
+            wall_s=1.0,
+            agg_tok_s=agg,
+            per_req_tok_s=per_req,
+        )
+        return DepthRun(
+            depth=depth, profile="p", backend="sim", hardware="h", workload={}, points=[point]
+        )
+
+    control, deeper = run_of(0, 100.0, 120.0), run_of(3, 250.0, 300.0)
+    deeper.position_accept_rate = [0.9, 0.85, 0.8]
+    baseline = baseline_from_run(deeper, how_recorded="test", control=control)
+    recorded = baseline.point(1)
+    assert recorded is not None
+    assert (recorded.agg_speedup, recorded.per_req_speedup) == (2.5, 2.5)
+    assert baseline.position_accept_rate == [0.9, 0.85, 0.8]
+    assert baseline_from_run(deeper, how_recorded="test").points["1"].agg_speedup is None
+
+
+def test_speedup_is_the_median_over_the_controls_median_with_repeats() -> None:
+    """Repeats on both sides: the speedup divides the medians of the samples."""
+    control = DepthRun(
+        depth=0,
+        profile="p",
+        backend="sim",
+        hardware="h",
+        workload={},
+        points=[_repeated_point(1, [40.0, 50.0, 45.0])],
+    )
+    baseline = baseline_from_run(
+        _run([_repeated_point(1, [98.0, 100.0, 103.0])]), how_recorded="t", control=control
+    )
+    assert baseline.points["1"].agg_speedup == round(100.0 / 45.0, 4)
+
+
+def test_position_acceptance_of_several_boots_is_the_median_per_position() -> None:
+    """Calibration over three boots: each position's recorded rate is the median of the boots'."""
+    runs = [_run([_repeated_point(1, [100.0])]) for _ in range(3)]
+    for run, rates in zip(runs, ([0.9, 0.8], [0.7, 0.6, 0.5], [0.8, 0.7]), strict=True):
+        run.position_accept_rate = rates
+    baseline = baseline_from_runs(runs, how_recorded="t", source="calibrated")
+    assert baseline.position_accept_rate == [0.8, 0.7, 0.5]
+
+
+def test_v2_file_without_speedup_or_position_acceptance_loads(tmp_path: Path) -> None:
+    """A schema 2 file written before the control existed loads with neither figure."""
+    data = baseline_dict(schema_version=2)
+    data["points"] = {"1": {"agg_tok_s": 100.0, "per_req_tok_s": 90.0}}
+    baseline = load_baseline(write_json(tmp_path, data))
+    assert baseline is not None and baseline.position_accept_rate is None
+    assert baseline.points["1"].agg_speedup is None
+
+
+def test_calibrated_goodput_is_the_median_and_slo_capacity_the_lowest_boot() -> None:
+    """Two boots under SLOs: each point's goodput is the median of every sample; the SLO
+    capacity (gated with no tolerance) is the lower of the two boots'."""
+
+    def with_goodput(concurrency: int, values: list[float], meets: bool) -> PointMetrics:
+        point = _repeated_point(concurrency, [100.0] * len(values))
+        for sample, value in zip(point.samples, values, strict=True):
+            sample.goodput = Goodput(
+                goodput_tok_s=value, requests_meeting=4, requests=4, meets_slo=meets
+            )
+        point.goodput = point.samples[0].goodput
+        return point
+
+    first = _run([with_goodput(1, [80.0, 90.0], True), with_goodput(4, [300.0, 310.0], True)])
+    second = _run([with_goodput(1, [70.0, 95.0], True), with_goodput(4, [200.0, 210.0], False)])
+    slo = Slo(ttft_p99_ms=500)
+    baseline = baseline_from_runs([first, second], how_recorded="t", source="calibrated", slo=slo)
+    assert baseline.points["1"].goodput_tok_s == 85.0
+    assert (baseline.slo, baseline.slo_max_concurrency) == (slo, 1)

@@ -20,11 +20,19 @@ from pytest_specperf.gate.floors import (
     floor,
     kv_failures,
     point_input,
+    position_accept_failures,
+    speedup_failures,
     success_failure,
     version_drift,
     workload_mismatch,
 )
-from pytest_specperf.results.schema import ClientHealth, PointMetrics, ServerSummary, Verdict
+from pytest_specperf.results.schema import (
+    ClientHealth,
+    PointMetrics,
+    ServerSummary,
+    Speedup,
+    Verdict,
+)
 
 PATH = Path("baselines/prof/2x-h200/steps-3.json")
 
@@ -229,3 +237,33 @@ def test_passing_point_gets_no_client_note() -> None:
     point = make_point()
     point.client = _client(0.2)
     assert failure_lines(judge(point), point) == []
+
+
+def test_speedup_below_its_floor_fails_naming_the_ratio() -> None:
+    """A speedup over the control under baseline x (1 - tolerance) is one failure line."""
+    baseline = make_baseline(
+        points={"4": BaselinePoint(agg_tok_s=1.0, agg_speedup=2.0, per_req_speedup=2.5)}
+    )
+    failures = speedup_failures(
+        [Speedup(depth=3, concurrency=4, agg=1.7, per_req=2.4)], baseline, 3, PATH
+    )
+    assert failures == [
+        f"steps=3 C=4: agg speedup over steps=0 1.70x < floor 1.80x (baseline 2.00x - 10%) [{PATH}]"
+    ]
+
+
+def test_speedup_without_recorded_figures_is_not_judged() -> None:
+    """A baseline recorded without the control has no speedup floors."""
+    failures = speedup_failures(
+        [Speedup(depth=3, concurrency=4, agg=0.1, per_req=0.1)], make_baseline(), 3, PATH
+    )
+    assert failures == []
+
+
+def test_position_acceptance_below_floor_fails_per_position() -> None:
+    """Each draft position is held to its own floor; missing positions fail too."""
+    baseline = make_baseline(position_accept_rate=[0.9, 0.8, 0.7])
+    failures = position_accept_failures([0.95, 0.70], baseline, 3, PATH)
+    assert len(failures) == 2
+    assert "draft position 2 0.700 < floor 0.760" in failures[0]
+    assert "draft position 3 not measured" in failures[1]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_specperf.errors import UsageError
-from pytest_specperf.profiles import Profile, load_profile_file
+from pytest_specperf.profiles import Profile, builtin_profiles, load_profile_file
 from pytest_specperf.server.launch import SGLANG_MODULE, SIM_MODULE, build_launch, redact_argv
 
 
@@ -110,11 +110,55 @@ def test_non_speculative_profile_has_no_speculative_flags(tmp_path: Path) -> Non
     assert not [item for item in argv if item.startswith("--speculative")]
 
 
-@pytest.mark.parametrize("steps", [0, -1])
-def test_depth_below_one_raises_usage_error(default_profile: Profile, steps: int) -> None:
-    """A speculation depth below 1 is a UsageError."""
+def test_negative_depth_raises_usage_error(default_profile: Profile) -> None:
+    """A speculation depth below 0 is a UsageError."""
     with pytest.raises(UsageError, match="depth"):
-        build_launch(default_profile, steps)
+        build_launch(default_profile, -1)
+
+
+@pytest.mark.parametrize("name", sorted(builtin_profiles()))
+def test_control_depth_boots_the_same_deployment_without_speculative_flags(name: str) -> None:
+    """Depth 0 of every shipped profile: no --speculative-* flag, every other flag kept."""
+    profile = builtin_profiles()[name]
+    control = build_launch(profile, 0, sglang_version="0.5.23").argv
+    speculative = build_launch(profile, 3, sglang_version="0.5.23").argv
+    assert not [item for item in control if item.startswith("--speculative")]
+    assert _without_speculative_flags(speculative) == control
+
+
+def _without_speculative_flags(argv: list[str]) -> list[str]:
+    """argv without each --speculative-* flag and its value."""
+    kept: list[str] = []
+    skip_value = False
+    for item in argv:
+        if skip_value:
+            skip_value = False
+        elif item.startswith("--speculative"):
+            skip_value = True
+        else:
+            kept.append(item)
+    return kept
+
+
+def test_control_depth_leaves_out_speculative_only_and_speculative_named_args(
+    tmp_path: Path,
+) -> None:
+    """Profile flags marked speculative_only, or named --speculative-*, are not in depth 0."""
+    profile = profile_from(
+        tmp_path,
+        'speculative_algorithm = "EAGLE"\n'
+        '[[args]]\nflag = "--speculative-attention-mode"\nvalue = "decode"\nwhy = "t"\n'
+        '[[args]]\nflag = "--mamba-scheduler-strategy"\nvalue = "extra_buffer"\nwhy = "t"\n'
+        "speculative_only = true\n"
+        '[[args]]\nflag = "--kv-cache-dtype"\nvalue = "fp8_e4m3"\nwhy = "t"\n',
+    )
+    control = build_launch(profile, 0).argv
+    assert "--speculative-attention-mode" not in control
+    assert "--mamba-scheduler-strategy" not in control
+    assert value_of(control, "--kv-cache-dtype") == "fp8_e4m3"
+    deeper = build_launch(profile, 2).argv
+    assert value_of(deeper, "--speculative-attention-mode") == "decode"
+    assert value_of(deeper, "--mamba-scheduler-strategy") == "extra_buffer"
 
 
 def test_unknown_backend_raises_usage_error(default_profile: Profile) -> None:

@@ -46,16 +46,16 @@ def assert_one_line(error: UsageError, option: str) -> None:
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("3", (3,)), ("1,2,3", (1, 2, 3)), (" 2 , 1", (1, 2)), ("3,1,3", (1, 3))],
+    [("3", (3,)), ("1,2,3", (1, 2, 3)), (" 2 , 1", (1, 2)), ("3,1,3", (1, 3)), ("3,0", (0, 3))],
 )
 def test_parse_depths_returns_sorted_unique_depths(raw: str, expected: tuple[int, ...]) -> None:
     """Depth lists are split on commas, stripped, de-duplicated and sorted."""
     assert parse_depths(raw) == expected
 
 
-@pytest.mark.parametrize("raw", ["0", "abc", "", "-1", "1,,2", "   ", "17", "1.5"])
+@pytest.mark.parametrize("raw", ["abc", "", "-1", "1,,2", "   ", "17", "1.5"])
 def test_parse_depths_rejects_bad_value_with_one_line(raw: str) -> None:
-    """A depth that is empty, not a whole number or out of 1..16 is a one-line UsageError."""
+    """A depth that is empty, not a whole number or out of 0..16 is a one-line UsageError."""
     with pytest.raises(UsageError) as info:
         parse_depths(raw)
     assert_one_line(info.value, "--spec-steps")
@@ -76,14 +76,14 @@ def test_parse_concurrency_accepts_the_seed_sweep() -> None:
 
 @given(st.text(max_size=40))
 def test_parse_depths_fuzz_gives_valid_depths_or_one_line_usage_error(raw: str) -> None:
-    """Any string yields sorted unique depths within 1..16, or a one-line UsageError."""
+    """Any string yields sorted unique depths within 0..16, or a one-line UsageError."""
     try:
         depths = parse_depths(raw)
     except UsageError as exc:
         assert_one_line(exc, "--spec-steps")
         return
     assert depths and list(depths) == sorted(set(depths))
-    assert all(1 <= depth <= MAX_DEPTH for depth in depths)
+    assert all(0 <= depth <= MAX_DEPTH for depth in depths)
 
 
 @given(st.text(alphabet="0123456789, -+_x\t", max_size=30))
@@ -305,7 +305,7 @@ def test_build_settings_finds_profile_in_profile_dir(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("key", "value", "option"),
     [
-        ("spec_steps", "0", "--spec-steps"),
+        ("spec_steps", "17", "--spec-steps"),
         ("backend", "vllm", "--specperf-backend"),
         ("url", "localhost:30000", "--specperf-url"),
         ("concurrency", "-4", "--specperf-concurrency"),
@@ -369,3 +369,27 @@ def test_cli_name_of_an_option_names_the_error() -> None:
     with pytest.raises(UsageError) as info:
         OPTIONS_BY_KEY["url"].value("localhost", option="--url")
     assert_one_line(info.value, "--url")
+
+
+def test_workload_option_selects_the_preset(tmp_path: Path) -> None:
+    """--specperf-workload=realistic gives its sampling; an explicit temperature wins."""
+    realistic = settings_from(tmp_path, workload="realistic").workload
+    assert (realistic.name, realistic.temperature, realistic.ignore_eos) == (
+        "realistic",
+        0.7,
+        False,
+    )
+    assert settings_from(tmp_path, workload="realistic", temperature="0").workload.temperature == 0
+    assert settings_from(tmp_path).workload.name == "greedy-synthetic"
+
+
+def test_unknown_workload_is_one_line_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="--specperf-workload: 'chatty' is not one of"):
+        settings_from(tmp_path, workload="chatty")
+
+
+def test_slo_and_refine_reach_the_settings(tmp_path: Path) -> None:
+    settings = settings_from(tmp_path, slo="ttft_p99_ms=800", refine=True)
+    assert settings.slo is not None and settings.slo.ttft_p99_ms == 800
+    assert settings.refine
+    assert settings_from(tmp_path).slo is None

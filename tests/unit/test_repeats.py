@@ -75,6 +75,21 @@ def test_merged_point_sums_requests_and_failures_of_all_samples() -> None:
     assert point.errors == {"HTTP 500": 3}
 
 
+def test_merged_point_sums_histograms_and_takes_the_median_rate_per_position() -> None:
+    """Acceptance histograms are counts (summed); each position's rate is the samples' median."""
+    samples = [sample(100.0), sample(110.0), sample(120.0)]
+    for item, histogram, rates in zip(
+        samples,
+        ([1, 2, 7], [0, 4, 6], [2, 2, 6, 1]),
+        ([0.9, 0.7], [1.0, 0.6], [0.8, 0.6, 0.1]),
+        strict=True,
+    ):
+        item.accept_histogram, item.position_accept_rate = histogram, rates
+    merged = merge_samples(samples, fake_summarize)
+    assert merged.accept_histogram == [3, 8, 19, 1]
+    assert merged.position_accept_rate == [0.9, 0.6, 0.1]
+
+
 def test_merging_a_merged_point_with_new_samples_flattens_them() -> None:
     """Confirmation adds samples to a point that is already a merge: one flat list."""
     first = merge_samples([sample(90.0), sample(100.0)], fake_summarize)

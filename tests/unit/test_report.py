@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
-from pytest_specperf.results.report import markdown_report, seed_table, tradeoff_table
-from pytest_specperf.results.schema import ClientHealth, DepthRun, PointMetrics, ServerSummary
+from pytest_specperf.results.report import (
+    full_report,
+    markdown_report,
+    seed_table,
+    tradeoff_table,
+)
+from pytest_specperf.results.schema import (
+    ClientHealth,
+    DepthRun,
+    PointMetrics,
+    ServerSummary,
+)
 
 SEED_COLUMNS = "C | Agg tok/s | Per-req tok/s | Tokens | Wall(s) | Ok"
 
@@ -105,3 +115,9 @@ def test_healthy_clients_add_no_note() -> None:
             loop_lag_max_s=0.004, samples=900,
         )  # fmt: skip
     assert "note " not in seed_table(run)
+
+
+def test_full_report_places_the_speedup_table_after_the_trade_off() -> None:
+    """With depth 0 in the run, the speculation sections follow the trade-off table."""
+    text = full_report([make_run(0, 2000), make_run(3, 1000)])
+    assert text.index("Speculation depth trade-off") < text.index("Speedup over no speculation")

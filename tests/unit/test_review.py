@@ -101,3 +101,22 @@ def test_promote_refuses_a_run_that_did_not_complete(tmp_path: Path) -> None:
     with pytest.raises(ReviewError, match="not promoting steps=3"):
         promote(run(100.0, status="failed"), tmp_path, results_path=Path("r.json"))
     assert not list(tmp_path.rglob("*.json"))
+
+
+def test_promote_with_the_control_records_the_speedup(tmp_path: Path) -> None:
+    """The results' complete depth 0 gives the promoted baseline its speedups."""
+    control = run(50.0, 55.0, 45.0)
+    control.depth = 0
+    path, _ = promote(
+        run(110.0, 112.0, 108.0), tmp_path, results_path=Path("r.json"), control=control
+    )
+    written = load_baseline(path)
+    assert written is not None and written.points["1"].agg_speedup == 2.2
+
+
+def test_promote_of_a_realistic_run_writes_the_workloads_own_file(tmp_path: Path) -> None:
+    """A run of another workload than the seed's is promoted to steps-N.<workload>.json."""
+    realistic = run(110.0, 112.0, 108.0)
+    realistic.workload = {"workload": "realistic", "max_new_tokens": 256}
+    path, _ = promote(realistic, tmp_path, results_path=Path("r.json"))
+    assert path.name == "steps-3.realistic.json"

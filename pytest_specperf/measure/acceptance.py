@@ -1,0 +1,54 @@
+"""Per-position draft acceptance, from SGLang's per-request acceptance histograms.
+
+SGLang counts, for every request, how many verify steps accepted exactly k draft tokens
+(``meta_info.spec_correct_drafts_histogram``; 0.5.12 also names it
+``spec_accept_histogram``): index k = correct drafts in one verify step, excluding the bonus
+token the target model adds. The list only grows as far as the largest k seen, so a short
+histogram means the positions past its end were never accepted.
+
+A draft at position k is accepted in a verify step exactly when that step accepted k or more
+drafts, so the acceptance rate of position k is the share of verify steps with >= k correct
+drafts. The rates fall with k, and 1 + their sum is the mean tokens per verify step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+
+def merge_histograms(histograms: Iterable[Sequence[int] | None]) -> list[int]:
+    """Element-wise sum; histograms of different lengths are zero-padded."""
+    merged: list[int] = []
+    for histogram in histograms:
+        if not histogram:
+            continue
+        if len(histogram) > len(merged):
+            merged.extend([0] * (len(histogram) - len(merged)))
+        for correct, steps in enumerate(histogram):
+            merged[correct] += steps
+    return merged
+
+
+def position_accept_rates(histogram: Sequence[int], positions: int | None = None) -> list[float]:
+    """Acceptance rate of draft positions 1..positions (default: as far as the histogram goes).
+
+    Empty when the histogram holds no verify step (no speculation, or nothing measured).
+    """
+    steps = sum(histogram)
+    count = positions if positions is not None else max(len(histogram) - 1, 0)
+    if steps <= 0 or count <= 0:
+        return []
+    rates: list[float] = []
+    at_least = steps
+    for position in range(1, count + 1):
+        at_least -= histogram[position - 1] if position - 1 < len(histogram) else 0
+        rates.append(at_least / steps)
+    return rates
+
+
+def tokens_per_verify_step(histogram: Sequence[int]) -> float | None:
+    """1 + mean correct drafts per verify step (the bonus token plus accepted drafts)."""
+    steps = sum(histogram)
+    if steps <= 0:
+        return None
+    return 1 + sum(correct * count for correct, count in enumerate(histogram)) / steps

@@ -1,0 +1,94 @@
+"""pytest_specperf.gate.self_test: a known /slow_down, judged by the gate's own floors."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_specperf.gate import self_test
+from pytest_specperf.results.schema import DepthRun, PointMetrics
+
+
+def point(per_req: float, agg: float | None = None, accept: float | None = 4.0) -> PointMetrics:
+    return PointMetrics(
+        concurrency=1,
+        requests=2,
+        ok=2,
+        failed=0,
+        tokens=200,
+        wall_s=1.0,
+        agg_tok_s=agg if agg is not None else per_req,
+        per_req_tok_s=per_req,
+        accept_length=accept,
+    )
+
+
+def test_slowdown_is_a_few_verify_steps() -> None:
+    """One step is tokens per step / stream rate: at 4 tokens per step and 200 tok/s, 20 ms."""
+    steps = self_test.SLOWDOWN_STEPS
+    assert self_test.slowdown_for(point(200.0)) == pytest.approx(0.02 * steps)
+    assert self_test.slowdown_for(point(100.0, accept=None)) == pytest.approx(0.01 * steps)
+
+
+def test_slowdown_ignores_an_inflated_per_request_rate() -> None:
+    """Bunched chunks can inflate per-req tok/s; the step comes from the wall-time rate."""
+    steps = self_test.SLOWDOWN_STEPS
+    assert self_test.slowdown_for(point(100_000.0, agg=200.0)) == pytest.approx(0.02 * steps)
+
+
+def test_slowdown_is_given_in_simulated_seconds_on_the_simulator() -> None:
+    """The simulator divides /slow_down by its speedup: the sleep is scaled back up."""
+    scaled = self_test.slowdown_for(point(200.0), time_scale=5.0)
+    assert scaled == pytest.approx(5 * self_test.slowdown_for(point(200.0)))
+
+
+def run_with(measured: PointMetrics) -> DepthRun:
+    return DepthRun(
+        depth=3, profile="p", backend="sim", hardware="h", workload={}, points=[measured]
+    )
+
+
+def test_a_halved_rate_is_caught_and_a_restored_rate_is_reset(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Slowed figures fail the floors (caught); figures back to speed after the reset pass."""
+    sleeps: list[float | None] = []
+    monkeypatch.setattr(self_test, "inject_slowdown", lambda url, s, key: sleeps.append(s))
+    measured = point(200.0)
+    answers = iter([point(100.0), point(199.0)])
+    result = self_test.run_self_test(
+        base_url="http://x",
+        api_key=None,
+        run=run_with(measured),
+        point=measured,
+        baseline=None,
+        tolerance=0.10,
+        measure=lambda requests: next(answers),
+    )
+    assert sleeps == [pytest.approx(self_test.slowdown_for(measured)), None]
+    assert result.caught and result.reset and result.problem is None
+    assert any("per-req tok/s 100.0 < floor 180.0" in m for m in result.gate_messages)
+
+
+def test_an_unnoticed_slowdown_is_not_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the slowed figures stay within the tolerance, the self-test says it missed."""
+    monkeypatch.setattr(self_test, "inject_slowdown", lambda url, s, key: None)
+    measured = point(200.0)
+    result = self_test.run_self_test(
+        base_url="http://x",
+        api_key=None,
+        run=run_with(measured),
+        point=measured,
+        baseline=None,
+        tolerance=0.10,
+        measure=lambda requests: point(195.0),
+    )
+    assert not result.caught and result.gate_messages == []
+    assert result.reference.startswith("this run's own C=1 point")
+
+
+@pytest.mark.parametrize(("after", "expected"), [(190.0, True), (80.0, False), (None, False)])
+def test_reset_is_confirmed_when_the_rate_is_nearer_the_run_than_the_slowed_rate(
+    after: float | None, expected: bool
+) -> None:
+    """Before 200, slowed 50: back at 190 is recovered, 80 or nothing is not."""
+    assert self_test.recovered(200.0, 50.0, after) is expected
