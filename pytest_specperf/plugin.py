@@ -21,12 +21,15 @@ from pytest_specperf.gate.pytest_gate import SpecperfGate
 from pytest_specperf.measure.workload import SEED_CONCURRENCY
 from pytest_specperf.options import DEFAULT_SIM_SPEEDUP, Settings, build_settings
 from pytest_specperf.profiles import DEFAULT_PROFILE
+from pytest_specperf.results.exports import write_benchmark_action_files
+from pytest_specperf.results.plots import write_plots
 from pytest_specperf.results.report import full_report
-from pytest_specperf.results.schema import DepthRun, PointMetrics
+from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults
 from pytest_specperf.results.store import (
     REPORT_FILE,
     ResultsStore,
     append_step_summary,
+    git_commit,
     new_run_id,
     write_report,
 )
@@ -35,6 +38,7 @@ from pytest_specperf.suite import DepthSession, ServerDied, depth_scope, write_b
 
 settings_key = pytest.StashKey[Settings]()
 run_id_key = pytest.StashKey[str]()
+tested_commit_key = pytest.StashKey[str | None]()
 sessions_key = pytest.StashKey[dict[int, DepthSession]]()
 sigterm_undo_key = pytest.StashKey[Callable[[], None] | None]()
 # xdist modes that would split one depth's tests over several workers (one server each).
@@ -164,6 +168,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[sessions_key] = {}
     worker_input = getattr(config, "workerinput", {})
     config.stash[run_id_key] = worker_input.get("specperf_run_id") or new_run_id()
+    config.stash[tested_commit_key] = git_commit(Path(config.rootpath))
     config.addinivalue_line(
         "markers",
         "specperf_phase(n): order of a check within a depth (0 first, 2 after the points)",
@@ -215,7 +220,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def _store(config: pytest.Config) -> ResultsStore:
-    return ResultsStore(config.stash[settings_key].out_dir, config.stash[run_id_key], report=True)
+    return ResultsStore(
+        config.stash[settings_key].out_dir,
+        config.stash[run_id_key],
+        report=True,
+        tested_commit=config.stash.get(tested_commit_key, None),
+    )
 
 
 def _with_depths(settings: Settings, depths: tuple[int, ...]) -> Settings:
@@ -362,11 +372,16 @@ def specperf_gate(specperf_session: DepthSession) -> SpecperfGate:
 
 
 # -- after the run ----------------------------------------------------------------------------
-def _finished_runs(config: pytest.Config) -> list[DepthRun]:
+def _finished_results(config: pytest.Config) -> RunResults | None:
     settings = config.stash.get(settings_key, None)
     if settings is None:
-        return []
+        return None
     results = _store(config).load()
+    return results if results is not None and results.runs else None
+
+
+def _finished_runs(config: pytest.Config) -> list[DepthRun]:
+    results = _finished_results(config)
     return list(results.runs) if results else []
 
 
@@ -377,14 +392,18 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _is_worker(config):
         return
     settings = config.stash.get(settings_key, None)
-    runs = _finished_runs(config)
-    if settings is None or not runs:
+    results = _finished_results(config)
+    if settings is None or results is None:
         return
-    write_report(settings.out_dir / REPORT_FILE, runs)
+    runs = list(results.runs)
+    drawn = write_plots(runs, settings.out_dir)
+    config.stash[_artifact_notes_key] = list(drawn.notes)
+    write_benchmark_action_files(runs, settings.out_dir)
+    write_report(settings.out_dir / REPORT_FILE, results, drawn.plots, drawn.notes)
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     if step_summary:
         try:
-            append_step_summary(Path(step_summary), runs)
+            append_step_summary(Path(step_summary), results, drawn.plots, drawn.notes)
         except OSError as exc:
             config.stash[_step_summary_error_key] = f"{STEP_SUMMARY_ENV}: not written: {exc}"
     if settings.update_baselines:
@@ -403,6 +422,7 @@ def _exit_name(exitstatus: int) -> str:
 
 _written_key = pytest.StashKey[list[str]]()
 _step_summary_error_key = pytest.StashKey[str]()
+_artifact_notes_key = pytest.StashKey[list[str]]()
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
@@ -417,7 +437,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.write_line(full_report(runs))
     terminalreporter.write_line(
         f"\nresults: {settings.out_dir / 'results.json'}  report: {settings.out_dir / 'report.md'}"
+        " (plots and github-action-benchmark files beside it)"
     )
+    for line in config.stash.get(_artifact_notes_key, []):
+        terminalreporter.write_line(line)
     for line in config.stash.get(_written_key, []):
         terminalreporter.write_line(f"baseline {line}")
     step_summary_error = config.stash.get(_step_summary_error_key, None)

@@ -1,0 +1,70 @@
+"""pytest_specperf.results.plots: PNGs beside report.md, and a run without matplotlib."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_specperf.results import plots
+from pytest_specperf.results.plots import PLOTS_HINT, write_plots
+from pytest_specperf.results.schema import DepthRun
+from tests.unit.results_samples import sample_run, sample_verdict
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _runs_with_verdicts() -> list[DepthRun]:
+    return [
+        sample_run(
+            depth,
+            interval=True,
+            verdicts=[
+                sample_verdict(depth, 1, "agg_tok_s", "pass"),
+                sample_verdict(depth, 4, "per_req_tok_s", "regression"),
+            ],
+        )
+        for depth in (1, 2, 3)
+    ]
+
+
+def test_every_plot_is_a_png_beside_the_report(tmp_path: Path) -> None:
+    """With points, intervals, KV, accept length and floors, all five plots are written."""
+    written = write_plots(_runs_with_verdicts(), tmp_path)
+    files = [plot.file for plot in written.plots]
+    assert files == [
+        "throughput.png",
+        "pareto.png",
+        "kv-capacity.png",
+        "floors.png",
+        "accept-length.png",
+    ]
+    assert written.notes == []
+    for name in files:
+        assert (tmp_path / name).read_bytes().startswith(PNG_MAGIC)
+
+
+def test_floors_plot_needs_verdicts_and_says_so(tmp_path: Path) -> None:
+    """Without verdicts there is no floor to draw: the note says why and no file is left."""
+    written = write_plots([sample_run(3)], tmp_path)
+    assert "floors.png" not in [plot.file for plot in written.plots]
+    assert written.notes == ["plots: floors.png not drawn: no verdict with a floor was recorded"]
+    assert not (tmp_path / "floors.png").exists()
+
+
+def test_no_points_no_plots(tmp_path: Path) -> None:
+    """Runs without a measured point draw nothing."""
+    run = DepthRun(depth=3, profile="p", backend="sim", hardware="h", workload={})
+    assert write_plots([run], tmp_path).plots == []
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_without_matplotlib_it_says_how_to_get_plots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without matplotlib nothing is drawn and the one note names the extra to install."""
+    monkeypatch.setattr(plots, "matplotlib_available", lambda: False)
+    written = write_plots(_runs_with_verdicts(), tmp_path)
+    assert written.plots == [] and written.notes == [PLOTS_HINT]
+    assert 'pip install "pytest-specperf[plots]"' in PLOTS_HINT
+    assert list(tmp_path.iterdir()) == []
