@@ -62,13 +62,26 @@ def write_plots(runs: Sequence[DepthRun], out_dir: Path) -> PlotsWritten:
     written: list[Plot] = []
     notes: list[str] = []
     for title, file_name, draw in drawers:
-        figure = draw(ordered)
-        if figure is None:
-            notes.append(f"plots: {file_name} not drawn: {_MISSING[file_name]}")
+        # A picture of an earlier run in the same directory must not pass for this run's.
+        (out_dir / file_name).unlink(missing_ok=True)
+        try:
+            figure = draw(ordered)
+            if figure is None:
+                notes.append(f"plots: {file_name} not drawn: {_MISSING[file_name]}")
+                continue
+            _save(figure, out_dir / file_name)
+        except Exception as exc:  # a picture must never cost the run its report
+            notes.append(f"plots: {file_name} not drawn: {type(exc).__name__}: {exc}")
+            _close_all()
             continue
-        _save(figure, out_dir / file_name)
         written.append(Plot(title=title, file=file_name))
     return PlotsWritten(written, notes)
+
+
+def _close_all() -> None:
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
 
 
 _MISSING = {

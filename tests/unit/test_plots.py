@@ -45,7 +45,8 @@ def test_every_plot_is_a_png_beside_the_report(tmp_path: Path) -> None:
 
 
 def test_floors_plot_needs_verdicts_and_says_so(tmp_path: Path) -> None:
-    """Without verdicts there is no floor to draw: the note says why and no file is left."""
+    """Without verdicts there is no floor to draw: the note says why; no old floors.png is left."""
+    (tmp_path / "floors.png").write_bytes(PNG_MAGIC)  # an earlier run's
     written = write_plots([sample_run(3)], tmp_path)
     assert "floors.png" not in [plot.file for plot in written.plots]
     assert written.notes == ["plots: floors.png not drawn: no verdict with a floor was recorded"]
@@ -68,3 +69,17 @@ def test_without_matplotlib_it_says_how_to_get_plots(
     assert written.plots == [] and written.notes == [PLOTS_HINT]
     assert 'pip install "pytest-specperf[plots]"' in PLOTS_HINT
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failing_plot_becomes_a_note_and_the_others_are_drawn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error while drawing one plot is reported as a note; it does not stop the rest."""
+
+    def broken(runs: list[DepthRun]) -> None:
+        raise ValueError("bad data")
+
+    monkeypatch.setattr(plots, "_pareto_figure", broken)
+    written = write_plots([sample_run(3)], tmp_path)
+    assert "plots: pareto.png not drawn: ValueError: bad data" in written.notes
+    assert "throughput.png" in [plot.file for plot in written.plots]

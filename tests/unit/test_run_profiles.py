@@ -53,7 +53,10 @@ def test_unknown_name_lists_the_known_ones() -> None:
 
 @pytest.mark.parametrize(
     ("table", "problem"),
-    [("concurrency = [0]", "Expected `int` >= 1"), ("repeat = 3", "Object contains unknown field `repeat`")],
+    [
+        ("concurrency = [0]", "Expected `int` >= 1"),
+        ("repeat = 3", "Object contains unknown field `repeat`"),
+    ],
 )
 def test_bad_field_is_a_usage_error(tmp_path: Path, table: str, problem: str) -> None:
     """A value out of range or a misspelt field names the profile and the file."""
