@@ -397,7 +397,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     runs = list(results.runs)
     drawn = write_plots(runs, settings.out_dir)
-    config.stash[_artifact_notes_key] = list(drawn.notes)
+    config.stash[_artifact_notes_key] = list(drawn.problems)
     write_benchmark_action_files(runs, settings.out_dir)
     write_report(settings.out_dir / REPORT_FILE, results, drawn.plots, drawn.notes)
     step_summary = os.environ.get(STEP_SUMMARY_ENV)

@@ -8,9 +8,8 @@ KV capacity, measured vs floor per point, and the accept length per depth. Witho
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,18 +32,24 @@ _DPI = 110
 @dataclass(frozen=True)
 class PlotsWritten:
     plots: list[Plot]
-    # Why some or all plots were not drawn (one line each), for the terminal and the report.
+    # Why some or all plots were not drawn (one line each), for the report.
     notes: list[str]
+    # The notes the user has to act on (no matplotlib, a plot that failed): for the terminal.
+    problems: list[str] = field(default_factory=list)
 
 
 def matplotlib_available() -> bool:
-    return importlib.util.find_spec("matplotlib") is not None
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def write_plots(runs: Sequence[DepthRun], out_dir: Path) -> PlotsWritten:
     """Draw every plot the runs have data for into ``out_dir``; never raises for missing data."""
     if not matplotlib_available():
-        return PlotsWritten([], [PLOTS_HINT])
+        return PlotsWritten([], [PLOTS_HINT], [PLOTS_HINT])
     ordered = sorted((run for run in runs if run.points), key=lambda run: run.depth)
     if not ordered:
         return PlotsWritten([], [])
@@ -61,6 +66,7 @@ def write_plots(runs: Sequence[DepthRun], out_dir: Path) -> PlotsWritten:
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Plot] = []
     notes: list[str] = []
+    problems: list[str] = []
     for title, file_name, draw in drawers:
         # A picture of an earlier run in the same directory must not pass for this run's.
         (out_dir / file_name).unlink(missing_ok=True)
@@ -71,11 +77,13 @@ def write_plots(runs: Sequence[DepthRun], out_dir: Path) -> PlotsWritten:
                 continue
             _save(figure, out_dir / file_name)
         except Exception as exc:  # a picture must never cost the run its report
-            notes.append(f"plots: {file_name} not drawn: {type(exc).__name__}: {exc}")
+            problem = f"plots: {file_name} not drawn: {type(exc).__name__}: {exc}"
+            notes.append(problem)
+            problems.append(problem)
             _close_all()
             continue
         written.append(Plot(title=title, file=file_name))
-    return PlotsWritten(written, notes)
+    return PlotsWritten(written, notes, problems)
 
 
 def _close_all() -> None:

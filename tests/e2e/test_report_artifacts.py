@@ -44,3 +44,21 @@ def test_two_depth_run_leaves_markdown_plots_benchmark_files_and_valid_results(
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator(schema).validate(results)
     assert [run["depth"] for run in results["runs"]] == [1, 3]
+
+
+def test_without_matplotlib_the_run_says_once_how_to_get_plots(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """No matplotlib: one line says how to get the plots; every other artifact is written."""
+    pytester.makeconftest("import sys\n\nsys.modules['matplotlib'] = None  # as if not installed\n")
+    result = pytester.runpytest_subprocess(
+        "perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-concurrency=1"
+    )
+    assert result.ret == 0
+    hint = 'plots: not drawn (matplotlib is not installed): pip install "pytest-specperf[plots]"'
+    assert result.stdout.str().count(hint) == 1
+    out = suite_dir / ".specperf"
+    assert not list(out.glob("*.png"))
+    assert hint in (out / "report.md").read_text(encoding="utf-8")
+    for name in ("results.json", "benchmark-bigger-is-better.json", "server-steps3.log"):
+        assert (out / name).is_file()

@@ -50,6 +50,7 @@ def test_floors_plot_needs_verdicts_and_says_so(tmp_path: Path) -> None:
     written = write_plots([sample_run(3)], tmp_path)
     assert "floors.png" not in [plot.file for plot in written.plots]
     assert written.notes == ["plots: floors.png not drawn: no verdict with a floor was recorded"]
+    assert written.problems == []
     assert not (tmp_path / "floors.png").exists()
 
 
@@ -66,7 +67,7 @@ def test_without_matplotlib_it_says_how_to_get_plots(
     """Without matplotlib nothing is drawn and the one note names the extra to install."""
     monkeypatch.setattr(plots, "matplotlib_available", lambda: False)
     written = write_plots(_runs_with_verdicts(), tmp_path)
-    assert written.plots == [] and written.notes == [PLOTS_HINT]
+    assert written.plots == [] and written.notes == written.problems == [PLOTS_HINT]
     assert 'pip install "pytest-specperf[plots]"' in PLOTS_HINT
     assert list(tmp_path.iterdir()) == []
 
@@ -81,5 +82,5 @@ def test_a_failing_plot_becomes_a_note_and_the_others_are_drawn(
 
     monkeypatch.setattr(plots, "_pareto_figure", broken)
     written = write_plots([sample_run(3)], tmp_path)
-    assert "plots: pareto.png not drawn: ValueError: bad data" in written.notes
+    assert written.problems == ["plots: pareto.png not drawn: ValueError: bad data"]
     assert "throughput.png" in [plot.file for plot in written.plots]
