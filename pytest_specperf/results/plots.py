@@ -225,9 +225,9 @@ def _pareto_figure(runs: list[DepthRun]) -> Figure | None:
     ax.set_title("Per-request speed vs aggregate throughput (up and right is better)")
     ax.set_xlabel("aggregate tok/s (all requests)")
     ax.set_ylabel("per-request tok/s")
-    # Room on the right for the last point's "C=..." label.
+    # Room above and to the right for the "C=..." labels of the outermost points.
     ax.set_xlim(left=0, right=ax.get_xlim()[1] * 1.08)
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.06)
     ax.legend(title="speculation depth")
     return figure
 
