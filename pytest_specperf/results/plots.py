@@ -199,25 +199,24 @@ def _keep_shown(errors: list[list[float]], values: Sequence[float | None]) -> li
 
 def _pareto_figure(runs: list[DepthRun]) -> Figure | None:
     figure, (ax,) = _new_figure(width=7.2)
-    drawn = False
-    for run in runs:
-        points = [p for p in _points(run) if p.per_req_tok_s is not None]
-        if not points:
-            continue
-        drawn = True
+    curves = [(run, [p for p in _points(run) if p.per_req_tok_s is not None]) for run in runs]
+    curves = [(run, points) for run, points in curves if points]
+    x_span = max((p.agg_tok_s for _, points in curves for p in points), default=0.0) or 1.0
+    y_span = max((p.per_req_tok_s or 0.0 for _, points in curves for p in points), default=0.0)
+    for run, points in curves:
         xs = [p.agg_tok_s for p in points]
         ys = [p.per_req_tok_s or 0.0 for p in points]
         ax.plot(xs, ys, marker="o", color=_color(run.depth), label=f"steps={run.depth}")
-        for point, x, y in zip(points, xs, ys, strict=True):
+        for label, x, y in _pareto_labels(points, x_span, y_span or 1.0):
             ax.annotate(
-                f"C={point.concurrency}",
+                label,
                 (x, y),
                 textcoords="offset points",
                 xytext=(5, 5),
                 fontsize=8,
                 color=_color(run.depth),
             )
-    if not drawn:
+    if not curves:
         import matplotlib.pyplot as plt
 
         plt.close(figure)
@@ -230,6 +229,26 @@ def _pareto_figure(runs: list[DepthRun]) -> Figure | None:
     ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.06)
     ax.legend(title="speculation depth")
     return figure
+
+
+def _pareto_labels(
+    points: Sequence[PointMetrics], x_span: float, y_span: float
+) -> list[tuple[str, float, float]]:
+    """One "C=..." label per group of points that sit on top of each other.
+
+    Past saturation, points of higher concurrency land where the last one did; their labels
+    are merged ("C=16/32/64") instead of printed over each other.
+    """
+    labels: list[tuple[list[int], float, float]] = []
+    for point in points:
+        x, y = point.agg_tok_s, point.per_req_tok_s or 0.0
+        if labels:
+            _, first_x, first_y = labels[-1]
+            if abs(x - first_x) < 0.08 * x_span and abs(y - first_y) < 0.05 * y_span:
+                labels[-1][0].append(point.concurrency)
+                continue
+        labels.append(([point.concurrency], x, y))
+    return [("C=" + "/".join(map(str, group)), x, y) for group, x, y in labels]
 
 
 def _capacity_figure(runs: list[DepthRun]) -> Figure | None:

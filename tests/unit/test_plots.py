@@ -9,7 +9,7 @@ import pytest
 from pytest_specperf.results import plots
 from pytest_specperf.results.plots import PLOTS_HINT, write_plots
 from pytest_specperf.results.schema import DepthRun
-from tests.unit.results_samples import sample_run, sample_verdict
+from tests.unit.results_samples import sample_point, sample_run, sample_verdict
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -84,3 +84,11 @@ def test_a_failing_plot_becomes_a_note_and_the_others_are_drawn(
     written = write_plots([sample_run(3)], tmp_path)
     assert written.problems == ["plots: pareto.png not drawn: ValueError: bad data"]
     assert "throughput.png" in [plot.file for plot in written.plots]
+
+
+def test_pareto_labels_merge_points_that_sit_on_each_other() -> None:
+    """Saturated points (same place on the chart) share one label: C=16/32."""
+    points = [sample_point(1, 100.0), sample_point(16, 1000.0), sample_point(32, 1010.0)]
+    points[2].per_req_tok_s = points[1].per_req_tok_s
+    labels = [label for label, _, _ in plots._pareto_labels(points, 1010.0, 100.0)]
+    assert labels == ["C=1", "C=16/32"]
