@@ -24,6 +24,7 @@ from pytest_specperf.gate.baselines import DEFAULT_THROUGHPUT_TOLERANCE
 from pytest_specperf.measure.workload import SEED_CONCURRENCY, Endpoint, Workload
 from pytest_specperf.profiles import DEFAULT_PROFILE, Profile, resolve_profile
 from pytest_specperf.run_profiles import RunProfile, resolve_run_profile, with_run_profile
+from pytest_specperf.server.gpus import parse_gpu_ids
 from pytest_specperf.server.launch import BACKENDS, Backend
 from pytest_specperf.server.process import DEFAULT_LAUNCH_TIMEOUT_S
 
@@ -388,6 +389,20 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "measuring: a deliberate regression to prove the gate catches one",
         parse=_float_in(0.0, optional=True),
     ),
+    OptionSpec(
+        "--specperf-gpus-per-server",
+        "gpus_per_server",
+        "give each server its own K GPUs (CUDA_VISIBLE_DEVICES): xdist worker gwN gets GPUs "
+        "[N*K, (N+1)*K); needed for -n with the sglang backend",
+        parse=_positive_int_or_none,
+    ),
+    OptionSpec(
+        "--specperf-gpus",
+        "gpus",
+        "the GPUs there are to hand out: a count (8) or ids (0,1,5); "
+        "default: $SPECPERF_GPUS, else $CUDA_VISIBLE_DEVICES, else nvidia-smi -L",
+        parse=lambda option, raw: ",".join(parse_gpu_ids(option, raw)) if raw else None,
+    ),
 )
 OPTIONS_BY_KEY: Mapping[str, OptionSpec] = {spec.key: spec for spec in OPTIONS}
 
@@ -420,6 +435,8 @@ class Settings:
     api_key: str | None
     inject_slowdown_s: float | None
     run_profile: str | None = None
+    gpus_per_server: int | None
+    gpus: str | None
 
 
 def resolve_profile_option(name: str, dirs: tuple[str, ...], rootdir: Path) -> Profile:
@@ -476,4 +493,6 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         api_key=os.environ.get(API_KEY_ENV) or None,
         inject_slowdown_s=values["inject_slowdown"],
         run_profile=values["run_profile"],
+        gpus_per_server=values["gpus_per_server"],
+        gpus=values["gpus"],
     )

@@ -19,6 +19,7 @@ import httpx
 import msgspec
 
 from pytest_specperf.measure.client_health import ClientMonitor
+from pytest_specperf.measure.fields import StreamChunk as _Chunk
 from pytest_specperf.measure.metrics import point_metrics
 from pytest_specperf.measure.workload import Workload, endpoint_path, request_body
 from pytest_specperf.results.schema import PointMetrics, RequestRecord
@@ -27,33 +28,6 @@ _EVENT_END = b"\n\n"
 _DATA_PREFIX = b"data:"
 _DONE = b"[DONE]"
 _ERROR_SNIPPET = 200
-
-
-class _Meta(msgspec.Struct):
-    completion_tokens: int = 0
-    prompt_tokens: int | None = None
-    finish_reason: Any = None
-    spec_verify_ct: int | None = None
-    e2e_latency: float | None = None
-
-
-class _Usage(msgspec.Struct):
-    completion_tokens: int = 0
-    prompt_tokens: int | None = None
-
-
-class _Choice(msgspec.Struct):
-    text: str | None = None
-    finish_reason: str | None = None
-
-
-class _Chunk(msgspec.Struct):
-    """Only the fields the client reads; msgspec skips the rest (cumulative text included)."""
-
-    meta_info: _Meta | None = None
-    error: Any = None
-    choices: list[_Choice] | None = None
-    usage: _Usage | None = None
 
 
 _decode_chunk = msgspec.json.Decoder(_Chunk).decode
@@ -262,12 +236,15 @@ async def measure_point(
     model: str = "default",
     api_key: str | None = None,
     warmup: bool = False,
+    on_request_done: Callable[[RequestRecord], None] | None = None,
 ) -> PointMetrics:
     """One point of the sweep, preceded by a short warm-up at the same concurrency.
 
     The warm-up (short requests, results discarded) opens the connections and lets the server
     compile or capture whatever this batch size needs before the clock starts: on a real GPU
     the first point after boot was seen running well below its steady rate.
+    ``on_request_done`` is called with each measured request's record as it finishes (not
+    for the warm-up's).
     """
     requests = workload.requests_for(concurrency)
     ssl_context = httpx.create_ssl_context(trust_env=False)
@@ -289,7 +266,12 @@ async def measure_point(
             )
         async with ClientMonitor() as monitor:
             records, wall = await run_requests(
-                clients, workload, concurrency=concurrency, requests=requests, model=model
+                clients,
+                workload,
+                concurrency=concurrency,
+                requests=requests,
+                model=model,
+                on_request_done=on_request_done,
             )
     metrics = point_metrics(concurrency, records, wall)
     metrics.client = monitor.health

@@ -112,6 +112,8 @@ class ServerSummary(msgspec.Struct, kw_only=True):
     sim: dict[str, Any] | None = None
     launch_command: str | None = None
     boot_s: float | None = None
+    # The GPUs the suite gave this server (its CUDA_VISIBLE_DEVICES); None: not assigned.
+    gpus: list[str] | None = None
 
 
 VerdictOutcome = Literal["regression", "improvement", "pass", "unjudged", "no-baseline", "recorded"]
@@ -162,15 +164,6 @@ class DepthRun(msgspec.Struct, kw_only=True):
         if verify == 0:
             return None
         return sum(p.tokens for p in self.points) / verify
-
-    @property
-    def complete_and_clean(self) -> bool:
-        measured = {p.concurrency for p in self.points}
-        return (
-            self.status != "failed"
-            and set(self.planned_concurrency) <= measured
-            and all(p.failed == 0 for p in self.points)
-        )
 
 
 class RunResults(msgspec.Struct, kw_only=True):
