@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import FAST_ARGS
+from tests.support.e2e import FAST_ARGS
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
 RECORD = ("perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-update-baselines")

@@ -8,7 +8,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tests.e2e.conftest import FAST_ARGS, REPO
+from tests.support.data import REPO
+from tests.support.e2e import FAST_ARGS
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
 
