@@ -26,12 +26,15 @@ from pytest_specperf.pytest_terminal import (
     recorded_status,
 )
 from pytest_specperf.results.benchmark import add_gate_figures, record_point
+from pytest_specperf.results.exports import write_benchmark_action_files
+from pytest_specperf.results.plots import write_plots
 from pytest_specperf.results.report import full_report
-from pytest_specperf.results.schema import DepthRun, PointMetrics
+from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults
 from pytest_specperf.results.store import (
     REPORT_FILE,
     ResultsStore,
     append_step_summary,
+    git_commit,
     new_run_id,
     write_report,
 )
@@ -47,6 +50,7 @@ from pytest_specperf.suite import DepthSession, ServerDied, depth_scope, write_b
 
 settings_key = pytest.StashKey[Settings]()
 run_id_key = pytest.StashKey[str]()
+tested_commit_key = pytest.StashKey[str | None]()
 sessions_key = pytest.StashKey[dict[int, DepthSession]]()
 sigterm_undo_key = pytest.StashKey[Callable[[], None] | None]()
 present_gpus_key = pytest.StashKey[PresentGpus | None]()
@@ -69,17 +73,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             help=spec.help + shown,
         )
         if spec.ini:
-            parser.addini(spec.ini_name, spec.help, default=spec.default)
+            # No default here: an ini key left out must read as "not given" (the table's
+            # default applies in build_settings), so a run profile can tell it from one set.
+            parser.addini(spec.ini_name, spec.help + shown, default=None)
 
 
 def _option_getter(config: pytest.Config) -> Callable[[str], Any]:
-    """The command line's value, else the ini file's (which falls back to the default)."""
+    """The command line's value, else the ini file's; None when neither gives one."""
 
     def get(key: str) -> Any:
         spec = OPTIONS_BY_KEY[key]
         value = config.getoption(spec.dest)
         if value is None and spec.ini:
-            return config.getini(spec.ini_name)
+            ini_value = config.getini(spec.ini_name)
+            return None if ini_value in (None, "") else ini_value
         return value
 
     return get
@@ -103,6 +110,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[sessions_key] = {}
     worker_input = getattr(config, "workerinput", {})
     config.stash[run_id_key] = worker_input.get("specperf_run_id") or new_run_id()
+    config.stash[tested_commit_key] = git_commit(Path(config.rootpath))
     config.addinivalue_line(
         "markers",
         "specperf_phase(n): order of a check within a depth (0 first, 2 after the points)",
@@ -182,7 +190,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def _store(config: pytest.Config) -> ResultsStore:
-    return ResultsStore(config.stash[settings_key].out_dir, config.stash[run_id_key], report=True)
+    return ResultsStore(
+        config.stash[settings_key].out_dir,
+        config.stash[run_id_key],
+        report=True,
+        tested_commit=config.stash.get(tested_commit_key, None),
+    )
 
 
 def _with_depths(settings: Settings, depths: tuple[int, ...]) -> Settings:
@@ -194,9 +207,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if settings is None:
         return []
     where = f"url={settings.url}" if settings.url else f"backend={settings.backend}"
+    run_profile = f" run-profile={settings.run_profile}" if settings.run_profile else ""
     lines = [
-        f"specperf: profile={settings.profile.name} {where} depths={list(settings.depths)} "
-        f"concurrency={list(settings.concurrency)} out={settings.out_dir}"
+        f"specperf: profile={settings.profile.name}{run_profile} {where} "
+        f"depths={list(settings.depths)} concurrency={list(settings.concurrency)} "
+        f"out={settings.out_dir}"
     ]
     dist = getattr(config.option, "dist", "no")
     if dist in _SPLITTING_DIST_MODES and getattr(config.option, "tx", None):
@@ -383,11 +398,16 @@ def pytest_report_teststatus(report: pytest.TestReport) -> Any:
 
 
 # -- after the run ----------------------------------------------------------------------------
-def _finished_runs(config: pytest.Config) -> list[DepthRun]:
+def _finished_results(config: pytest.Config) -> RunResults | None:
     settings = config.stash.get(settings_key, None)
     if settings is None:
-        return []
+        return None
     results = _store(config).load()
+    return results if results is not None and results.runs else None
+
+
+def _finished_runs(config: pytest.Config) -> list[DepthRun]:
+    results = _finished_results(config)
     return list(results.runs) if results else []
 
 
@@ -398,14 +418,18 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _is_worker(config):
         return
     settings = config.stash.get(settings_key, None)
-    runs = _finished_runs(config)
-    if settings is None or not runs:
+    results = _finished_results(config)
+    if settings is None or results is None:
         return
-    write_report(settings.out_dir / REPORT_FILE, runs)
+    runs = list(results.runs)
+    drawn = write_plots(runs, settings.out_dir)
+    config.stash[_artifact_notes_key] = list(drawn.problems)
+    write_benchmark_action_files(runs, settings.out_dir)
+    write_report(settings.out_dir / REPORT_FILE, results, drawn.plots, drawn.notes)
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     if step_summary:
         try:
-            append_step_summary(Path(step_summary), runs)
+            append_step_summary(Path(step_summary), results, drawn.plots, drawn.notes)
         except OSError as exc:
             config.stash[_step_summary_error_key] = f"{STEP_SUMMARY_ENV}: not written: {exc}"
     if settings.update_baselines:
@@ -424,6 +448,7 @@ def _exit_name(exitstatus: int) -> str:
 
 _written_key = pytest.StashKey[list[str]]()
 _step_summary_error_key = pytest.StashKey[str]()
+_artifact_notes_key = pytest.StashKey[list[str]]()
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
@@ -438,7 +463,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.write_line(full_report(runs))
     terminalreporter.write_line(
         f"\nresults: {settings.out_dir / 'results.json'}  report: {settings.out_dir / 'report.md'}"
+        " (plots and github-action-benchmark files beside it)"
     )
+    for line in config.stash.get(_artifact_notes_key, []):
+        terminalreporter.write_line(line)
     for line in recorded_lines(terminalreporter.stats.get(RECORDED_CATEGORY, [])):
         terminalreporter.write_line(line)
     for line in config.stash.get(_written_key, []):

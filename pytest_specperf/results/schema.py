@@ -175,6 +175,8 @@ class RunResults(msgspec.Struct, kw_only=True):
     started_at: str
     tool_version: str
     runs: list[DepthRun] = []
+    # `git rev-parse HEAD` of the directory the run was started in (None: not a git checkout).
+    tested_commit: str | None = None
 
     def depth(self, depth: int) -> DepthRun | None:
         for run in self.runs:
