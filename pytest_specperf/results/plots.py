@@ -125,10 +125,21 @@ def _new_figure(columns: int = 1, width: float = 6.4) -> tuple[Figure, list[Axes
     return figure, axes_list
 
 
-def _color(depth: int) -> Any:
-    import matplotlib
+# Depth colours: no red or green, which mark a regression and an improvement in floors.png.
+_DEPTH_COLORS = (
+    "#1f77b4",  # blue
+    "#ff7f0e",  # orange
+    "#9467bd",  # purple
+    "#8c564b",  # brown
+    "#17becf",  # cyan
+    "#e377c2",  # pink
+    "#7f7f7f",  # grey
+    "#bcbd22",  # olive
+)
 
-    return matplotlib.colormaps["tab10"](depth % 10)
+
+def _color(depth: int) -> str:
+    return _DEPTH_COLORS[(depth - 1) % len(_DEPTH_COLORS)]
 
 
 def _points(run: DepthRun) -> list[PointMetrics]:
@@ -188,6 +199,7 @@ def _throughput_figure(runs: list[DepthRun]) -> Figure:
     for ax in (agg_ax, per_req_ax):
         _concurrency_axis(ax, concurrencies)
         ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_formatter(_thousands())
         ax.legend(title="speculation depth")
     return figure
 
@@ -227,6 +239,8 @@ def _pareto_figure(runs: list[DepthRun]) -> Figure | None:
     # Room above and to the right for the "C=..." labels of the outermost points.
     ax.set_xlim(left=0, right=ax.get_xlim()[1] * 1.08)
     ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.06)
+    ax.xaxis.set_major_formatter(_thousands())
+    ax.yaxis.set_major_formatter(_thousands())
     ax.legend(title="speculation depth")
     return figure
 
@@ -286,6 +300,8 @@ def _thousands() -> Any:
 
 
 def _floors_figure(runs: list[DepthRun]) -> Figure | None:
+    """Per point, from the gate's verdicts: the figure it judged (the geometric mean of the
+    samples) with their interval, the floor it was held to and the baseline."""
     metrics = ("agg_tok_s", "per_req_tok_s")
     judged = [
         v
@@ -302,15 +318,20 @@ def _floors_figure(runs: list[DepthRun]) -> Figure | None:
             key=lambda v: (v.depth, v.concurrency or 0),
         )
         positions = list(range(len(verdicts)))
-        below = [v.outcome == "regression" for v in verdicts]
+        measured = [v.measured or 0.0 for v in verdicts]
         ax.bar(
             positions,
-            [v.measured or 0.0 for v in verdicts],
+            measured,
             color=[_color(v.depth) for v in verdicts],
-            edgecolor=[_REGRESSION_RED if low else "none" for low in below],
-            hatch=[_REGRESSION_HATCH if low else "" for low in below],
+            edgecolor=[_OUTCOME_LOOK.get(v.outcome, ("none", ""))[0] for v in verdicts],
+            hatch=[_OUTCOME_LOOK.get(v.outcome, ("none", ""))[1] for v in verdicts],
             linewidth=1.5,
         )
+        errors = _error_bars([v.measured for v in verdicts], [v.interval for v in verdicts])
+        if errors is not None:
+            ax.errorbar(
+                positions, measured, yerr=errors, fmt="none", ecolor="black", capsize=3, zorder=3
+            )
         ax.scatter(
             positions,
             [v.floor or 0.0 for v in verdicts],
@@ -318,7 +339,16 @@ def _floors_figure(runs: list[DepthRun]) -> Figure | None:
             s=600,
             linewidths=2.5,
             color="black",
-            zorder=3,
+            zorder=4,
+        )
+        ax.scatter(
+            positions,
+            [v.baseline if v.baseline is not None else float("nan") for v in verdicts],
+            marker="D",
+            s=22,
+            facecolor="white",
+            edgecolor="#444444",
+            zorder=5,
         )
         ax.set_xticks(positions)
         ax.set_xticklabels(
@@ -327,32 +357,60 @@ def _floors_figure(runs: list[DepthRun]) -> Figure | None:
         label = METRIC_LABELS.get(metric, metric)
         ax.set_title(f"{label}: measured vs floor")
         ax.set_xlabel("point (speculation depth s, concurrency C)")
-        ax.set_ylabel(label)
+        repeated = any(len(v.samples) > 1 for v in verdicts)
+        ax.set_ylabel(f"{label} (geometric mean of the samples)" if repeated else label)
         ax.set_ylim(bottom=0)
-    _floors_legend(figure, sorted({v.depth for v in judged}))
+        ax.yaxis.set_major_formatter(_thousands())
+    _floors_legend(
+        figure,
+        sorted({v.depth for v in judged}),
+        outcomes={v.outcome for v in judged},
+        interval_level=next((v.interval.level for v in judged if v.interval), None),
+    )
     return figure
 
 
 _REGRESSION_RED = "#b00020"
-_REGRESSION_HATCH = "///"
+_IMPROVEMENT_GREEN = "#1b7f3b"
+# Outcome -> (bar edge colour, hatch); a pass is a plain bar.
+_OUTCOME_LOOK = {
+    "regression": (_REGRESSION_RED, "///"),
+    "improvement": (_IMPROVEMENT_GREEN, "..."),
+}
 
 
-def _floors_legend(figure: Figure, depths: Sequence[int]) -> None:
-    """One legend above both panels: bar colour = depth, the floor mark, a regression's look."""
+def _floors_legend(
+    figure: Figure, depths: Sequence[int], *, outcomes: set[str], interval_level: float | None
+) -> None:
+    """One legend above both panels: bar colour = depth, floor, baseline, interval, and the
+    look of a regression or an improvement when there is one."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     handles: list[Any] = [Patch(color=_color(depth), label=f"steps={depth}") for depth in depths]
     handles.append(Line2D([], [], color="black", linewidth=2.5, label="floor"))
     handles.append(
-        Patch(
-            facecolor="white",
-            edgecolor=_REGRESSION_RED,
-            hatch=_REGRESSION_HATCH,
-            label="below floor (regression)",
+        Line2D(
+            [],
+            [],
+            marker="D",
+            linestyle="",
+            markerfacecolor="white",
+            markeredgecolor="#444444",
+            label="baseline",
         )
     )
-    figure.legend(handles=handles, loc="upper center", ncol=len(handles), frameon=False)
+    if interval_level is not None:
+        handles.append(
+            Line2D([], [], color="black", marker="|", label=f"{interval_level:.0%} interval")
+        )
+    names = {"regression": "below floor (regression)", "improvement": "improvement"}
+    for outcome, (edge, hatch) in _OUTCOME_LOOK.items():
+        if outcome in outcomes:
+            handles.append(
+                Patch(facecolor="white", edgecolor=edge, hatch=hatch, label=names[outcome])
+            )
+    figure.legend(handles=handles, loc="upper center", ncol=min(len(handles), 7), frameon=False)
 
 
 def _accept_figure(runs: list[DepthRun]) -> Figure | None:

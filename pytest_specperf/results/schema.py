@@ -135,7 +135,12 @@ class Verdict(msgspec.Struct, kw_only=True):
     baseline: float | None = None
     samples: list[float] = []
     noise_source: str | None = None
+    # remeasured: borderline at first, so judged again with more samples; confirmed: a
+    # regression that the re-measuring upheld.
+    remeasured: bool = False
     confirmed: bool = False
+    # An improvement: the command that re-records the baseline, to run after review.
+    refresh_command: str | None = None
     message: str = ""
 
 

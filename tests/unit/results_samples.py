@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import msgspec
+
 from pytest_specperf.results.schema import (
     DepthRun,
     Interval,
@@ -14,12 +16,8 @@ from pytest_specperf.results.schema import (
 
 
 def sample_point(concurrency: int, agg: float, *, interval: bool = False) -> PointMetrics:
-    intervals = (
-        {"agg_tok_s": Interval(low=agg - 10, high=agg + 12, level=0.95, method="t")}
-        if interval
-        else {}
-    )
-    return PointMetrics(
+    """One point; with ``interval``, a repeated one: three samples and the interval of agg."""
+    point = PointMetrics(
         concurrency=concurrency,
         requests=2 * concurrency,
         ok=2 * concurrency,
@@ -31,12 +29,25 @@ def sample_point(concurrency: int, agg: float, *, interval: bool = False) -> Poi
         spec_verify_ct=400 * concurrency,
         accept_length=2.5,
         ttft_s=Percentiles(p50=0.02, p90=0.03, p99=0.04, mean=0.025),
-        intervals=intervals,
     )
+    if not interval:
+        return point
+    point.intervals = {"agg_tok_s": Interval(low=agg - 10, high=agg + 12, level=0.95, method="t")}
+    point.samples = [
+        msgspec.structs.replace(point, agg_tok_s=agg + delta, intervals={})
+        for delta in (-8.0, 0.0, 9.0)
+    ]
+    return point
 
 
 def sample_verdict(
-    depth: int, concurrency: int | None, metric: str, outcome: VerdictOutcome
+    depth: int,
+    concurrency: int | None,
+    metric: str,
+    outcome: VerdictOutcome,
+    *,
+    remeasured: bool = False,
+    refresh_command: str | None = None,
 ) -> Verdict:
     return Verdict(
         depth=depth,
@@ -47,6 +58,11 @@ def sample_verdict(
         floor=95.0 if outcome == "regression" else 80.0,
         baseline=100.0,
         interval=Interval(low=88.0, high=92.0, level=0.95, method="t"),
+        samples=[89.0, 91.0, 90.5],
+        noise_source="no noise recorded: fixed tolerance 10%",
+        remeasured=remeasured,
+        confirmed=remeasured and outcome == "regression",
+        refresh_command=refresh_command,
         message=f"steps={depth}: {outcome}",
     )
 

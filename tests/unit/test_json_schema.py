@@ -23,7 +23,10 @@ def _validator() -> jsonschema.Draft202012Validator:
 
 def _full_results() -> dict[str, Any]:
     """Results with every optional part filled: intervals, samples, verdicts, commit."""
-    run = sample_run(3, interval=True, verdicts=[sample_verdict(3, 1, "agg_tok_s", "pass")])
+    verdict = sample_verdict(
+        3, 1, "agg_tok_s", "improvement", remeasured=True, refresh_command="pytest perf_tests"
+    )
+    run = sample_run(3, interval=True, verdicts=[verdict])
     run.points[0].samples = [sample_point(1, 740.0)]
     results = RunResults(
         run_id="r", started_at="2026-12-01T08:00:00+00:00", tool_version="0.1.0", runs=[run]

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
 import pytest
+from matplotlib.container import ErrorbarContainer
+from matplotlib.figure import Figure
 
 from pytest_specperf.results import plots
 from pytest_specperf.results.plots import PLOTS_HINT, write_plots
@@ -92,3 +98,34 @@ def test_pareto_labels_merge_points_that_sit_on_each_other() -> None:
     points[2].per_req_tok_s = points[1].per_req_tok_s
     labels = [label for label, _, _ in plots._pareto_labels(points, 1010.0, 100.0)]
     assert labels == ["C=1", "C=16/32"]
+
+
+def _legend_labels(figure: Figure) -> list[str]:
+    legends = [*figure.legends, *(ax.get_legend() for ax in figure.axes if ax.get_legend())]
+    return [text.get_text() for legend in legends for text in legend.get_texts()]
+
+
+def test_floors_plot_draws_what_the_gate_judged(tmp_path: Path) -> None:
+    """floors.png comes from the verdicts: per point the judged figure (bar) with its
+    interval, the floor and the baseline; a regression is marked."""
+    figure = plots._floors_figure(_runs_with_verdicts())
+    assert figure is not None
+    agg_ax = figure.axes[0]
+    heights = [bar.get_height() for bar in agg_ax.patches]
+    assert heights == [90.0, 90.0, 90.0]  # the verdicts' measured figure, one per depth
+    assert any(isinstance(c, ErrorbarContainer) for c in agg_ax.containers)
+    labels = _legend_labels(figure)
+    for label in ("floor", "baseline", "95% interval", "below floor (regression)"):
+        assert label in labels
+    assert "improvement" not in labels
+    plt.close(figure)
+
+
+@pytest.mark.parametrize("repeated", [True, False])
+def test_throughput_plot_draws_intervals_only_from_repeats(repeated: bool) -> None:
+    """Repeated points get error bars from their intervals; single samples get none."""
+    figure = plots._throughput_figure([sample_run(3, interval=repeated)])
+    agg_ax = figure.axes[0]
+    bars = [c for c in agg_ax.containers if isinstance(c, ErrorbarContainer)]
+    assert [c.has_yerr for c in bars] == [repeated]
+    plt.close(figure)

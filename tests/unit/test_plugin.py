@@ -72,6 +72,22 @@ def test_an_ini_value_wins_over_the_run_profile(pytester: pytest.Pytester) -> No
     assert (settings.run_profile, settings.concurrency, settings.depths) == ("pr", (8,), (3,))
 
 
+def test_run_profile_repeats_fill_the_repeats_option(pytester: pytest.Pytester) -> None:
+    """A run profile's repeats is --specperf-repeats: nightly 5, pr 3; the option wins."""
+    for name, repeats in (("nightly", 5), ("pr", 3), ("smoke", 1)):
+        config = pytester.parseconfigure(f"--specperf-run-profile={name}")
+        assert config.stash[settings_key].repeats == repeats, name
+    given = pytester.parseconfigure("--specperf-run-profile=nightly", "--specperf-repeats=2")
+    assert given.stash[settings_key].repeats == 2
+
+
+def test_pr_run_profile_gates_the_projects_depths(pytester: pytest.Pytester) -> None:
+    """pr sets no depth: the project's own (ini) depths are gated at C = 1, 4, 16."""
+    pytester.makeini("[pytest]\nspecperf_spec_steps = 1,2\n")
+    settings = pytester.parseconfigure("--specperf-run-profile=pr").stash[settings_key]
+    assert (settings.depths, settings.concurrency) == ((1, 2), (1, 4, 16))
+
+
 def test_a_project_run_profiles_file_named_in_the_ini_overrides(
     pytester: pytest.Pytester,
 ) -> None:

@@ -6,6 +6,7 @@ import pytest
 
 from pytest_specperf.results import report
 from pytest_specperf.results.report import Plot, ReportContext, markdown_report, md_table
+from pytest_specperf.results.schema import Verdict, VerdictOutcome
 from tests.unit.results_samples import sample_run, sample_verdict
 
 
@@ -58,37 +59,119 @@ def test_no_verdicts_says_so() -> None:
     assert "no verdicts recorded" in verdict and "| outcome |" not in verdict
 
 
+def _verdict_text(*verdicts: Verdict) -> str:
+    runs = [sample_run(3, verdicts=list(verdicts))]
+    return _section(markdown_report(ReportContext(runs=runs)), "Verdict")
+
+
 def test_regressions_then_improvements_then_passes() -> None:
-    """Verdict rows: regressions first, then improvements, then passes (folded)."""
-    verdicts = [
+    """Verdict groups: regressions first, then improvements, then passes (folded)."""
+    verdict = _verdict_text(
         sample_verdict(3, 4, "agg_tok_s", "pass"),
         sample_verdict(3, 1, "per_req_tok_s", "improvement"),
         sample_verdict(3, 16, "agg_tok_s", "regression"),
-    ]
-    verdict = _section(
-        markdown_report(ReportContext(runs=[sample_run(3, verdicts=verdicts)])), "Verdict"
     )
-    order = [verdict.index(word) for word in ("| **regression** |", "| improvement |", "| pass |")]
+    titles = ("### Regressions (1)", "### Improvements (1)", "### Passes (1)")
+    order = [verdict.index(title) for title in titles]
     assert order == sorted(order)
     assert "**1 regression, 1 improvement, 1 pass**" in verdict
+    assert "<details><summary>1 pass</summary>" in verdict
 
 
-def test_verdict_row_shows_measured_interval_floor_and_baseline() -> None:
-    """Each verdict row carries its figures: measured, interval, floor, baseline."""
-    verdicts = [sample_verdict(3, 16, "agg_tok_s", "regression")]
-    verdict = _section(
-        markdown_report(ReportContext(runs=[sample_run(3, verdicts=verdicts)])), "Verdict"
-    )
+def test_verdict_row_shows_every_figure_of_the_decision() -> None:
+    """A verdict row: median, interval, judged figure, floor, baseline, change, every sample,
+    the noise source and the confirmation."""
+    verdict = _verdict_text(sample_verdict(3, 16, "agg_tok_s", "regression"))
     assert (
-        "| **regression** | steps=3 C=16 | agg tok/s | 90.0 | [88.0, 92.0] (95%) | 95.0 | 100.0 |"
-        in verdict
+        "| steps=3 C=16 | agg tok/s | 90.5 | [88.0, 92.0] | 90.0 | 95.0 | 100.0 | -10.0% "
+        "| 3: 89.0, 91.0, 90.5 | no noise recorded: fixed tolerance 10% | not re-measured |"
+    ) in verdict
+
+
+def test_regression_keeps_what_the_failing_test_said() -> None:
+    """The failing test's own message is kept under the regressions table."""
+    verdict = _verdict_text(sample_verdict(3, 16, "agg_tok_s", "regression"))
+    assert "- steps=3: regression" in verdict
+
+
+@pytest.mark.parametrize(
+    ("outcome", "remeasured", "shown"),
+    [
+        ("regression", True, "confirmed by re-measuring"),
+        ("pass", True, "borderline, re-measured: not confirmed"),
+        ("pass", False, "not re-measured"),
+    ],
+)
+def test_confirmation_says_whether_re_measuring_upheld_it(
+    outcome: VerdictOutcome, remeasured: bool, shown: str
+) -> None:
+    """The last column tells a confirmed regression from one that did not hold."""
+    verdict = _verdict_text(sample_verdict(3, 4, "agg_tok_s", outcome, remeasured=remeasured))
+    assert f"| {shown} |" in verdict
+
+
+def test_improvements_give_the_command_that_refreshes_the_baseline() -> None:
+    """Improvements end with the re-recording command, once per distinct command."""
+    command = "pytest perf_tests --spec-steps=3 --specperf-update-baselines"
+    verdict = _verdict_text(
+        sample_verdict(3, 1, "agg_tok_s", "improvement", refresh_command=command),
+        sample_verdict(3, 1, "per_req_tok_s", "improvement", refresh_command=command),
     )
+    assert verdict.count(command) == 1
+    assert f"After review, refresh the baseline:\n\n```\n{command}\n```" in verdict
 
 
-def test_point_intervals_appear_beside_the_figure() -> None:
-    """A point with an interval shows it in its cell."""
+def test_pooled_depth_verdict_shows_ratios_to_the_baseline() -> None:
+    """The depth test's figures are ratios, shown as such, after the depth's points."""
+    pooled = Verdict(
+        depth=3,
+        concurrency=None,
+        metric="throughput",
+        outcome="pass",
+        measured=0.97,
+        floor=0.95,
+        baseline=1.0,
+    )
+    verdict = _verdict_text(pooled, sample_verdict(3, 64, "agg_tok_s", "pass"))
+    row = "| steps=3 (all points pooled) | throughput (agg and per-req) | - | - | 0.970x baseline "
+    assert row + "| 0.950x baseline | 1.000x baseline | -3.0% |" in verdict
+    assert verdict.index("C=64") < verdict.index("all points pooled")
+
+
+def test_unjudged_points_come_right_after_regressions() -> None:
+    """A point the load generator bounded fails its test: it is listed before improvements."""
+    unjudged = Verdict(
+        depth=3, concurrency=64, metric="agg_tok_s", outcome="unjudged", message="client bound"
+    )
+    verdict = _verdict_text(sample_verdict(3, 1, "agg_tok_s", "improvement"), unjudged)
+    assert verdict.index("### Not judged") < verdict.index("### Improvements")
+    assert "| steps=3 C=64 | agg tok/s | client bound |" in verdict
+    assert verdict.startswith("## Verdict\n\n**1 unjudged, 1 improvement**")
+
+
+def test_repeated_points_show_median_interval_and_sample_count() -> None:
+    """With repeats the table says its figures are medians with their interval, per sample
+    count."""
     text = markdown_report(ReportContext(runs=[sample_run(3, interval=True)]))
-    assert "| 1 | 750.0 [740.0, 762.0] (95%) |" in text
+    assert "| C | Agg tok/s median [95% interval] | Per-req tok/s median [95% interval] |" in text
+    assert "| 1 | 750.0 [740.0, 762.0] | 750.0 | 3 |" in text
+    assert "**samples per point**: 3 (figures are medians of the samples)" in text
+
+
+def test_single_samples_keep_the_plain_table() -> None:
+    """One sample per point: no interval, no sample column."""
+    text = markdown_report(ReportContext(runs=[sample_run(3)]))
+    assert "| 1 | 750.0 | 750.0 | 1,000 |" in text and "Samples" not in text
+
+
+def test_trade_off_shows_intervals_when_repeated() -> None:
+    """The trade-off cells carry the intervals too, and say what they are."""
+    text = markdown_report(
+        ReportContext(runs=[sample_run(1, interval=True), sample_run(3, interval=True)])
+    )
+    tradeoff = _section(text, "Speculation depth trade-off")
+    assert "| 1 | 250.0 [240.0, 262.0] / 250.0 | 750.0 [740.0, 762.0] / 750.0 |" in tradeoff
+    assert "Medians of the samples; [low, high]: their 95% interval." in tradeoff
 
 
 def test_one_depth_has_no_trade_off_section() -> None:

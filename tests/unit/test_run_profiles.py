@@ -8,7 +8,10 @@ from typing import Any
 import pytest
 
 from pytest_specperf.errors import UsageError
+from pytest_specperf.options import OPTIONS_BY_KEY
 from pytest_specperf.run_profiles import (
+    OPTION_KEYS,
+    RunProfile,
     load_run_profiles,
     option_defaults,
     resolve_run_profile,
@@ -80,3 +83,16 @@ def test_profile_fills_only_options_not_given() -> None:
     assert get("spec_steps") == "1,2,3"
     assert get("server_arg") == []
     assert get("temperature") is None
+
+
+def test_every_field_fills_a_row_of_the_options_table() -> None:
+    """Each run profile field names an option of the table (repeats: --specperf-repeats)."""
+    assert set(OPTION_KEYS) == set(RunProfile.__struct_fields__) - {"description"}
+    assert dict(OPTION_KEYS) == {
+        "depths": "spec_steps",
+        "concurrency": "concurrency",
+        "max_new_tokens": "max_new_tokens",
+        "repeats": "repeats",
+    }
+    assert all(key in OPTIONS_BY_KEY for key in OPTION_KEYS.values())
+    assert OPTIONS_BY_KEY["repeats"].flag == "--specperf-repeats"

