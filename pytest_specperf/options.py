@@ -33,6 +33,7 @@ from pytest_specperf.measure.workload import (
 )
 from pytest_specperf.profiles import DEFAULT_PROFILE, Profile, resolve_profile
 from pytest_specperf.results.schema import Slo
+from pytest_specperf.run_profiles import RunProfile, resolve_run_profile, with_run_profile
 from pytest_specperf.server.gpus import parse_gpu_ids
 from pytest_specperf.server.launch import BACKENDS, Backend
 from pytest_specperf.server.process import DEFAULT_LAUNCH_TIMEOUT_S
@@ -281,6 +282,18 @@ OPTIONS: tuple[OptionSpec, ...] = (
         parse=lambda option, raw: parse_dir_list(raw),
         kind="append",
         commands=(LAUNCH_CMD,),
+    ),
+    OptionSpec(
+        "--specperf-run-profile",
+        "run_profile",
+        "run profile: smoke, pr, nightly (or one of --specperf-run-profiles); sets the depths, "
+        "concurrency, tokens and repeats that no option sets",
+    ),
+    OptionSpec(
+        "--specperf-run-profiles",
+        "run_profiles",
+        "a TOML file of run profiles (relative to the rootdir) that changes or adds to the "
+        "shipped ones",
     ),
     OptionSpec(
         "--specperf-server-arg",
@@ -564,6 +577,7 @@ class Settings:
     inject_slowdown_s: float | None
     gpus_per_server: int | None
     gpus: str | None
+    run_profile: str | None = None
     repeats: int = 1
     calibrate: bool = False
     calibrate_boots: int = 1
@@ -597,9 +611,22 @@ def workload_from(values: Mapping[str, Any]) -> Workload:
     )
 
 
+def resolve_run_profile_option(get: Callable[[str], Any], rootdir: Path) -> RunProfile | None:
+    """The run profile named by --specperf-run-profile, if any (with the project's file)."""
+    name = OPTIONS_BY_KEY["run_profile"].value(get("run_profile"))
+    if not name:
+        return None
+    extra = OPTIONS_BY_KEY["run_profiles"].value(get("run_profiles"))
+    return resolve_run_profile(name, rootdir / extra if extra else None)
+
+
 def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
-    """Build settings from option values; ``get(key)`` returns the option or ini value."""
-    values = option_values(get)
+    """Build settings from option values; ``get(key)`` returns the option or ini value.
+
+    A run profile fills the options that ``get`` leaves out (None); the rest keep their
+    given value or their default.
+    """
+    values = option_values(with_run_profile(get, resolve_run_profile_option(get, rootdir)))
     return Settings(
         profile=resolve_profile_option(values["profile"], values["profile_dir"], rootdir),
         backend=values["backend"],
@@ -618,6 +645,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         workload=workload_from(values),
         api_key=os.environ.get(API_KEY_ENV) or None,
         inject_slowdown_s=values["inject_slowdown"],
+        run_profile=values["run_profile"],
         gpus_per_server=values["gpus_per_server"],
         gpus=values["gpus"],
         repeats=values["repeats"],

@@ -26,17 +26,14 @@ from pytest_specperf.pytest_terminal import (
     recorded_lines,
     recorded_status,
 )
+from pytest_specperf.results.artifacts import STEP_SUMMARY_ENV, write_run_artifacts
 from pytest_specperf.results.benchmark import add_gate_figures, record_point
-from pytest_specperf.results.recommendation_plot import write_recommendation_plot
 from pytest_specperf.results.report import full_report
-from pytest_specperf.results.schema import DepthRun, PointMetrics
-from pytest_specperf.results.speculation_plots import write_speculation_plots
+from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults
 from pytest_specperf.results.store import (
-    REPORT_FILE,
     ResultsStore,
-    append_step_summary,
+    git_commit,
     new_run_id,
-    write_report,
 )
 from pytest_specperf.server.gpus import (
     PresentGpus,
@@ -56,14 +53,13 @@ from pytest_specperf.suite import (
 
 settings_key = pytest.StashKey[Settings]()
 run_id_key = pytest.StashKey[str]()
+tested_commit_key = pytest.StashKey[str | None]()
 sessions_key = pytest.StashKey[dict[int, DepthSession]]()
 sigterm_undo_key = pytest.StashKey[Callable[[], None] | None]()
 present_gpus_key = pytest.StashKey[PresentGpus | None]()
 # --specperf-refine: sessions whose servers stay up until the boundaries are measured.
 refine_pending_key = pytest.StashKey[list[DepthSession]]()
 _refine_lines_key = pytest.StashKey[list[str]]()
-_plot_line_key = pytest.StashKey[str]()
-_speculation_plots_key = pytest.StashKey[list[str]]()
 # xdist modes that would split one depth's tests over several workers (one server each).
 _SPLITTING_DIST_MODES = ("load", "loadscope", "loadfile", "loadgroup", "worksteal")
 
@@ -83,17 +79,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             help=spec.help + shown,
         )
         if spec.ini:
-            parser.addini(spec.ini_name, spec.help, default=spec.default)
+            # No default here: an ini key left out must read as "not given" (the table's
+            # default applies in build_settings), so a run profile can tell it from one set.
+            parser.addini(spec.ini_name, spec.help + shown, default=None)
 
 
 def _option_getter(config: pytest.Config) -> Callable[[str], Any]:
-    """The command line's value, else the ini file's (which falls back to the default)."""
+    """The command line's value, else the ini file's; None when neither gives one."""
 
     def get(key: str) -> Any:
         spec = OPTIONS_BY_KEY[key]
         value = config.getoption(spec.dest)
         if value is None and spec.ini:
-            return config.getini(spec.ini_name)
+            ini_value = config.getini(spec.ini_name)
+            return None if ini_value in (None, "") else ini_value
         return value
 
     return get
@@ -117,6 +116,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[sessions_key] = {}
     worker_input = getattr(config, "workerinput", {})
     config.stash[run_id_key] = worker_input.get("specperf_run_id") or new_run_id()
+    config.stash[tested_commit_key] = git_commit(Path(config.rootpath))
     config.addinivalue_line(
         "markers",
         "specperf_phase(n): order of a check within a depth (0 first, 2 after the points)",
@@ -196,7 +196,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def _store(config: pytest.Config) -> ResultsStore:
-    return ResultsStore(config.stash[settings_key].out_dir, config.stash[run_id_key], report=True)
+    return ResultsStore(
+        config.stash[settings_key].out_dir,
+        config.stash[run_id_key],
+        report=True,
+        tested_commit=config.stash.get(tested_commit_key, None),
+    )
 
 
 def _with_depths(settings: Settings, depths: tuple[int, ...]) -> Settings:
@@ -208,9 +213,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if settings is None:
         return []
     where = f"url={settings.url}" if settings.url else f"backend={settings.backend}"
+    run_profile = f" run-profile={settings.run_profile}" if settings.run_profile else ""
     lines = [
-        f"specperf: profile={settings.profile.name} {where} depths={list(settings.depths)} "
-        f"concurrency={list(settings.concurrency)} out={settings.out_dir}"
+        f"specperf: profile={settings.profile.name}{run_profile} {where} "
+        f"depths={list(settings.depths)} concurrency={list(settings.concurrency)} "
+        f"out={settings.out_dir}"
     ]
     dist = getattr(config.option, "dist", "no")
     if dist in _SPLITTING_DIST_MODES and getattr(config.option, "tx", None):
@@ -401,6 +408,19 @@ def pytest_report_teststatus(report: pytest.TestReport) -> Any:
 
 
 # -- after the run ----------------------------------------------------------------------------
+def _finished_results(config: pytest.Config) -> RunResults | None:
+    settings = config.stash.get(settings_key, None)
+    if settings is None:
+        return None
+    results = _store(config).load()
+    return results if results is not None and results.runs else None
+
+
+def _finished_runs(config: pytest.Config) -> list[DepthRun]:
+    results = _finished_results(config)
+    return list(results.runs) if results else []
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """After teardown (an interrupted run's fixtures are torn down in sessionfinish)."""
@@ -409,44 +429,30 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     _refine_then_stop(config, exitstatus)
     settings = config.stash.get(settings_key, None)
-    results = _store(config).load() if settings is not None else None
-    runs = list(results.runs) if results else []
-    if settings is None or results is None or not runs:
+    results = _finished_results(config)
+    if settings is None or results is None:
         return
-    comparisons, slo, recommendation = results.lossless, results.slo, results.recommendation
-    plot, plot_problem = write_recommendation_plot(runs, recommendation, settings.out_dir)
-    config.stash[_plot_line_key] = (
-        f"recommendation plot: {plot}" if plot is not None else plot_problem or ""
-    )
-    config.stash[_speculation_plots_key] = write_speculation_plots(runs, settings.out_dir)
-    write_report(
-        settings.out_dir / REPORT_FILE,
-        runs,
-        comparisons,
-        slo=slo,
-        recommendation=recommendation,
-        plot=plot.name if plot is not None else None,
-    )
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
-    if step_summary:
-        try:
-            append_step_summary(
-                Path(step_summary), runs, comparisons, slo=slo, recommendation=recommendation
-            )
-        except OSError as exc:
-            config.stash[_step_summary_error_key] = f"{STEP_SUMMARY_ENV}: not written: {exc}"
+    config.stash[_artifact_notes_key] = write_run_artifacts(
+        results, settings.out_dir, Path(step_summary) if step_summary else None
+    )
     if settings.update_baselines:
         problem = None
         if exitstatus != pytest.ExitCode.OK:
             problem = f"the test session did not pass: {_exit_name(exitstatus)}"
-        config.stash[_written_key] = write_baselines(settings, runs, problem)
+        config.stash[_written_key] = write_baselines(settings, list(results.runs), problem)
 
 
 def _refine_then_stop(config: pytest.Config, exitstatus: int) -> None:
     """--specperf-refine: measure the boundaries on the servers kept up, then stop them all."""
     pending = config.stash.get(refine_pending_key, [])
     if not pending:
-        if config.stash[settings_key].refine and getattr(config.option, "dist", "no") != "no":
+        settings = config.stash.get(settings_key, None)
+        if (
+            settings is not None
+            and settings.refine
+            and getattr(config.option, "dist", "no") != "no"
+        ):
             config.stash[_refine_lines_key] = [
                 "refine: not done under xdist (each worker holds only its own depths' servers)"
             ]
@@ -468,17 +474,16 @@ def _exit_name(exitstatus: int) -> str:
 
 
 _written_key = pytest.StashKey[list[str]]()
-_step_summary_error_key = pytest.StashKey[str]()
-STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+_artifact_notes_key = pytest.StashKey[list[str]]()
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     if _is_worker(config):
         return
-    settings = config.stash.get(settings_key, None)
-    results = _store(config).load() if settings is not None else None
-    if settings is None or results is None or not results.runs:
+    results = _finished_results(config)
+    if results is None:
         return
+    settings = config.stash[settings_key]
     terminalreporter.section("specperf results")
     terminalreporter.write_line(
         full_report(
@@ -490,17 +495,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     )
     for line in config.stash.get(_refine_lines_key, []):
         terminalreporter.write_line(line)
-    if config.stash.get(_plot_line_key, ""):
-        terminalreporter.write_line(config.stash[_plot_line_key])
-    for line in config.stash.get(_speculation_plots_key, []):
-        terminalreporter.write_line(line)
     terminalreporter.write_line(
         f"\nresults: {settings.out_dir / 'results.json'}  report: {settings.out_dir / 'report.md'}"
+        " (plots and github-action-benchmark files beside it)"
     )
+    for line in config.stash.get(_artifact_notes_key, []):
+        terminalreporter.write_line(line)
     for line in recorded_lines(terminalreporter.stats.get(RECORDED_CATEGORY, [])):
         terminalreporter.write_line(line)
     for line in config.stash.get(_written_key, []):
         terminalreporter.write_line(f"baseline {line}")
-    step_summary_error = config.stash.get(_step_summary_error_key, None)
-    if step_summary_error:
-        terminalreporter.write_line(step_summary_error)

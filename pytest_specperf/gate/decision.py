@@ -402,7 +402,9 @@ def verdict(
         baseline=comparison.baseline,
         samples=list(current),
         noise_source=comparison.noise_source,
+        remeasured=first is not None,
         confirmed=confirmed,
+        refresh_command=refresh_hint if outcome == "improvement" else None,
         message=message,
     )
 
@@ -463,7 +465,9 @@ def depth_verdict(
         floor=math.exp(-comparison.threshold),
         baseline=1.0,
         noise_source=comparison.noise_source,
+        remeasured=first is not None,
         confirmed=confirmed,
+        refresh_command=refresh_hint if outcome == "improvement" else None,
         message=message,
     )
 

@@ -1,27 +1,22 @@
 """recommendation.png: each depth's throughput against concurrency, over the schedule's bands.
 
-matplotlib is the optional ``plots`` extra: without it nothing is drawn and the caller is told
-how to get the plot. Left: aggregate tok/s per depth with the schedule's concurrency ranges
-shaded in the colour of the depth they recommend. Right: goodput under the SLOs when the run
-had some, else per-request tok/s.
+Drawn by results/plots.py (matplotlib, the optional ``plots`` extra). Left: aggregate tok/s
+per depth with the schedule's concurrency ranges shaded in the colour of the depth they
+recommend. Right: goodput under the SLOs when the run had some, else per-request tok/s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_specperf.results.schema import DepthRun, PointMetrics, Recommendation
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 RECOMMENDATION_PNG = "recommendation.png"
-PLOTS_HINT = (
-    "recommendation plot: not drawn (matplotlib is not installed): "
-    'pip install "pytest-specperf[plots]"'
-)
 
 
 def _color(depth: int) -> Any:
@@ -67,43 +62,25 @@ def _bands(ax: Axes, recommendation: Recommendation, top: int) -> None:
         )
 
 
-def write_recommendation_plot(
-    runs: Sequence[DepthRun], recommendation: Recommendation | None, out_dir: Path
-) -> tuple[Path | None, str | None]:
-    """(the PNG written, None) or (None, why not); a picture never costs the run its report."""
-    path = out_dir / RECOMMENDATION_PNG
-    path.unlink(missing_ok=True)
+def recommendation_figure(
+    runs: Sequence[DepthRun], recommendation: Recommendation | None
+) -> Figure | None:
+    """Left: aggregate tok/s per depth over the schedule's bands; right: goodput under the SLOs
+    when the run had some, else per-request tok/s. None without a schedule."""
     if recommendation is None or not recommendation.schedule:
-        return None, None
-    try:
-        import matplotlib
-    except ImportError:
-        return None, PLOTS_HINT
-    try:
-        matplotlib.use("Agg", force=True)
-        import matplotlib.pyplot as plt
+        return None
+    import matplotlib.pyplot as plt
 
-        ordered = sorted(runs, key=lambda r: r.depth)
-        top = max((p.concurrency for r in ordered for p in r.points), default=1)
-        figure, (left, right) = plt.subplots(1, 2, figsize=(12.8, 4.4), facecolor="white")
-        _series(left, ordered, lambda p: p.agg_tok_s, "aggregate tok/s")
-        _bands(left, recommendation, top)
-        left.set_title(f"schedule by {recommendation.metric}", fontsize=10)
-        if any(_goodput(p) is not None for r in ordered for p in r.points):
-            _series(right, ordered, _goodput, "goodput tok/s (requests meeting the SLOs)")
-        else:
-            _series(
-                right,
-                ordered,
-                lambda p: p.median_request_tok_s,
-                "per-request tok/s (median request)",
-            )
-        figure.tight_layout()
-        out_dir.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".partial")
-        figure.savefig(partial, format="png", dpi=110, facecolor="white")
-        plt.close(figure)
-        partial.replace(path)
-    except Exception as exc:
-        return None, f"recommendation plot: not drawn: {type(exc).__name__}: {exc}"
-    return path, None
+    ordered = sorted(runs, key=lambda r: r.depth)
+    top = max((p.concurrency for r in ordered for p in r.points), default=1)
+    figure, (left, right) = plt.subplots(1, 2, figsize=(12.8, 4.4), facecolor="white")
+    _series(left, ordered, lambda p: p.agg_tok_s, "aggregate tok/s")
+    _bands(left, recommendation, top)
+    left.set_title(f"schedule by {recommendation.metric}", fontsize=10)
+    if any(_goodput(p) is not None for r in ordered for p in r.points):
+        _series(right, ordered, _goodput, "goodput tok/s (requests meeting the SLOs)")
+    else:
+        _series(
+            right, ordered, lambda p: p.median_request_tok_s, "per-request tok/s (median request)"
+        )
+    return figure

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.results.schema import DepthRun, Recommendation, ScheduleRange, Slo
+from pytest_specperf.results.tables import Table
 
 _METRIC_LABEL = {
     "agg_tok_s": "aggregate tok/s",
@@ -23,10 +24,10 @@ def _slo_text(slo: Slo) -> str:
     return ", ".join(limits) + f"; a point meets them when >= {slo.attainment:.0%} of requests do"
 
 
-def goodput_table(runs: Sequence[DepthRun], slo: Slo) -> str:
+def goodput_table(runs: Sequence[DepthRun], slo: Slo) -> Table:
     """Per depth and concurrency: goodput, requests meeting every SLO, misses by reason."""
-    header = "steps | C | Goodput tok/s | Agg tok/s | Met SLO | Misses | Meets"
-    lines = [f"Goodput under SLOs ({_slo_text(slo)})", header, "-" * len(header)]
+    header = ["steps", "C", "Goodput tok/s", "Agg tok/s", "Met SLO", "Misses", "Meets"]
+    rows = []
     for run in sorted(runs, key=lambda r: r.depth):
         for point in sorted(run.points, key=lambda p: p.concurrency):
             good = point.goodput
@@ -34,12 +35,18 @@ def goodput_table(runs: Sequence[DepthRun], slo: Slo) -> str:
                 continue
             misses = ", ".join(f"{k} {v}" for k, v in sorted(good.misses.items())) or "-"
             refined = " (refined)" if point.refined else ""
-            lines.append(
-                f"{run.depth} | {point.concurrency}{refined} | {good.goodput_tok_s:,.1f} | "
-                f"{point.agg_tok_s:,.1f} | {good.requests_meeting}/{good.requests} | "
-                f"{misses} | {'yes' if good.meets_slo else 'no'}"
+            rows.append(
+                [
+                    str(run.depth),
+                    f"{point.concurrency}{refined}",
+                    f"{good.goodput_tok_s:,.1f}",
+                    f"{point.agg_tok_s:,.1f}",
+                    f"{good.requests_meeting}/{good.requests}",
+                    misses,
+                    "yes" if good.meets_slo else "no",
+                ]
             )
-    return "\n".join(lines)
+    return Table(f"Goodput under SLOs ({_slo_text(slo)})", header, rows)
 
 
 def _depth_choice(depth: int) -> str:
@@ -61,27 +68,43 @@ def _depth(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
+RECOMMENDATION_TITLE = "Recommendation (which depth at which load)"
+BEST_HEADER = ("C", "by agg tok/s", "by per-req tok/s (median request)", "by goodput")
+
+
+def recommendation_table(recommendation: Recommendation) -> Table:
+    """The best depth per concurrency (no rows when none could be chosen); the schedule, where
+    deeper stops paying, the KV cost of each step, the SLO capacity and the boundaries as
+    notes under it."""
+    rows = [
+        [str(b.concurrency), _depth(b.by_agg), _depth(b.by_per_req), _depth(b.by_goodput)]
+        for b in recommendation.best
+    ]
+    notes = _recommendation_notes(recommendation)
+    if rows:
+        notes.insert(0, f"a deeper depth must win by more than {recommendation.margin:.0%}")
+    return Table(RECOMMENDATION_TITLE, BEST_HEADER, rows, notes)
+
+
 def recommendation_text(recommendation: Recommendation) -> str:
-    rec = recommendation
-    lines = ["Recommendation (which depth at which load)"]
+    table = recommendation_table(recommendation)
+    if table.rows:
+        return table.text()
+    return "\n".join([table.title, *table.notes])
+
+
+def _recommendation_notes(rec: Recommendation) -> list[str]:
+    lines: list[str] = []
     if rec.best:
-        lines.append(
-            f"best depth per concurrency (a deeper depth must win by more than {rec.margin:.0%}):"
-        )
-        header = "C | by agg tok/s | by per-req tok/s (median request) | by goodput"
-        lines += [header, "-" * len(header)]
-        lines += [
-            f"{b.concurrency} | {_depth(b.by_agg)} | {_depth(b.by_per_req)} | "
-            f"{_depth(b.by_goodput)}"
-            for b in rec.best
-        ]
         lines.append(
             f"schedule (by {_METRIC_LABEL.get(rec.metric, rec.metric)}): "
             f"{schedule_text(rec.schedule)}"
         )
         for name, ranges in rec.schedules.items():
             if name != rec.metric:
-                lines.append(f"  by {_METRIC_LABEL.get(name, name)}: {schedule_text(ranges)}")
+                lines.append(
+                    f"schedule (by {_METRIC_LABEL.get(name, name)}): {schedule_text(ranges)}"
+                )
     for item in rec.stops_paying:
         if item.metric == "per_req_tok_s":
             continue  # per-request speed is what depth buys; it rarely stops paying
@@ -116,4 +139,4 @@ def recommendation_text(recommendation: Recommendation) -> str:
     if rec.boundaries:
         pairs = ", ".join(f"{a}-{b}" for a, b in rec.boundaries)
         lines.append(f"best depth changes between C {pairs} (--specperf-refine measures there)")
-    return "\n".join(lines)
+    return lines

@@ -189,7 +189,12 @@ class Verdict(msgspec.Struct, kw_only=True):
     baseline: float | None = None
     samples: list[float] = []
     noise_source: str | None = None
+    # remeasured: borderline at first, so judged again with more samples; confirmed: a
+    # regression that the re-measuring upheld.
+    remeasured: bool = False
     confirmed: bool = False
+    # An improvement: the command that re-records the baseline, to run after review.
+    refresh_command: str | None = None
     message: str = ""
 
 
@@ -347,6 +352,8 @@ class RunResults(msgspec.Struct, kw_only=True):
     speedup_judged: list[int] = []
     slo: Slo | None = None
     recommendation: Recommendation | None = None
+    # `git rev-parse HEAD` of the directory the run was started in (None: not a git checkout).
+    tested_commit: str | None = None
 
     def depth(self, depth: int) -> DepthRun | None:
         for run in self.runs:

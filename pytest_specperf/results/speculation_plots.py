@@ -1,14 +1,13 @@
 """Plots of what speculation buys: speedup over the control, acceptance per draft position.
 
 Each ``*_figure`` function draws one matplotlib figure from the runs, or returns None when the
-runs hold nothing to draw; ``write_speculation_plots`` saves them beside results.json.
+runs hold nothing to draw; results/plots.py saves them beside report.md.
 matplotlib is imported lazily: it is the optional ``plots`` extra.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pytest_specperf.measure.speedup import speedups
@@ -72,45 +71,3 @@ def position_acceptance_figure(runs: Sequence[DepthRun]) -> Figure | None:
     ax.grid(True, color="#dddddd", linewidth=0.8)
     ax.legend()
     return figure
-
-
-def write_speculation_plots(runs: Sequence[DepthRun], out_dir: Path) -> list[str]:
-    """speedup.png and position-acceptance.png in ``out_dir`` (each only when the runs hold
-    something to draw); one line per figure written or not drawn. A figure never costs the
-    run its report: any problem is a line."""
-    makers: tuple[tuple[str, Callable[[Sequence[DepthRun]], Figure | None]], ...] = (
-        (SPEEDUP_PNG, speedup_figure),
-        (POSITION_ACCEPT_PNG, position_acceptance_figure),
-    )
-    for name, _ in makers:
-        (out_dir / name).unlink(missing_ok=True)
-    if not speedups(runs) and not any(run.position_accept_rate for run in runs):
-        return []
-    try:
-        import matplotlib
-    except ImportError:
-        return [
-            "speculation plots: not drawn (matplotlib is not installed): "
-            'pip install "pytest-specperf[plots]"'
-        ]
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    lines: list[str] = []
-    for name, make in makers:
-        path = out_dir / name
-        try:
-            figure = make(runs)
-            if figure is None:
-                continue
-            figure.tight_layout()
-            out_dir.mkdir(parents=True, exist_ok=True)
-            partial = path.with_name(path.name + ".partial")
-            figure.savefig(partial, format="png", dpi=110, facecolor="white")
-            plt.close(figure)
-            partial.replace(path)
-        except Exception as exc:
-            lines.append(f"{name}: not drawn: {type(exc).__name__}: {exc}")
-            continue
-        lines.append(f"speculation plot: {path}")
-    return lines

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pytest_specperf.measure.acceptance import tokens_per_verify_step
 from pytest_specperf.measure.speedup import speedups
 from pytest_specperf.results.schema import DepthRun, OutputComparison, SelfTest, Speedup
+from pytest_specperf.results.tables import Table
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -22,50 +23,53 @@ def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
 
-def speedup_table(found: Sequence[Speedup]) -> str:
+def speedup_table(found: Sequence[Speedup]) -> Table:
     """Per concurrency, each speculative depth's agg / per-req tok/s over the control's."""
     depths = sorted({s.depth for s in found})
     by_key = {(s.depth, s.concurrency): s for s in found}
-    header = "C | " + " | ".join(f"steps={d} agg / per-req" for d in depths)
-    lines = ["Speedup over no speculation (steps=0)", header, "-" * len(header)]
+    rows = []
     for concurrency in sorted({s.concurrency for s in found}):
-        cells = []
+        cells = [str(concurrency)]
         for depth in depths:
             item = by_key.get((depth, concurrency))
             cells.append("-" if item is None else f"{_ratio(item.agg)} / {_ratio(item.per_req)}")
-        lines.append(f"{concurrency} | " + " | ".join(cells))
-    return "\n".join(lines)
+        rows.append(cells)
+    header = ["C", *(f"steps={d} agg / per-req" for d in depths)]
+    return Table("Speedup over no speculation (steps=0)", header, rows)
 
 
-def acceptance_table(runs: Sequence[DepthRun]) -> str | None:
+def acceptance_table(runs: Sequence[DepthRun]) -> Table | None:
     """Per depth, the acceptance rate of each draft position over the depth's whole run."""
-    rows = [run for run in sorted(runs, key=lambda r: r.depth) if run.position_accept_rate]
-    if not rows:
+    depths = [run for run in sorted(runs, key=lambda r: r.depth) if run.position_accept_rate]
+    if not depths:
         return None
-    width = max(len(run.position_accept_rate) for run in rows)
-    header = "steps | tokens/verify step | " + " | ".join(f"pos {i}" for i in range(1, width + 1))
-    lines = ["Acceptance per draft position (share of verify steps)", header, "-" * len(header)]
-    for run in rows:
+    width = max(len(run.position_accept_rate) for run in depths)
+    rows = []
+    for run in depths:
         rates = [f"{rate:.3f}" for rate in run.position_accept_rate]
         rates += ["-"] * (width - len(rates))
         per_step = _num(tokens_per_verify_step(run.accept_histogram), 2)
-        lines.append(f"{run.depth} | {per_step} | " + " | ".join(rates))
-    return "\n".join(lines)
+        rows.append([str(run.depth), per_step, *rates])
+    header = ["steps", "tokens/verify step", *(f"pos {i}" for i in range(1, width + 1))]
+    return Table("Acceptance per draft position (share of verify steps)", header, rows)
 
 
-def lossless_table(comparisons: Sequence[OutputComparison]) -> str | None:
+def lossless_table(comparisons: Sequence[OutputComparison]) -> Table | None:
     """Greedy outputs of each depth against the earlier depths: match rate, first divergence."""
     if not comparisons:
         return None
-    header = "steps vs steps | identical | first divergence (prompt: token index)"
-    lines = ["Greedy output equality (temperature 0)", header, "-" * len(header)]
+    rows = []
     for item in sorted(comparisons, key=lambda c: (c.reference_depth, c.depth)):
         diverged = ", ".join(f"{name}: {index}" for name, index in item.first_divergence.items())
-        lines.append(
-            f"{item.depth} vs {item.reference_depth} | {item.identical}/{item.prompts} "
-            f"({item.match_rate:.0%}) | {diverged or '-'}"
+        rows.append(
+            [
+                f"{item.depth} vs {item.reference_depth}",
+                f"{item.identical}/{item.prompts} ({item.match_rate:.0%})",
+                diverged or "-",
+            ]
         )
-    return "\n".join(lines)
+    header = ["steps vs steps", "identical", "first divergence (prompt: token index)"]
+    return Table("Greedy output equality (temperature 0)", header, rows)
 
 
 def self_test_line(depth: int, result: SelfTest) -> str:
@@ -95,18 +99,26 @@ def self_test_line(depth: int, result: SelfTest) -> str:
     return head + verdict + "; " + reset
 
 
-def self_test_lines(runs: Sequence[DepthRun]) -> str | None:
+def self_test_lines(runs: Sequence[DepthRun]) -> list[str]:
     """One line per depth that ran --specperf-self-test."""
-    lines = [self_test_line(run.depth, run.self_test) for run in runs if run.self_test is not None]
-    return "\n".join(lines) or None
+    return [self_test_line(run.depth, run.self_test) for run in runs if run.self_test is not None]
+
+
+def speculation_tables(
+    runs: Sequence[DepthRun], comparisons: Sequence[OutputComparison] = ()
+) -> list[Table]:
+    """The speedup table (with the control in the run), acceptance per position and greedy
+    output equality: each only when the runs hold something for it."""
+    found = speedups(runs)
+    tables = [speedup_table(found)] if found else []
+    extra = (acceptance_table(runs), lossless_table(comparisons))
+    return tables + [table for table in extra if table is not None]
 
 
 def speculation_blocks(
     runs: Sequence[DepthRun], comparisons: Sequence[OutputComparison] = ()
 ) -> list[str]:
-    """The speedup table (with the control in the run), acceptance per position, greedy
-    output equality and self-test lines: each only when the runs hold something for it."""
-    found = speedups(runs)
-    blocks = [speedup_table(found)] if found else []
-    extra = (acceptance_table(runs), lossless_table(comparisons), self_test_lines(runs))
-    return blocks + [block for block in extra if block]
+    """The terminal text of ``speculation_tables``, then the self-test lines."""
+    blocks = [table.text() for table in speculation_tables(runs, comparisons)]
+    lines = self_test_lines(runs)
+    return blocks + (["\n".join(lines)] if lines else [])

@@ -10,6 +10,7 @@ and says so in a ResultsFileWarning.
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
 import uuid
 import warnings
 from collections.abc import Callable, Sequence
@@ -20,15 +21,8 @@ from filelock import FileLock
 
 from pytest_specperf import __version__
 from pytest_specperf.files import atomic_write_bytes
-from pytest_specperf.results.report import markdown_report
-from pytest_specperf.results.schema import (
-    RESULTS_SCHEMA_VERSION,
-    DepthRun,
-    OutputComparison,
-    Recommendation,
-    RunResults,
-    Slo,
-)
+from pytest_specperf.results.report import Plot, ReportContext, markdown_report
+from pytest_specperf.results.schema import RESULTS_SCHEMA_VERSION, RunResults
 
 RESULTS_FILE = "results.json"
 REPORT_FILE = "report.md"
@@ -52,8 +46,16 @@ def new_run_id() -> str:
 
 
 class ResultsStore:
-    def __init__(self, out_dir: Path, run_id: str | None = None, *, report: bool = False) -> None:
+    def __init__(
+        self,
+        out_dir: Path,
+        run_id: str | None = None,
+        *,
+        report: bool = False,
+        tested_commit: str | None = None,
+    ) -> None:
         self.out_dir = out_dir
+        self.tested_commit = tested_commit
         self.path = out_dir / RESULTS_FILE
         self.report_path = out_dir / REPORT_FILE if report else None
         self.run_id = run_id or new_run_id()
@@ -113,49 +115,73 @@ class ResultsStore:
                     run_id=self.run_id,
                     started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                     tool_version=__version__,
+                    tested_commit=self.tested_commit,
                 )
             change(results)
             self._write(results)
             if self.report_path is not None:
-                write_report(
-                    self.report_path,
-                    results.runs,
-                    results.lossless,
-                    slo=results.slo,
-                    recommendation=results.recommendation,
-                )
+                write_report(self.report_path, results)
             return results
 
     def _write(self, results: RunResults) -> None:
         atomic_write_bytes(self.path, msgspec.json.format(_encoder.encode(results), indent=1))
 
 
-def write_report(
-    path: Path,
-    runs: list[DepthRun],
-    comparisons: Sequence[OutputComparison] = (),
+def report_context(
+    results: RunResults,
     *,
-    slo: Slo | None = None,
-    recommendation: Recommendation | None = None,
-    plot: str | None = None,
+    plots: Sequence[Plot] = (),
+    embed_plots: bool = True,
+    notes: Sequence[str] = (),
+) -> ReportContext:
+    return ReportContext(
+        runs=results.runs,
+        started_at=results.started_at,
+        run_id=results.run_id,
+        tool_version=results.tool_version,
+        tested_commit=results.tested_commit,
+        comparisons=results.lossless,
+        slo=results.slo,
+        recommendation=results.recommendation,
+        plots=plots,
+        embed_plots=embed_plots,
+        notes=notes,
+    )
+
+
+def write_report(
+    path: Path, results: RunResults, plots: Sequence[Plot] = (), notes: Sequence[str] = ()
 ) -> None:
-    """report.md from the runs, atomically (a reader never sees half a report)."""
-    text = markdown_report(runs, comparisons, slo=slo, recommendation=recommendation, plot=plot)
+    """report.md from the results, atomically (a reader never sees half a report)."""
+    text = markdown_report(report_context(results, plots=plots, notes=notes))
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def append_step_summary(
-    path: Path,
-    runs: list[DepthRun],
-    comparisons: Sequence[OutputComparison] = (),
-    *,
-    slo: Slo | None = None,
-    recommendation: Recommendation | None = None,
+    path: Path, results: RunResults, plots: Sequence[Plot] = (), notes: Sequence[str] = ()
 ) -> None:
     """Append the report to a CI job summary file (GitHub Actions' $GITHUB_STEP_SUMMARY).
 
-    Appended, not replaced: the job's other steps write to the same file.
+    Appended, not replaced: the job's other steps write to the same file. The plots are named,
+    not embedded: a job summary cannot show the job's artifact files.
     """
+    context = report_context(results, plots=plots, embed_plots=False, notes=notes)
     with path.open("a", encoding="utf-8") as summary:
-        text = markdown_report(runs, comparisons, slo=slo, recommendation=recommendation)
-        summary.write(text + "\n")
+        summary.write(markdown_report(context) + "\n")
+
+
+def git_commit(directory: Path) -> str | None:
+    """The commit checked out in ``directory``; None when it is not a git checkout."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and commit else None

@@ -83,7 +83,7 @@ def test_report_md_shows_every_measured_point(
     depth = run.results().depth(3)
     assert depth is not None and "steps=3" in report
     for point in depth.points:
-        row = rf"^{point.concurrency} \| .* \| {point.ok}/{point.requests} \|"
+        row = rf"^\| {point.concurrency} \| .* \| {point.ok}/{point.requests} \|"
         assert re.search(row, report, re.M), f"no row for C={point.concurrency}"
     if not depth.points:
         assert "(no point measured)" in report

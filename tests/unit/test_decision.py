@@ -155,7 +155,14 @@ def test_improvement_is_reported_with_the_refresh_command_and_never_fails() -> N
     """A clear improvement is an 'improvement' verdict naming the command that re-records."""
     verdicts = judge_depth(3, _points({1: 130.0}), SETTINGS, path="p", refresh_hint="REC")
     assert {v.outcome for v in verdicts} == {"improvement"}
-    assert all("REC" in v.message for v in verdicts)
+    assert all("REC" in v.message and v.refresh_command == "REC" for v in verdicts)
+
+
+def test_only_improvements_carry_the_refresh_command() -> None:
+    """A pass or a regression has no command to re-record: the baseline stays."""
+    verdicts = judge_depth(3, _points({1: 100.0, 4: 60.0}), SETTINGS, path="p", refresh_hint="REC")
+    assert {v.outcome for v in verdicts} >= {"pass", "regression"}
+    assert all(v.refresh_command is None for v in verdicts if v.outcome != "improvement")
 
 
 def test_borderline_failure_is_re_measured_and_can_be_confirmed() -> None:
@@ -176,6 +183,7 @@ def test_borderline_failure_is_re_measured_and_can_be_confirmed() -> None:
     )
     depth = next(v for v in verdicts if v.concurrency is None)
     assert len(asked) == 1 and depth.outcome == "regression" and depth.confirmed
+    assert depth.remeasured
     assert "confirmed by re-measuring" in depth.message
 
 
@@ -195,6 +203,7 @@ def test_borderline_failure_that_does_not_hold_passes() -> None:
     )
     depth = next(v for v in verdicts if v.concurrency is None)
     assert depth.outcome == "pass" and not depth.confirmed and "not confirmed" in depth.message
+    assert depth.remeasured
 
 
 def test_regression_message_keeps_the_old_shape_and_adds_the_evidence() -> None:

@@ -16,7 +16,8 @@ def test_every_table_option_is_a_pytest_option_and_ini_key(pytester: pytest.Pyte
     for spec in OPTIONS:
         assert config.getoption(spec.dest) is None or spec.kind == "flag", spec.flag
         if spec.ini:
-            assert config.getini(spec.ini_name) == spec.default, spec.ini_name
+            # Left out of the ini file, a key reads as not given: the table's default applies.
+            assert config.getini(spec.ini_name) in (None, ""), spec.ini_name
 
 
 @pytest.mark.parametrize(
@@ -44,3 +45,61 @@ def test_ini_value_applies_when_the_command_line_leaves_it_out(pytester: pytest.
     config = pytester.parseconfigure("--specperf-profile=mine")
     settings = config.stash[settings_key]
     assert (settings.depths, settings.profile.name) == ((1, 2), "mine")
+
+
+def test_run_profile_sets_depths_concurrency_and_tokens(pytester: pytest.Pytester) -> None:
+    """--specperf-run-profile=nightly measures every depth and concurrency of the seed."""
+    settings = pytester.parseconfigure("--specperf-run-profile=nightly").stash[settings_key]
+    assert settings.depths == (1, 2, 3)
+    assert settings.concurrency == (1, 4, 16, 32, 64)
+    assert settings.run_profile == "nightly"
+
+
+def test_an_option_on_the_command_line_wins_over_the_run_profile(
+    pytester: pytest.Pytester,
+) -> None:
+    """An option given explicitly keeps its value; the profile fills the rest."""
+    config = pytester.parseconfigure("--specperf-run-profile=smoke", "--specperf-concurrency=2")
+    settings = config.stash[settings_key]
+    assert settings.concurrency == (2,)
+    assert (settings.depths, settings.workload.max_new_tokens) == ((3,), 256)
+
+
+def test_an_ini_value_wins_over_the_run_profile(pytester: pytest.Pytester) -> None:
+    """An option set in the ini file is explicit too: the run profile does not override it."""
+    pytester.makeini("[pytest]\nspecperf_run_profile = pr\nspecperf_concurrency = 8\n")
+    settings = pytester.parseconfigure().stash[settings_key]
+    assert (settings.run_profile, settings.concurrency, settings.depths) == ("pr", (8,), (3,))
+
+
+def test_run_profile_repeats_fill_the_repeats_option(pytester: pytest.Pytester) -> None:
+    """A run profile's repeats is --specperf-repeats: nightly 5, pr 3; the option wins."""
+    for name, repeats in (("nightly", 5), ("pr", 3), ("smoke", 1)):
+        config = pytester.parseconfigure(f"--specperf-run-profile={name}")
+        assert config.stash[settings_key].repeats == repeats, name
+    given = pytester.parseconfigure("--specperf-run-profile=nightly", "--specperf-repeats=2")
+    assert given.stash[settings_key].repeats == 2
+
+
+def test_pr_run_profile_gates_the_projects_depths(pytester: pytest.Pytester) -> None:
+    """pr sets no depth: the project's own (ini) depths are gated at C = 1, 4, 16."""
+    pytester.makeini("[pytest]\nspecperf_spec_steps = 1,2\n")
+    settings = pytester.parseconfigure("--specperf-run-profile=pr").stash[settings_key]
+    assert (settings.depths, settings.concurrency) == ((1, 2), (1, 4, 16))
+
+
+def test_a_project_run_profiles_file_named_in_the_ini_overrides(
+    pytester: pytest.Pytester,
+) -> None:
+    """specperf_run_profiles names a TOML file whose tables change the shipped profiles."""
+    pytester.path.joinpath("runs.toml").write_text("[pr]\nconcurrency = [1, 2]\n")
+    pytester.makeini("[pytest]\nspecperf_run_profiles = runs.toml\n")
+    settings = pytester.parseconfigure("--specperf-run-profile=pr").stash[settings_key]
+    assert settings.concurrency == (1, 2)
+
+
+def test_unknown_run_profile_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    """A misspelt run profile stops the run before anything boots, naming the known ones."""
+    result = pytester.runpytest("--specperf-run-profile=nigthly")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--specperf-run-profile: 'nigthly' is not a run profile*"])

@@ -40,7 +40,7 @@ def test_goodput_table_lists_misses_and_verdict() -> None:
         misses={"ttft": 2},
         meets_slo=False,
     )
-    table = goodput_table([run(3, [measured])], Slo(ttft_p99_ms=500))
+    table = goodput_table([run(3, [measured])], Slo(ttft_p99_ms=500)).text()
     assert "Goodput under SLOs (ttft_p99_ms=500; " in table
     assert "3 | 4 | 750.0 | 1,000.0 | 6/8 | ttft 2 | no" in table
 

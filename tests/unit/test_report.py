@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pytest_specperf.results.report import (
     full_report,
-    markdown_report,
     seed_table,
     tradeoff_table,
 )
@@ -87,12 +86,6 @@ def test_tradeoff_table_has_a_row_per_concurrency() -> None:
     """Each concurrency measured at any depth has a row."""
     lines = tradeoff_table([make_run(1, 1000), make_run(3, 900)]).splitlines()
     assert [line.split(" | ")[0] for line in lines[3:6]] == ["1", "4", "16"]
-
-
-def test_markdown_report_fences_the_tables() -> None:
-    """The markdown report wraps the tables in a code fence."""
-    text = markdown_report([make_run(1, 1000), make_run(3, 900)])
-    assert text.count("```") == 2 and "Speculation depth trade-off" in text
 
 
 def test_point_whose_client_fell_behind_gets_a_note() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from pytest_specperf.results.store import (
     ResultsFileWarning,
     ResultsStore,
     append_step_summary,
+    git_commit,
 )
 
 
@@ -120,8 +122,42 @@ def test_step_summary_is_appended_not_replaced(tmp_path: Path) -> None:
     """A CI job summary keeps what earlier steps wrote; the report follows it."""
     summary = tmp_path / "summary.md"
     summary.write_text("# build\n", encoding="utf-8")
-    append_step_summary(summary, [])
-    append_step_summary(summary, [])
+    results = RunResults(run_id="r", started_at="2026-12-01T08:00:00+00:00", tool_version="0")
+    append_step_summary(summary, results)
+    append_step_summary(summary, results)
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("# build\n# pytest-specperf results")
     assert text.count("# pytest-specperf results") == 2
+
+
+def test_results_record_the_tested_commit(tmp_path: Path) -> None:
+    """The commit given to the store is written into results.json."""
+    ResultsStore(tmp_path, run_id="run-a", tested_commit="abc123").update(add_run(1))
+    assert read(tmp_path / RESULTS_FILE).tested_commit == "abc123"
+
+
+def test_git_commit_of_a_checkout_is_its_head(tmp_path: Path) -> None:
+    """In a git checkout, git_commit is `git rev-parse HEAD`."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    git("init", "-q")
+    git("commit", "-q", "--allow-empty", "-m", "first")
+    assert git_commit(tmp_path) == git("rev-parse", "HEAD")
+
+
+def test_git_commit_outside_a_checkout_is_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory outside any git checkout has no commit."""
+    # git must not find a checkout above the temporary directory either.
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    assert git_commit(tmp_path) is None

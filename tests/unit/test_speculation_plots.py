@@ -6,12 +6,9 @@ from pathlib import Path
 
 import matplotlib
 
+from pytest_specperf.results.plots import write_plots
 from pytest_specperf.results.schema import DepthRun, PointMetrics
-from pytest_specperf.results.speculation_plots import (
-    position_acceptance_figure,
-    speedup_figure,
-    write_speculation_plots,
-)
+from pytest_specperf.results.speculation_plots import position_acceptance_figure, speedup_figure
 
 matplotlib.use("Agg", force=True)
 
@@ -46,18 +43,17 @@ def test_nothing_to_draw_without_control_or_histograms() -> None:
     assert position_acceptance_figure(runs) is None
 
 
-def test_write_saves_both_pngs_and_names_them(tmp_path: Path) -> None:
+def test_write_plots_saves_both_pngs_and_names_them(tmp_path: Path) -> None:
     """With the control in the run, speedup.png and position-acceptance.png land in out."""
-    lines = write_speculation_plots([run(0, 100.0, []), run(3, 250.0, [0.9])], tmp_path)
-    assert lines == [
-        f"speculation plot: {tmp_path / 'speedup.png'}",
-        f"speculation plot: {tmp_path / 'position-acceptance.png'}",
-    ]
+    written = write_plots([run(0, 100.0, []), run(3, 250.0, [0.9])], tmp_path)
+    files = [plot.file for plot in written.plots]
+    assert "speedup.png" in files and "position-acceptance.png" in files
     assert (tmp_path / "speedup.png").read_bytes().startswith(b"\x89PNG")
 
 
-def test_write_removes_a_stale_figure_when_nothing_is_drawn(tmp_path: Path) -> None:
+def test_write_plots_removes_a_stale_figure_when_nothing_is_drawn(tmp_path: Path) -> None:
     """An earlier run's speedup.png does not survive a run without the control."""
     (tmp_path / "speedup.png").write_bytes(b"old")
-    assert write_speculation_plots([run(3, 250.0, [])], tmp_path) == []
+    written = write_plots([run(3, 250.0, [])], tmp_path)
+    assert "speedup.png" not in [plot.file for plot in written.plots]
     assert not (tmp_path / "speedup.png").exists()

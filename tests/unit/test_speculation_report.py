@@ -35,7 +35,7 @@ def test_acceptance_table_lists_each_position() -> None:
     run.position_accept_rate = [16 / 18, 16 / 18, 15 / 18]
     table = acceptance_table([run])
     assert table is not None
-    assert table.splitlines()[-1] == "3 | 3.61 | 0.889 | 0.889 | 0.833"
+    assert table.text().splitlines()[-1] == "3 | 3.61 | 0.889 | 0.889 | 0.833"
 
 
 def test_lossless_table_names_first_divergence() -> None:
@@ -45,4 +45,4 @@ def test_lossless_table_names_first_divergence() -> None:
     )
     table = lossless_table([comparison])
     assert table is not None
-    assert table.splitlines()[-1] == "3 vs 0 | 1/2 (50%) | a: 16"
+    assert table.text().splitlines()[-1] == "3 vs 0 | 1/2 (50%) | a: 16"

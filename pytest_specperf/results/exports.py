@@ -1,0 +1,128 @@
+"""Results in the formats other tools read.
+
+github-action-benchmark keeps a history chart per figure from a JSON list of
+``{"name", "unit", "value", "range"?, "extra"?}``; one file is read either as
+``customBiggerIsBetter`` or as ``customSmallerIsBetter``, so the figures are split in two files
+by their direction: speed, capacity and accept length (bigger is better) and latencies
+(smaller is better). Names are stable across runs (``steps=3 C=16 agg tok/s``): the chart of a
+name is its history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+
+from pytest_specperf.files import atomic_write_bytes
+from pytest_specperf.results.schema import DepthRun, Interval, Percentiles, PointMetrics
+
+BIGGER_IS_BETTER_FILE = "benchmark-bigger-is-better.json"
+SMALLER_IS_BETTER_FILE = "benchmark-smaller-is-better.json"
+
+
+class BenchmarkEntry(msgspec.Struct, omit_defaults=True):
+    name: str
+    unit: str
+    value: float
+    range: str | None = None
+    extra: str | None = None
+
+
+def _range(interval: Interval | None) -> str | None:
+    """The interval as github-action-benchmark shows it next to the value."""
+    if interval is None:
+        return None
+    return f"{interval.low:.6g} .. {interval.high:.6g} ({interval.level:.0%} {interval.method})"
+
+
+def _extra(run: DepthRun, point: PointMetrics | None = None) -> str:
+    parts = [f"profile={run.profile}", f"hardware={run.hardware}", f"backend={run.backend}"]
+    if run.server is not None and run.server.version:
+        parts.append(f"sglang={run.server.version}")
+    if point is not None:
+        parts.append(f"ok={point.ok}/{point.requests}")
+    return " ".join(parts)
+
+
+def bigger_is_better(runs: Sequence[DepthRun]) -> list[BenchmarkEntry]:
+    entries: list[BenchmarkEntry] = []
+    for run in sorted(runs, key=lambda r: r.depth):
+        for point in sorted(run.points, key=lambda p: p.concurrency):
+            where = f"steps={run.depth} C={point.concurrency}"
+            entries.append(
+                BenchmarkEntry(
+                    name=f"{where} agg tok/s",
+                    unit="tok/s",
+                    value=point.agg_tok_s,
+                    range=_range(point.intervals.get("agg_tok_s")),
+                    extra=_extra(run, point),
+                )
+            )
+            if point.per_req_tok_s is not None:
+                entries.append(
+                    BenchmarkEntry(
+                        name=f"{where} per-req tok/s",
+                        unit="tok/s",
+                        value=point.per_req_tok_s,
+                        range=_range(point.intervals.get("per_req_tok_s")),
+                        extra=_extra(run, point),
+                    )
+                )
+        server = run.server
+        for label, value, unit in (
+            ("KV tokens", server.max_total_num_tokens if server else None, "tokens"),
+            ("max running requests", server.max_running_requests if server else None, "requests"),
+            ("accept length", run.accept_length, "tokens/step"),
+        ):
+            if value is not None:
+                entries.append(
+                    BenchmarkEntry(
+                        name=f"steps={run.depth} {label}",
+                        unit=unit,
+                        value=float(value),
+                        extra=_extra(run),
+                    )
+                )
+    return entries
+
+
+def _latency(
+    run: DepthRun, point: PointMetrics, label: str, percentiles: Percentiles | None
+) -> list[BenchmarkEntry]:
+    if percentiles is None:
+        return []
+    where = f"steps={run.depth} C={point.concurrency}"
+    return [
+        BenchmarkEntry(
+            name=f"{where} {label} {name}",
+            unit="ms",
+            value=value * 1000,
+            extra=_extra(run, point),
+        )
+        for name, value in (("p50", percentiles.p50), ("p99", percentiles.p99))
+    ]
+
+
+def smaller_is_better(runs: Sequence[DepthRun]) -> list[BenchmarkEntry]:
+    entries: list[BenchmarkEntry] = []
+    for run in sorted(runs, key=lambda r: r.depth):
+        for point in sorted(run.points, key=lambda p: p.concurrency):
+            entries += _latency(run, point, "TTFT", point.ttft_s)
+            entries += _latency(run, point, "ITL", point.itl_s)
+    return entries
+
+
+def write_benchmark_action_files(runs: Sequence[DepthRun], out_dir: Path) -> list[Path]:
+    """Both files, beside report.md (each written atomically); returns their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for file_name, entries in (
+        (BIGGER_IS_BETTER_FILE, bigger_is_better(runs)),
+        (SMALLER_IS_BETTER_FILE, smaller_is_better(runs)),
+    ):
+        path = out_dir / file_name
+        atomic_write_bytes(path, msgspec.json.format(msgspec.json.encode(entries), indent=1))
+        written.append(path)
+    return written

