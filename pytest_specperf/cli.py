@@ -8,7 +8,6 @@ specperf profiles                             # the deployment profiles it knows
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from collections.abc import Sequence
@@ -18,6 +17,7 @@ import msgspec
 
 from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.files import atomic_write_bytes
+from pytest_specperf.measure import loop as event_loop
 from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.measure.workload import SEED_CONCURRENCY, Workload
 from pytest_specperf.options import (
@@ -130,7 +130,7 @@ def _bench(args: argparse.Namespace) -> int:
     model = summary.model_path or "default"
     print(f"measuring {url}: {summary.speculative_algorithm or 'no speculation'} depth={depth}")
     for index, level in enumerate(concurrency):
-        point = asyncio.run(
+        point = event_loop.run(
             measure_point(
                 url,
                 workload,

@@ -5,7 +5,6 @@ Plain code, no pytest: the plugin's fixtures and ``specperf bench`` drive it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
 import signal
@@ -20,6 +19,7 @@ from pytest_specperf.gate.baselines import (
     load_baseline,
     save_baseline,
 )
+from pytest_specperf.measure import loop as event_loop
 from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.options import Settings
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults, ServerSummary
@@ -196,7 +196,7 @@ class DepthSession:
         s = self.settings
         self.activity = f"measuring C={concurrency}"
         try:
-            point = asyncio.run(
+            point = event_loop.run(
                 measure_point(
                     self.base_url,
                     s.workload,
