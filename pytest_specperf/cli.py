@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -19,86 +20,93 @@ from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.measure import loop as event_loop
 from pytest_specperf.measure.loadgen import measure_point
-from pytest_specperf.measure.workload import SEED_CONCURRENCY, Workload
 from pytest_specperf.options import (
     API_KEY_ENV,
-    DEFAULT_SIM_SPEEDUP,
-    parse_backend,
-    parse_concurrency,
-    parse_depths,
+    BENCH,
+    LAUNCH_CMD,
+    OPTIONS,
     parse_positive_int,
-    parse_server_args,
-    parse_url,
+    resolve_profile_option,
+    workload_from,
 )
-from pytest_specperf.profiles import DEFAULT_PROFILE, available_profiles, resolve_profile
+from pytest_specperf.profiles import available_profiles
 from pytest_specperf.results.report import seed_table
 from pytest_specperf.results.schema import DepthRun, RunResults
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.server.hardware import hardware_key
-from pytest_specperf.server.launch import BACKENDS, build_launch
+from pytest_specperf.server.launch import build_launch
 from pytest_specperf.server.model_factory import build_model
 from pytest_specperf.server.process import depth_of, fetch_server_info, summarize_server_info
+
+_REQUIRED: dict[str, frozenset[str]] = {
+    LAUNCH_CMD: frozenset({"spec_steps"}),
+    BENCH: frozenset({"url"}),
+}
+
+
+def _add_table_options(command: argparse.ArgumentParser, name: str) -> None:
+    """The options of the suite's table that this subcommand takes, under the same parsers."""
+    for spec in OPTIONS:
+        if name not in spec.commands:
+            continue
+        required = spec.key in _REQUIRED[name]
+        shown = "" if required or spec.default is None else f" (default: {spec.default})"
+        actions = {"value": "store", "append": "append", "flag": "store_true"}
+        command.add_argument(
+            *spec.cli_flags(),
+            dest=spec.key,
+            action=actions[spec.kind],
+            required=required,
+            default=None,
+            help=spec.help + shown,
+        )
+
+
+def _values(args: argparse.Namespace, name: str) -> dict[str, Any]:
+    """The subcommand's table options parsed, errors named by the flag the CLI shows first."""
+    return {
+        spec.key: spec.value(getattr(args, spec.key), option=spec.cli_flags()[0])
+        for spec in OPTIONS
+        if name in spec.commands
+    }
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="specperf", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
-    launch = commands.add_parser("launch-cmd", help="print the server command the suite would run")
-    launch.add_argument("--spec-steps", required=True, help="speculation depth (one number)")
-    launch.add_argument(
-        "--specperf-profile", default=DEFAULT_PROFILE, help="profile name or .toml path"
-    )
-    launch.add_argument(
-        "--specperf-profile-dir", action="append", default=[], help="extra profile dir"
-    )
-    launch.add_argument(
-        "--specperf-backend", default="sglang", help=f"one of {', '.join(BACKENDS)}"
-    )
-    launch.add_argument(
-        "--specperf-server-arg", action="append", default=[], help="extra server flag"
-    )
-    launch.add_argument("--specperf-sim-speedup", default=None, help="simulator speedup")
+    launch = commands.add_parser(LAUNCH_CMD, help="print the server command the suite would run")
+    _add_table_options(launch, LAUNCH_CMD)
     launch.add_argument("--host", default="127.0.0.1")
     launch.add_argument("--port", default="30000")
 
-    bench = commands.add_parser("bench", help="one closed-loop sweep against a running server")
-    bench.add_argument("--url", required=True, help="server base URL, e.g. http://127.0.0.1:30000")
-    bench.add_argument("--concurrency", default=",".join(map(str, SEED_CONCURRENCY)))
-    bench.add_argument(
-        "--requests", default=None, help="requests per point (default 4 at C=1, else 2C)"
-    )
-    bench.add_argument("--max-new-tokens", default="1000")
-    bench.add_argument("--temperature", type=float, default=0.0)
-    bench.add_argument("--endpoint", choices=("generate", "completions"), default="generate")
+    bench = commands.add_parser(BENCH, help="one closed-loop sweep against a running server")
+    _add_table_options(bench, BENCH)
     bench.add_argument("--no-warmup", action="store_true", help="skip the warm-up requests")
     bench.add_argument(
         "--out", default=None, help="write results (the suite's schema) to this file"
     )
-    bench.add_argument("--hardware", default=None, help="hardware key to record")
 
     commands.add_parser("profiles", help="list deployment profiles")
     return parser
 
 
 def _launch_cmd(args: argparse.Namespace) -> int:
-    depths = parse_depths(args.spec_steps)
+    values = _values(args, LAUNCH_CMD)
+    depths = values["spec_steps"]
     if len(depths) != 1:
         raise UsageError("--spec-steps: launch-cmd takes one depth")
-    profile = resolve_profile(args.specperf_profile, [Path(d) for d in args.specperf_profile_dir])
-    backend = parse_backend(args.specperf_backend)
-    speedup = None
-    if backend == "sim":
-        speedup = float(args.specperf_sim_speedup or DEFAULT_SIM_SPEEDUP)
+    profile = resolve_profile_option(values["profile"], values["profile_dir"], Path.cwd())
+    backend = values["backend"]
     command = build_launch(
         profile,
         depths[0],
         backend=backend,
         host=args.host,
         port=parse_positive_int("--port", args.port),
-        server_args=parse_server_args(args.specperf_server_arg),
+        server_args=values["server_arg"],
         model_path=str(build_model(profile.model_factory)) if profile.model_factory else None,
-        sim_speedup=speedup,
+        sim_speedup=values["sim_speedup"] if backend == "sim" else None,
     )
     env = " ".join(f"{k}={v}" for k, v in sorted(command.env.items()))
     print(f"{env} {command.display()}" if env else command.display())
@@ -106,15 +114,11 @@ def _launch_cmd(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    url = parse_url(args.url)
+    values = _values(args, BENCH)
+    url = values["url"]
     api_key = os.environ.get(API_KEY_ENV) or None
-    workload = Workload(
-        max_new_tokens=parse_positive_int("--max-new-tokens", args.max_new_tokens),
-        temperature=args.temperature,
-        endpoint=args.endpoint,
-        fixed_requests=parse_positive_int("--requests", args.requests) if args.requests else None,
-    )
-    concurrency = parse_concurrency(args.concurrency)
+    workload = workload_from(values)
+    concurrency = values["concurrency"]
     info = fetch_server_info(url, api_key)
     summary = summarize_server_info(url, info)
     depth = depth_of(info) or 0
@@ -122,7 +126,7 @@ def _bench(args: argparse.Namespace) -> int:
         depth=depth,
         profile="external",
         backend="external",
-        hardware=hardware_key(info, override=args.hardware, tp_size=summary.tp_size),
+        hardware=hardware_key(info, override=values["hardware"], tp_size=summary.tp_size),
         workload=workload.key(),
         server=summary,
         planned_concurrency=list(concurrency),

@@ -1,4 +1,9 @@
-"""Option values -> validated settings. Plain functions: the plugin and the CLI share them.
+"""Every option of the suite, in one table, and option values -> validated settings.
+
+``OPTIONS`` is the only place an option, its default and its parser are written: the pytest
+plugin registers its command-line options and ini keys from it, :func:`build_settings` reads
+it, and the ``specperf`` command builds its flags from it. To add an option, add one
+:class:`OptionSpec` row (and the :class:`Settings` field it feeds, if any).
 
 Each parser raises UsageError with one line naming the option and the bad value.
 """
@@ -8,20 +13,22 @@ from __future__ import annotations
 import math
 import os
 import shlex
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from pytest_specperf.depth import MAX_DEPTH, MIN_DEPTH
 from pytest_specperf.errors import UsageError
-from pytest_specperf.measure.workload import SEED_CONCURRENCY, Workload
+from pytest_specperf.gate.baselines import DEFAULT_THROUGHPUT_TOLERANCE
+from pytest_specperf.measure.workload import SEED_CONCURRENCY, Endpoint, Workload
 from pytest_specperf.profiles import DEFAULT_PROFILE, Profile, resolve_profile
 from pytest_specperf.server.launch import BACKENDS, Backend
+from pytest_specperf.server.process import DEFAULT_LAUNCH_TIMEOUT_S
 
 API_KEY_ENV = "SPECPERF_API_KEY"
-MAX_DEPTH = 16
 MAX_CONCURRENCY = 4096
-DEFAULT_SIM_SPEEDUP = 5.0
+ENDPOINTS: tuple[Endpoint, ...] = ("generate", "completions")
 
 
 def parse_int_list(option: str, raw: str, *, low: int, high: int) -> tuple[int, ...]:
@@ -42,12 +49,12 @@ def parse_int_list(option: str, raw: str, *, low: int, high: int) -> tuple[int, 
     return tuple(sorted(values))
 
 
-def parse_depths(raw: str) -> tuple[int, ...]:
-    return parse_int_list("--spec-steps", raw, low=1, high=MAX_DEPTH)
+def parse_depths(raw: str, option: str = "--spec-steps") -> tuple[int, ...]:
+    return parse_int_list(option, raw, low=MIN_DEPTH, high=MAX_DEPTH)
 
 
-def parse_concurrency(raw: str) -> tuple[int, ...]:
-    return parse_int_list("--specperf-concurrency", raw, low=1, high=MAX_CONCURRENCY)
+def parse_concurrency(raw: str, option: str = "--specperf-concurrency") -> tuple[int, ...]:
+    return parse_int_list(option, raw, low=1, high=MAX_CONCURRENCY)
 
 
 def parse_float(
@@ -74,108 +81,371 @@ def parse_positive_int(option: str, raw: Any) -> int:
     return value
 
 
-def parse_backend(raw: str) -> Backend:
+def parse_backend(raw: str, option: str = "--specperf-backend") -> Backend:
     value = str(raw).strip().lower()
     for backend in BACKENDS:
         if value == backend:
             return backend
-    raise UsageError(f"--specperf-backend: {raw!r} is not one of {', '.join(BACKENDS)}")
+    raise UsageError(f"{option}: {raw!r} is not one of {', '.join(BACKENDS)}")
 
 
-def parse_url(raw: str) -> str:
+def parse_endpoint(raw: str, option: str = "--specperf-endpoint") -> Endpoint:
+    value = str(raw).strip()
+    for endpoint in ENDPOINTS:
+        if value == endpoint:
+            return endpoint
+    raise UsageError(f"{option}: {raw!r} is not generate or completions")
+
+
+def parse_url(raw: str, option: str = "--specperf-url") -> str:
     text = str(raw).strip().rstrip("/")
     scheme, _, rest = text.partition("://")
     if scheme not in ("http", "https") or not rest or any(c.isspace() for c in rest):
-        raise UsageError(f"--specperf-url: {raw!r} is not an http(s) URL like http://host:30000")
+        raise UsageError(f"{option}: {raw!r} is not an http(s) URL like http://host:30000")
     return text
 
 
-def parse_server_args(raw: list[str] | None) -> tuple[str, ...]:
+def parse_server_args(
+    raw: list[str] | None, option: str = "--specperf-server-arg"
+) -> tuple[str, ...]:
     """Each value is split like a shell would: ``"--mem-fraction-static 0.8"`` is two items."""
     args: list[str] = []
     for value in raw or ():
         try:
             args.extend(shlex.split(value))
         except ValueError as exc:
-            raise UsageError(f"--specperf-server-arg: cannot split {value!r}: {exc}") from None
+            raise UsageError(f"{option}: cannot split {value!r}: {exc}") from None
     if args and not args[0].startswith("-"):
-        raise UsageError(f"--specperf-server-arg: {args[0]!r} must start with '--' (a server flag)")
+        raise UsageError(f"{option}: {args[0]!r} must start with '--' (a server flag)")
     return tuple(args)
 
 
+def parse_dir_list(raw: str | list[str] | None) -> tuple[str, ...]:
+    """Directories given as a comma list, as repeated values, or both: ``a,b`` == ``a`` ``b``."""
+    values = [raw] if isinstance(raw, str) else list(raw or ())
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+# -- the table ---------------------------------------------------------------------------------
+OptionKind = Literal["value", "flag", "append"]
+# A parser takes (the flag it reports errors under, the raw value or None) -> the parsed value.
+Parser = Callable[[str, Any], Any]
+_WORKLOAD = Workload()  # the seed benchmark: its field defaults are the options' defaults
+
+
+def _text(option: str, raw: Any) -> str | None:
+    return str(raw) if raw else None
+
+
+def _required_text(option: str, raw: Any) -> str:
+    text = str(raw or "").strip()
+    if not text:
+        raise UsageError(f"{option}: empty value")
+    return text
+
+
+def _positive_int_or_none(option: str, raw: Any) -> int | None:
+    return parse_positive_int(option, raw) if raw else None
+
+
+def _float_in(
+    low: float, high: float = math.inf, *, low_open: bool = False, optional: bool = False
+) -> Parser:
+    def parse(option: str, raw: Any) -> float | None:
+        if optional and not raw:
+            return None
+        return parse_float(option, raw, low=low, high=high, low_open=low_open)
+
+    return parse
+
+
+def _flag(option: str, raw: Any) -> bool:
+    return bool(raw)
+
+
 @dataclass(frozen=True)
+class OptionSpec:
+    """One option: written once, registered in pytest, ini files and the ``specperf`` CLI."""
+
+    flag: str  # the pytest flag, e.g. "--specperf-backend"
+    key: str  # build_settings' name; the ini key is specperf_<key>
+    help: str
+    default: str | None = None  # as it would be typed; None: not set
+    parse: Parser = _text
+    kind: OptionKind = "value"  # value: one string; flag: on/off; append: repeatable
+    ini: bool = True  # also settable as specperf_<key> in [tool.pytest.ini_options]
+    commands: tuple[str, ...] = ()  # `specperf` subcommands that take it
+    short: str | None = None  # the `specperf` CLI's own name for it, e.g. "--url"
+
+    @property
+    def dest(self) -> str:
+        return f"specperf_{self.key}"
+
+    @property
+    def ini_name(self) -> str:
+        return f"specperf_{self.key}"
+
+    def cli_flags(self) -> tuple[str, ...]:
+        return (self.short, self.flag) if self.short else (self.flag,)
+
+    def value(self, raw: Any, *, option: str | None = None) -> Any:
+        """The parsed value of ``raw`` (None or an empty list: the default)."""
+        given = raw if raw not in (None, []) else self.default
+        return self.parse(option or self.flag, given)
+
+
+LAUNCH_CMD = "launch-cmd"
+BENCH = "bench"
+
+OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec(
+        "--spec-steps",
+        "spec_steps",
+        "speculation depth(s) to boot and measure: 3 or 1,2,3",
+        default="3",
+        parse=lambda option, raw: parse_depths(raw, option),
+        commands=(LAUNCH_CMD,),
+    ),
+    OptionSpec(
+        "--specperf-backend",
+        "backend",
+        "server to boot: sglang (real) or sim (embedded simulator)",
+        default="sglang",
+        parse=lambda option, raw: parse_backend(raw, option),
+        commands=(LAUNCH_CMD,),
+    ),
+    OptionSpec(
+        "--specperf-url",
+        "url",
+        "measure an existing server at this URL; nothing is booted",
+        parse=lambda option, raw: parse_url(raw, option) if raw else None,
+        commands=(BENCH,),
+        short="--url",
+    ),
+    OptionSpec(
+        "--specperf-concurrency",
+        "concurrency",
+        "concurrency levels of the closed-loop sweep",
+        default=",".join(map(str, SEED_CONCURRENCY)),
+        parse=lambda option, raw: parse_concurrency(raw, option),
+        commands=(BENCH,),
+        short="--concurrency",
+    ),
+    OptionSpec(
+        "--specperf-profile",
+        "profile",
+        "deployment profile: a name or a .toml path",
+        default=DEFAULT_PROFILE,
+        parse=_required_text,
+        commands=(LAUNCH_CMD,),
+    ),
+    OptionSpec(
+        "--specperf-profile-dir",
+        "profile_dir",
+        "extra directories of profile .toml files (comma-separated, repeatable)",
+        parse=lambda option, raw: parse_dir_list(raw),
+        kind="append",
+        commands=(LAUNCH_CMD,),
+    ),
+    OptionSpec(
+        "--specperf-server-arg",
+        "server_arg",
+        "extra server flag(s), appended last; repeatable "
+        "(e.g. --specperf-server-arg=--sim-slowdown=0.2)",
+        parse=lambda option, raw: parse_server_args(raw, option),
+        kind="append",
+        ini=False,
+        commands=(LAUNCH_CMD,),
+    ),
+    OptionSpec(
+        "--specperf-baselines",
+        "baselines",
+        "baselines directory",
+        default="baselines",
+        parse=_required_text,
+    ),
+    OptionSpec(
+        "--specperf-update-baselines",
+        "update_baselines",
+        "after the run, write baselines for every depth whose points all succeeded",
+        parse=_flag,
+        kind="flag",
+        ini=False,
+    ),
+    OptionSpec(
+        "--specperf-out",
+        "out",
+        "artifact directory: results.json, report.md, server logs",
+        default=".specperf",
+        parse=_required_text,
+    ),
+    OptionSpec(
+        "--specperf-launch-timeout",
+        "launch_timeout",
+        "seconds to wait for /health_generate",
+        default=f"{DEFAULT_LAUNCH_TIMEOUT_S:g}",
+        parse=_float_in(0.0, low_open=True),
+    ),
+    OptionSpec(
+        "--specperf-sim-speedup",
+        "sim_speedup",
+        "simulator only: divide every simulated time by this factor",
+        default="5",
+        parse=_float_in(0.0, low_open=True),
+        commands=(LAUNCH_CMD,),
+    ),
+    OptionSpec(
+        "--specperf-hardware",
+        "hardware",
+        "hardware key for baselines (default: from nvidia-smi or the simulator)",
+        commands=(BENCH,),
+        short="--hardware",
+    ),
+    OptionSpec(
+        "--specperf-max-new-tokens",
+        "max_new_tokens",
+        "output tokens per request",
+        default=str(_WORKLOAD.max_new_tokens),
+        parse=parse_positive_int,
+        commands=(BENCH,),
+        short="--max-new-tokens",
+    ),
+    OptionSpec(
+        "--specperf-temperature",
+        "temperature",
+        "sampling temperature of every request",
+        default=f"{_WORKLOAD.temperature:g}",
+        parse=_float_in(0.0, 2.0),
+        commands=(BENCH,),
+        short="--temperature",
+    ),
+    OptionSpec(
+        "--specperf-requests",
+        "requests",
+        "requests per point (default: 4 at C=1, else 2C)",
+        parse=_positive_int_or_none,
+        commands=(BENCH,),
+        short="--requests",
+    ),
+    OptionSpec(
+        "--specperf-endpoint",
+        "endpoint",
+        "generate (SGLang native) or completions (OpenAI)",
+        default=_WORKLOAD.endpoint,
+        parse=lambda option, raw: parse_endpoint(raw, option),
+        commands=(BENCH,),
+        short="--endpoint",
+    ),
+    OptionSpec(
+        "--specperf-request-timeout",
+        "request_timeout",
+        "seconds one request may take in all",
+        default=f"{_WORKLOAD.request_timeout_s:g}",
+        parse=_float_in(0.0, low_open=True),
+        commands=(BENCH,),
+        short="--request-timeout",
+    ),
+    OptionSpec(
+        "--specperf-stall-timeout",
+        "stall_timeout",
+        "seconds a stream may go without data",
+        default=f"{_WORKLOAD.stall_timeout_s:g}",
+        parse=_float_in(0.0, low_open=True),
+        commands=(BENCH,),
+        short="--stall-timeout",
+    ),
+    OptionSpec(
+        "--specperf-min-success",
+        "min_success",
+        "fraction of requests of a point that must succeed",
+        default="1.0",
+        parse=_float_in(0.0, 1.0),
+    ),
+    OptionSpec(
+        "--specperf-tolerance",
+        "tolerance",
+        "tolerance written into newly recorded baselines",
+        default=f"{DEFAULT_THROUGHPUT_TOLERANCE:.2f}",
+        parse=_float_in(0.0, 0.99),
+    ),
+    OptionSpec(
+        "--specperf-inject-slowdown",
+        "inject_slowdown",
+        "seconds of sleep per forward pass, set through the server's /slow_down before "
+        "measuring: a deliberate regression to prove the gate catches one",
+        parse=_float_in(0.0, optional=True),
+    ),
+)
+OPTIONS_BY_KEY: Mapping[str, OptionSpec] = {spec.key: spec for spec in OPTIONS}
+
+
+def option_values(get: Callable[[str], Any]) -> dict[str, Any]:
+    """Every option parsed: ``get(key)`` gives the raw value (None: not given)."""
+    return {spec.key: spec.value(get(spec.key)) for spec in OPTIONS}
+
+
+# -- settings ----------------------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True)
 class Settings:
-    """Everything a run needs, as plain values (no pytest objects)."""
+    """Everything a run needs, as plain values (no pytest objects); built by build_settings."""
 
     profile: Profile
-    backend: Backend = "sglang"
-    depths: tuple[int, ...] = (3,)
-    concurrency: tuple[int, ...] = SEED_CONCURRENCY
-    url: str | None = None
-    server_args: tuple[str, ...] = ()
-    baselines_dir: Path = Path("baselines")
-    out_dir: Path = Path(".specperf")
-    update_baselines: bool = False
-    launch_timeout_s: float = 600.0
-    sim_speedup: float = DEFAULT_SIM_SPEEDUP
-    hardware: str | None = None
-    min_success_rate: float = 1.0
-    tolerance: float = 0.10
-    workload: Workload = field(default_factory=Workload)
-    api_key: str | None = None
-    inject_slowdown_s: float | None = None
+    backend: Backend
+    depths: tuple[int, ...]
+    concurrency: tuple[int, ...]
+    url: str | None
+    server_args: tuple[str, ...]
+    baselines_dir: Path
+    out_dir: Path
+    update_baselines: bool
+    launch_timeout_s: float
+    sim_speedup: float
+    hardware: str | None
+    min_success_rate: float
+    tolerance: float
+    workload: Workload
+    api_key: str | None
+    inject_slowdown_s: float | None
+
+
+def resolve_profile_option(name: str, dirs: tuple[str, ...], rootdir: Path) -> Profile:
+    try:
+        return resolve_profile(name, [rootdir / d for d in dirs])
+    except Exception as exc:
+        raise UsageError(f"--specperf-profile: {exc}") from exc
+
+
+def workload_from(values: Mapping[str, Any]) -> Workload:
+    """The request plan the workload options describe."""
+    return Workload(
+        max_new_tokens=values["max_new_tokens"],
+        temperature=values["temperature"],
+        fixed_requests=values["requests"],
+        request_timeout_s=values["request_timeout"],
+        stall_timeout_s=values["stall_timeout"],
+        endpoint=values["endpoint"],
+    )
 
 
 def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
-    """Build settings from option values; ``get(name)`` returns the option or ini value."""
-    profile_dirs = [rootdir / d for d in str(get("profile_dir") or "").split(",") if d.strip()]
-    try:
-        profile = resolve_profile(str(get("profile") or DEFAULT_PROFILE), profile_dirs)
-    except Exception as exc:
-        raise UsageError(f"--specperf-profile: {exc}") from exc
-    url = get("url")
-    workload = Workload(
-        max_new_tokens=parse_positive_int("--specperf-max-new-tokens", get("max_new_tokens")),
-        temperature=parse_float("--specperf-temperature", get("temperature"), low=0.0, high=2.0),
-        fixed_requests=(
-            parse_positive_int("--specperf-requests", get("requests")) if get("requests") else None
-        ),
-        request_timeout_s=parse_float(
-            "--specperf-request-timeout", get("request_timeout"), low=0.0, low_open=True
-        ),
-        stall_timeout_s=parse_float(
-            "--specperf-stall-timeout", get("stall_timeout"), low=0.0, low_open=True
-        ),
-        endpoint="completions" if str(get("endpoint")) == "completions" else "generate",
-    )
-    if str(get("endpoint")) not in ("generate", "completions"):
-        raise UsageError(f"--specperf-endpoint: {get('endpoint')!r} is not generate or completions")
+    """Build settings from option values; ``get(key)`` returns the option or ini value."""
+    values = option_values(get)
     return Settings(
-        profile=profile,
-        backend=parse_backend(get("backend")),
-        depths=parse_depths(get("spec_steps")),
-        concurrency=parse_concurrency(get("concurrency")),
-        url=parse_url(url) if url else None,
-        server_args=parse_server_args(get("server_arg")),
-        baselines_dir=rootdir / str(get("baselines")),
-        out_dir=rootdir / str(get("out")),
-        update_baselines=bool(get("update_baselines")),
-        launch_timeout_s=parse_float(
-            "--specperf-launch-timeout", get("launch_timeout"), low=0.0, low_open=True
-        ),
-        sim_speedup=parse_float(
-            "--specperf-sim-speedup", get("sim_speedup"), low=0.0, low_open=True
-        ),
-        hardware=str(get("hardware")) if get("hardware") else None,
-        min_success_rate=parse_float(
-            "--specperf-min-success", get("min_success"), low=0.0, high=1.0
-        ),
-        tolerance=parse_float("--specperf-tolerance", get("tolerance"), low=0.0, high=0.99),
-        workload=workload,
+        profile=resolve_profile_option(values["profile"], values["profile_dir"], rootdir),
+        backend=values["backend"],
+        depths=values["spec_steps"],
+        concurrency=values["concurrency"],
+        url=values["url"],
+        server_args=values["server_arg"],
+        baselines_dir=rootdir / values["baselines"],
+        out_dir=rootdir / values["out"],
+        update_baselines=values["update_baselines"],
+        launch_timeout_s=values["launch_timeout"],
+        sim_speedup=values["sim_speedup"],
+        hardware=values["hardware"],
+        min_success_rate=values["min_success"],
+        tolerance=values["tolerance"],
+        workload=workload_from(values),
         api_key=os.environ.get(API_KEY_ENV) or None,
-        inject_slowdown_s=(
-            parse_float("--specperf-inject-slowdown", get("inject_slowdown"), low=0.0)
-            if get("inject_slowdown")
-            else None
-        ),
+        inject_slowdown_s=values["inject_slowdown"],
     )

@@ -18,9 +18,7 @@ import pytest
 
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.gate.pytest_gate import SpecperfGate
-from pytest_specperf.measure.workload import SEED_CONCURRENCY
-from pytest_specperf.options import DEFAULT_SIM_SPEEDUP, Settings, build_settings
-from pytest_specperf.profiles import DEFAULT_PROFILE
+from pytest_specperf.options import OPTIONS, OPTIONS_BY_KEY, Settings, build_settings
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import DepthRun, PointMetrics
 from pytest_specperf.results.store import (
@@ -40,109 +38,34 @@ sigterm_undo_key = pytest.StashKey[Callable[[], None] | None]()
 # xdist modes that would split one depth's tests over several workers (one server each).
 _SPLITTING_DIST_MODES = ("load", "loadscope", "loadfile", "loadgroup", "worksteal")
 
-# (option name, ini name, default, help). Options also settable in [tool.pytest.ini_options].
-_VALUE_OPTIONS: tuple[tuple[str, str, str | None, str], ...] = (
-    ("spec-steps", "spec_steps", "3", "speculation depth(s) to boot and measure: 3 or 1,2,3"),
-    (
-        "specperf-backend",
-        "backend",
-        "sglang",
-        "server to boot: sglang (real) or sim (embedded simulator)",
-    ),
-    ("specperf-url", "url", None, "measure an existing server at this URL; nothing is booted"),
-    (
-        "specperf-concurrency",
-        "concurrency",
-        ",".join(map(str, SEED_CONCURRENCY)),
-        "concurrency levels of the closed-loop sweep",
-    ),
-    ("specperf-profile", "profile", DEFAULT_PROFILE, "deployment profile: a name or a .toml path"),
-    (
-        "specperf-profile-dir",
-        "profile_dir",
-        None,
-        "extra directories of profile .toml files (comma-separated)",
-    ),
-    ("specperf-baselines", "baselines", "baselines", "baselines directory"),
-    (
-        "specperf-out",
-        "out",
-        ".specperf",
-        "artifact directory: results.json, report.md, server logs",
-    ),
-    ("specperf-launch-timeout", "launch_timeout", "600", "seconds to wait for /health_generate"),
-    (
-        "specperf-sim-speedup",
-        "sim_speedup",
-        f"{DEFAULT_SIM_SPEEDUP:g}",
-        "simulator only: divide every simulated time by this factor",
-    ),
-    (
-        "specperf-hardware",
-        "hardware",
-        None,
-        "hardware key for baselines (default: from nvidia-smi or the simulator)",
-    ),
-    ("specperf-max-new-tokens", "max_new_tokens", "1000", "output tokens per request"),
-    ("specperf-temperature", "temperature", "0", "sampling temperature of every request"),
-    ("specperf-requests", "requests", None, "requests per point (default: 4 at C=1, else 2C)"),
-    (
-        "specperf-endpoint",
-        "endpoint",
-        "generate",
-        "generate (SGLang native) or completions (OpenAI)",
-    ),
-    ("specperf-request-timeout", "request_timeout", "600", "seconds one request may take in all"),
-    ("specperf-stall-timeout", "stall_timeout", "60", "seconds a stream may go without data"),
-    (
-        "specperf-min-success",
-        "min_success",
-        "1.0",
-        "fraction of requests of a point that must succeed",
-    ),
-    ("specperf-tolerance", "tolerance", "0.10", "tolerance written into newly recorded baselines"),
-    (
-        "specperf-inject-slowdown",
-        "inject_slowdown",
-        None,
-        "seconds of sleep per forward pass, set through the server's /slow_down before measuring: "
-        "a deliberate regression to prove the gate catches one",
-    ),
-)
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("specperf", "speculative decoding performance (pytest-specperf)")
-    for option, ini, default, help_text in _VALUE_OPTIONS:
+    for spec in OPTIONS:
+        if spec.kind == "flag":
+            group.addoption(spec.flag, dest=spec.dest, action="store_true", help=spec.help)
+            continue
+        shown = f" (default: {spec.default})" if spec.default is not None else ""
         group.addoption(
-            f"--{option}",
-            dest=f"specperf_{ini}",
+            spec.flag,
+            dest=spec.dest,
+            action="append" if spec.kind == "append" else "store",
             default=None,
-            help=f"{help_text} (default: {default})",
+            help=spec.help + shown,
         )
-        parser.addini(f"specperf_{ini}", help_text, default=default)
-    group.addoption(
-        "--specperf-server-arg",
-        dest="specperf_server_arg",
-        action="append",
-        default=[],
-        help="extra server flag(s), appended last; repeatable "
-        "(e.g. --specperf-server-arg=--sim-slowdown=0.2)",
-    )
-    group.addoption(
-        "--specperf-update-baselines",
-        dest="specperf_update_baselines",
-        action="store_true",
-        help="after the run, write baselines for every depth whose points all succeeded",
-    )
+        if spec.ini:
+            parser.addini(spec.ini_name, spec.help, default=spec.default)
 
 
-def _option_getter(config: pytest.Config) -> Any:
-    def get(name: str) -> Any:
-        if name in ("server_arg", "update_baselines"):
-            return config.getoption(f"specperf_{name}")
-        value = config.getoption(f"specperf_{name}")
-        return value if value is not None else config.getini(f"specperf_{name}")
+def _option_getter(config: pytest.Config) -> Callable[[str], Any]:
+    """The command line's value, else the ini file's (which falls back to the default)."""
+
+    def get(key: str) -> Any:
+        spec = OPTIONS_BY_KEY[key]
+        value = config.getoption(spec.dest)
+        if value is None and spec.ini:
+            return config.getini(spec.ini_name)
+        return value
 
     return get
 

@@ -16,6 +16,7 @@ from typing import Any, Literal
 import msgspec
 from filelock import FileLock
 
+from pytest_specperf.depth import depth_problem
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.results.schema import DepthRun
@@ -71,7 +72,7 @@ def baseline_path(root: Path, profile: str, hardware: str, depth: int) -> Path:
     for label, part in (("profile", profile), ("hardware", hardware)):
         if not part or part in (".", "..") or "/" in part or "\\" in part or "\0" in part:
             raise BaselineError(f"{label} name {part!r} cannot be used as a baseline directory")
-    if depth < 1:
+    if depth_problem(depth) is not None:
         raise BaselineError(f"speculation depth {depth} has no baseline file")
     path = (root / profile / hardware / f"steps-{depth}.json").resolve()
     if not path.is_relative_to(root.resolve()):

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from pytest_specperf.depth import check_depth
 from pytest_specperf.errors import UsageError
 from pytest_specperf.profiles import REFERENCE_SGLANG_VERSION, SAME_AS_MODEL, Profile
 
@@ -71,8 +72,7 @@ def speculative_argv(profile: Profile, steps: int, model_path: str) -> list[str]
     with topk = 1 the draft tokens are steps + 1, which SGLang would force anyway. NGRAM has
     no steps: its depth is expressed as steps + 1 draft tokens.
     """
-    if steps < 1:
-        raise UsageError(f"speculation depth must be >= 1, got {steps}")
+    check_depth(steps)
     algorithm = profile.speculative_algorithm
     if algorithm is None:
         return []

@@ -1,5 +1,15 @@
 """SGLang-compatible simulated server (`python -m pytest_specperf.sim`).
 
-Modules: args (command line), model (performance model and profiles), scheduler
-(continuous batching on an absolute-deadline clock), app (aiohttp HTTP API).
+Modules, from the command line to the wire:
+  args       command line: SGLang's flags and the --sim-* knobs -> SimConfig
+  model      performance model and profiles (pure; shares admission with the scheduler)
+  scheduler  continuous batching on an absolute-deadline clock
+  state      the running server's shared state (config, scheduler, readiness)
+  parse      generation request bodies -> GenerationRequest
+  render     SSE chunks, whole responses and meta_info per endpoint family
+  info       /server_info, /model_info, /v1/models bodies
+  faults     --sim-fault: which requests are hit and what each fault does
+  wire       JSON/SSE/error bytes shared by routes, render and faults
+  routes     aiohttp handlers and build_app
+  probe      closed-loop HTTP probe used by tests and benchmarks
 """

@@ -8,12 +8,12 @@ warning, as the simulator stands in for a server that has hundreds of flags.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from pytest_specperf.sim import model
+from pytest_specperf.sim.faults import Fault
 from pytest_specperf.sim.sglang_defaults import SERVER_ARG_DEFAULTS
 
 PROG = "python -m pytest_specperf.sim"
@@ -29,15 +29,7 @@ KV_CACHE_DTYPES = (
     "nvfp4",
     "fp4_mx_block16",
 )
-FAULT_KINDS = (
-    "http-error",
-    "malformed",
-    "error-chunk",
-    "reset",
-    "truncate",
-    "stall",
-    "wrong-content-type",
-)
+FAULT_KINDS = tuple(fault.value for fault in Fault)
 
 
 class UsageError(Exception):
@@ -69,7 +61,7 @@ class SimConfig:
     boot_delay: float
     crash_after: int | None
     hang_at_boot: bool
-    fault: str | None
+    fault: Fault | None
     fault_rate: float
     error_status: int
     server_args: dict[str, Any] = field(default_factory=dict)
@@ -150,7 +142,21 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    g = p.add_argument_group("SGLang server flags")
+    sglang = p.add_argument_group("SGLang server flags")
+    _add_model_and_listen_flags(sglang)
+    _add_speculative_flags(sglang)
+    _add_memory_and_runtime_flags(sglang)
+    knobs = p.add_argument_group("simulator knobs")
+    _add_sim_performance_knobs(knobs)
+    _add_sim_failure_knobs(knobs)
+    return p
+
+
+# Each `_add_*` helper adds one family of flags, in --help order. A new --sim-* knob goes in
+# the `_add_sim_*` helper it belongs to, plus a `SimConfig` field set in `parse_args`.
+
+
+def _add_model_and_listen_flags(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--model-path", default=None, help="Model name/path (only reported).")
     g.add_argument("--served-model-name", default=None, help="Name in /v1/models.")
     g.add_argument("--tokenizer-path", default=None, help="Reported tokenizer path.")
@@ -164,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument("--host", default="127.0.0.1", help="Address to listen on.")
     g.add_argument("--port", type=_port, default=30000, help="Port to listen on.")
+
+
+def _add_speculative_flags(g: argparse._ArgumentGroup) -> None:
     g.add_argument(
         "--speculative-algorithm",
         default=None,
@@ -191,6 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="Verified tokens per step (NGRAM: chain length is this minus 1).",
     )
     g.add_argument("--speculative-draft-model-path", default=None, help="Reported only.")
+
+
+def _add_memory_and_runtime_flags(g: argparse._ArgumentGroup) -> None:
     g.add_argument(
         "--kv-cache-dtype",
         default="auto",
@@ -235,20 +247,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="SGLang's seed; used as --sim-seed when that is not given.",
     )
 
-    s = p.add_argument_group("simulator knobs")
-    s.add_argument(
+
+def _add_sim_performance_knobs(g: argparse._ArgumentGroup) -> None:
+    """What the simulated deployment is and how fast (and how noisily) it runs."""
+    g.add_argument(
         "--sim-profile",
         default=model.DEFAULT_PROFILE,
         choices=sorted(model.PROFILES),
         help="Built-in performance profile (model constants, KV capacity, hardware name).",
     )
-    s.add_argument(
+    g.add_argument(
         "--sim-seed",
         type=int,
         default=None,
         help="Seed for tokens, acceptance, noise and fault selection (default 0).",
     )
-    s.add_argument(
+    g.add_argument(
         "--sim-speedup",
         type=_float_in(0.0, 1e6, lo_open=True),
         default=1.0,
@@ -256,74 +270,73 @@ def build_parser() -> argparse.ArgumentParser:
         "sleeps). Reported in /server_info 'sim'. Throughput in real seconds is K times "
         "the model's.",
     )
-    s.add_argument(
+    g.add_argument(
         "--sim-noise",
         type=_float_in(0.0, 1.0),
         default=0.0,
         help="Run-to-run noise: one multiplicative factor 1+N(0, sigma) per boot.",
     )
-    s.add_argument(
+    g.add_argument(
         "--sim-jitter",
         type=_float_in(0.0, 1.0),
         default=0.0,
         help="Per-step multiplicative jitter 1+N(0, sigma).",
     )
-    s.add_argument(
+    g.add_argument(
         "--sim-slowdown",
         type=_float_in(0.0, 1.0, hi_open=True),
         default=0.0,
         help="Cut throughput by the fraction F: every step time is divided by (1-F), so "
         "0.2 means 20%% fewer tokens/s (step time x1.25).",
     )
-    s.add_argument(
+    g.add_argument(
         "--sim-acceptance",
         type=_float_in(0.0, 1.0),
         default=None,
         help="Override the per-draft acceptance probability alpha for all "
         "requests (default: profile's, greedy ~0.995, sampled ~0.85).",
     )
-    s.add_argument(
+
+
+def _add_sim_failure_knobs(g: argparse._ArgumentGroup) -> None:
+    """Boot trouble, crashes and injected per-request faults."""
+    g.add_argument(
         "--sim-boot-delay",
         type=_float_in(0.0, 1e6),
         default=0.0,
         help="Seconds (divided by speedup) before /health_generate turns 200.",
     )
-    s.add_argument(
+    g.add_argument(
         "--sim-crash-after",
         type=_positive_int,
         default=None,
         help="SIGKILL itself a few steps after the N-th generation request is "
         "admitted (streams in flight see their connections die).",
     )
-    s.add_argument(
+    g.add_argument(
         "--sim-hang-at-boot",
         action="store_true",
         help="Never become healthy: /health_generate stays 503.",
     )
-    s.add_argument(
+    g.add_argument(
         "--sim-fault",
         choices=FAULT_KINDS,
         default=None,
         help="Inject this fault into a fraction of generation requests.",
     )
-    s.add_argument(
+    g.add_argument(
         "--sim-fault-rate",
         type=_float_in(0.0, 1.0),
         default=1.0,
         help="Fraction of generation requests hit by --sim-fault, chosen "
         "deterministically from the seed and the request's arrival index.",
     )
-    s.add_argument(
+    g.add_argument(
         "--sim-error-status",
         type=int,
         default=500,
         help="HTTP status for --sim-fault http-error (e.g. 429, 500, 503).",
     )
-    return p
-
-
-def _warn(msg: str) -> None:
-    print(f"[sim] WARNING: {msg}", file=sys.stderr, flush=True)
 
 
 def _split_unknown(rest: list[str]) -> list[str]:
@@ -410,39 +423,8 @@ def parse_args(argv: Sequence[str]) -> SimConfig:
     if algo is not None:
         cap = min(cap, profile.spec_running_cap) if explicit is None else cap
     seed = ns.sim_seed if ns.sim_seed is not None else (ns.random_seed or 0)
-    model_path = ns.model_path or profile.model_path
     context_length = ns.context_length or profile.context_length
-
-    server_args = dict(SERVER_ARG_DEFAULTS)
-    server_args.update(
-        model_path=model_path,
-        tokenizer_path=ns.tokenizer_path or model_path,
-        served_model_name=ns.served_model_name or model_path,
-        tp_size=ns.tp_size,
-        host=ns.host,
-        port=ns.port,
-        speculative_algorithm=algo,
-        speculative_num_steps=ns.speculative_num_steps,
-        speculative_eagle_topk=ns.speculative_eagle_topk,
-        speculative_num_draft_tokens=ns.speculative_num_draft_tokens,
-        speculative_draft_model_path=(
-            None if algo in (None, "NGRAM") else ns.speculative_draft_model_path or model_path
-        ),
-        speculative_draft_model_revision=None if algo in (None, "NGRAM") else "main",
-        kv_cache_dtype=ns.kv_cache_dtype,
-        mem_fraction_static=ns.mem_fraction_static if ns.mem_fraction_static else 0.85,
-        max_running_requests=cap,
-        trust_remote_code=ns.trust_remote_code,
-        api_key="***" if ns.api_key else None,
-        quantization=ns.quantization,
-        attention_backend=ns.attention_backend or "flashinfer",
-        context_length=ns.context_length,
-        load_format=ns.load_format,
-        disable_radix_cache=ns.disable_radix_cache,
-        cuda_graph_max_bs=ns.cuda_graph_max_bs or 256,
-        sampling_backend=ns.sampling_backend or "flashinfer",
-        random_seed=seed,
-    )
+    server_args = _reported_server_args(ns, profile, cap, seed)
     return SimConfig(
         host=ns.host,
         port=ns.port,
@@ -465,9 +447,48 @@ def parse_args(argv: Sequence[str]) -> SimConfig:
         boot_delay=ns.sim_boot_delay,
         crash_after=ns.sim_crash_after,
         hang_at_boot=ns.sim_hang_at_boot,
-        fault=ns.sim_fault,
+        fault=None if ns.sim_fault is None else Fault(ns.sim_fault),
         fault_rate=ns.sim_fault_rate,
         error_status=ns.sim_error_status,
         server_args=server_args,
         warnings=tuple(warnings),
     )
+
+
+def _reported_server_args(
+    ns: argparse.Namespace, profile: model.Profile, max_running: int, seed: int
+) -> dict[str, Any]:
+    """What /server_info reports: SGLang's defaults overlaid with the resolved flags."""
+    algo: str | None = ns.speculative_algorithm
+    model_path = ns.model_path or profile.model_path
+    server_args = dict(SERVER_ARG_DEFAULTS)
+    server_args.update(
+        model_path=model_path,
+        tokenizer_path=ns.tokenizer_path or model_path,
+        served_model_name=ns.served_model_name or model_path,
+        tp_size=ns.tp_size,
+        host=ns.host,
+        port=ns.port,
+        speculative_algorithm=algo,
+        speculative_num_steps=ns.speculative_num_steps,
+        speculative_eagle_topk=ns.speculative_eagle_topk,
+        speculative_num_draft_tokens=ns.speculative_num_draft_tokens,
+        speculative_draft_model_path=(
+            None if algo in (None, "NGRAM") else ns.speculative_draft_model_path or model_path
+        ),
+        speculative_draft_model_revision=None if algo in (None, "NGRAM") else "main",
+        kv_cache_dtype=ns.kv_cache_dtype,
+        mem_fraction_static=ns.mem_fraction_static if ns.mem_fraction_static else 0.85,
+        max_running_requests=max_running,
+        trust_remote_code=ns.trust_remote_code,
+        api_key="***" if ns.api_key else None,
+        quantization=ns.quantization,
+        attention_backend=ns.attention_backend or "flashinfer",
+        context_length=ns.context_length,
+        load_format=ns.load_format,
+        disable_radix_cache=ns.disable_radix_cache,
+        cuda_graph_max_bs=ns.cuda_graph_max_bs or 256,
+        sampling_backend=ns.sampling_backend or "flashinfer",
+        random_seed=seed,
+    )
+    return server_args

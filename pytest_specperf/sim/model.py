@@ -19,6 +19,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 
@@ -139,6 +140,24 @@ def max_running_requests(profile: Profile, chain: int, explicit: int | None = No
     return derived if explicit is None else max(1, min(derived, explicit))
 
 
+def admit_count(
+    kv_needs: Iterable[int], running: int, kv_used: int, max_running: int, kv_budget: int
+) -> int:
+    """How many waiting requests (their KV needs, in arrival order) are admitted now.
+
+    FIFO without overtaking: admission stops at the first request whose KV need does not
+    fit in what is left of the budget, or once `max_running` requests would be running.
+    The scheduler and `simulate_point` both admit by this rule.
+    """
+    admitted = 0
+    for need in kv_needs:
+        if running + admitted >= max_running or kv_used + need > kv_budget:
+            break
+        kv_used += need
+        admitted += 1
+    return admitted
+
+
 def default_alpha(profile: Profile, temperature: float) -> float:
     """Per-draft acceptance probability for a request's sampling temperature."""
     return profile.alpha_greedy if temperature <= 0.0 else profile.alpha_sampled
@@ -187,6 +206,10 @@ class _VReq:
     last_t: float = math.nan
     first_tokens: int = 0
 
+    @property
+    def kv_need(self) -> int:
+        return self.prompt_tokens + self.max_new
+
 
 def simulate_point(
     profile: Profile,
@@ -203,9 +226,10 @@ def simulate_point(
 ) -> PointResult:
     """Closed loop: keep `concurrency` requests in flight until `num_requests` are done.
 
-    Follows the scheduler's rules exactly: FIFO admission bounded by max_running_requests
-    and the KV budget, one prefill step per admission batch (emitting each request's first
-    token), then decode steps that advance every running request.
+    Follows the scheduler's rules: FIFO admission (`admit_count`, shared with the
+    scheduler) bounded by max_running_requests and the KV budget, one prefill step per
+    admission batch (emitting each request's first token), then decode steps that advance
+    every running request.
     """
     a = profile.alpha_greedy if alpha is None else alpha
     cap = max_running if max_running is not None else max_running_requests(profile, chain)
@@ -237,14 +261,9 @@ def simulate_point(
         if not running and not waiting:
             t = arrivals[0][0]
             continue
-        used = sum(r.prompt_tokens + r.max_new for r in running)
-        admit: list[_VReq] = []
-        while waiting and len(running) + len(admit) < cap:
-            need = waiting[0].prompt_tokens + waiting[0].max_new
-            if used + need > kv_total:
-                break
-            used += need
-            admit.append(waiting.pop(0))
+        used = sum(r.kv_need for r in running)
+        n_admit = admit_count((r.kv_need for r in waiting), len(running), used, cap, kv_total)
+        admit, waiting = waiting[:n_admit], waiting[n_admit:]
         if admit:
             t += prefill_ms(profile, len(admit), sum(r.prompt_tokens for r in admit)) / 1000
             for r in admit:

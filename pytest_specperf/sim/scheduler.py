@@ -233,16 +233,15 @@ class Scheduler:
         return seconds / cfg.speedup
 
     def _admit(self) -> list[SimRequest]:
-        admitted: list[SimRequest] = []
-        cap = self.config.max_running_requests
-        budget = self.config.max_total_num_tokens
-        while self.waiting and len(self.running) + len(admitted) < cap:
-            head = self.waiting[0]
-            if self.kv_used + head.kv_need > budget:
-                break
-            self.waiting.popleft()
-            self.kv_used += head.kv_need
-            admitted.append(head)
+        count = model.admit_count(
+            (r.kv_need for r in self.waiting),
+            len(self.running),
+            self.kv_used,
+            self.config.max_running_requests,
+            self.config.max_total_num_tokens,
+        )
+        admitted = [self.waiting.popleft() for _ in range(count)]
+        self.kv_used += sum(r.kv_need for r in admitted)
         # Admitted requests hold their slot from now on (an abort frees it).
         self.running.extend(admitted)
         return admitted

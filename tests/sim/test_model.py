@@ -64,3 +64,18 @@ def test_sampled_workload_accepts_less() -> None:
     sampled = model.simulate_point(P, 3, 1, 2, max_new_tokens=400, alpha=P.alpha_sampled)
     assert sampled.accept_length < greedy.accept_length
     assert 2.9 < sampled.accept_length < 3.6
+
+
+@pytest.mark.parametrize(
+    ("needs", "running", "kv_used", "max_running", "budget", "admitted"),
+    [
+        ([10, 10, 10], 0, 0, 8, 25, 2),  # third does not fit the KV budget
+        ([10, 30, 1], 0, 0, 8, 35, 1),  # no overtaking: the 1-token request waits
+        ([1, 1, 1, 1], 2, 0, 3, 100, 1),  # max_running counts those already running
+        ([5], 0, 96, 8, 100, 0),  # budget already used
+    ],
+)
+def test_admission_is_fifo_under_both_limits(
+    needs: list[int], running: int, kv_used: int, max_running: int, budget: int, admitted: int
+) -> None:
+    assert model.admit_count(needs, running, kv_used, max_running, budget) == admitted

@@ -10,12 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_specperf.depth import MAX_DEPTH
 from pytest_specperf.errors import UsageError
 from pytest_specperf.measure.workload import SEED_CONCURRENCY
 from pytest_specperf.options import (
     API_KEY_ENV,
     MAX_CONCURRENCY,
-    MAX_DEPTH,
+    OPTIONS,
+    OPTIONS_BY_KEY,
     build_settings,
     parse_backend,
     parse_concurrency,
@@ -27,31 +29,8 @@ from pytest_specperf.options import (
 )
 from pytest_specperf.profiles import DEFAULT_PROFILE
 
-# The plugin's defaults, as strings, keyed by ini name (the values build_settings is given).
-DEFAULTS: dict[str, Any] = {
-    "spec_steps": "3",
-    "backend": "sglang",
-    "url": None,
-    "concurrency": "1,4,16,32,64",
-    "profile": DEFAULT_PROFILE,
-    "profile_dir": None,
-    "baselines": "baselines",
-    "out": ".specperf",
-    "launch_timeout": "600",
-    "sim_speedup": "5",
-    "hardware": None,
-    "max_new_tokens": "1000",
-    "temperature": "0",
-    "requests": None,
-    "endpoint": "generate",
-    "request_timeout": "600",
-    "stall_timeout": "60",
-    "min_success": "1.0",
-    "tolerance": "0.10",
-    "server_arg": [],
-    "update_baselines": False,
-    "inject_slowdown": None,
-}
+# Nothing given: build_settings then sees each option's default, as the plugin would.
+DEFAULTS: dict[str, Any] = {spec.key: None for spec in OPTIONS}
 
 
 def settings_from(rootdir: Path, **overrides: Any) -> Any:
@@ -352,3 +331,41 @@ def test_build_settings_bad_value_is_one_line_usage_error_naming_option(
     with pytest.raises(UsageError) as info:
         settings_from(tmp_path, **{key: value})
     assert_one_line(info.value, option)
+
+
+def test_every_option_row_has_a_unique_flag_and_key() -> None:
+    """Two rows with one flag or one key would register or read the same option twice."""
+    assert len({spec.flag for spec in OPTIONS}) == len(OPTIONS)
+    assert len(OPTIONS_BY_KEY) == len(OPTIONS)
+
+
+@pytest.mark.parametrize("key", [s.key for s in OPTIONS if s.default is not None])
+def test_every_default_parses_with_its_own_parser(key: str) -> None:
+    """A default the option's own parser rejects would break every run that leaves it unset."""
+    OPTIONS_BY_KEY[key].value(None)
+
+
+@pytest.mark.parametrize(
+    "profile_dir", ["first,mine", ["first", "mine"], ["first,mine"], [" first ", "mine,"]]
+)
+def test_profile_dir_takes_a_comma_list_repeated_values_or_both(
+    tmp_path: Path, profile_dir: Any
+) -> None:
+    """--specperf-profile-dir=a,b and --specperf-profile-dir=a --specperf-profile-dir=b agree."""
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "mine.toml").write_text('name = "mine"\nmodel_path = "org/model"\n')
+    settings = settings_from(tmp_path, profile="mine", profile_dir=profile_dir)
+    assert settings.profile.model_path == "org/model"
+
+
+def test_flag_option_is_off_unless_given() -> None:
+    """--specperf-update-baselines is False when absent and True when given."""
+    spec = OPTIONS_BY_KEY["update_baselines"]
+    assert (spec.value(None), spec.value(True)) == (False, True)
+
+
+def test_cli_name_of_an_option_names_the_error() -> None:
+    """The specperf CLI reports a bad value under the flag its user typed."""
+    with pytest.raises(UsageError) as info:
+        OPTIONS_BY_KEY["url"].value("localhost", option="--url")
+    assert_one_line(info.value, "--url")
