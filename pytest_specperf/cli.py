@@ -142,6 +142,7 @@ def _bench(args: argparse.Namespace) -> int:
                 model=model,
                 api_key=api_key,
                 warmup=index == 0 and not args.no_warmup,
+                client_procs=values["client_procs"],
             )
         )
         run.points.append(point)

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pytest_specperf.depth import MAX_DEPTH, MIN_DEPTH
 from pytest_specperf.errors import UsageError
 from pytest_specperf.gate.baselines import DEFAULT_THROUGHPUT_TOLERANCE
+from pytest_specperf.measure.procs import STREAMS_PER_PROCESS
 from pytest_specperf.measure.workload import SEED_CONCURRENCY, Endpoint, Workload
 from pytest_specperf.profiles import DEFAULT_PROFILE, Profile, resolve_profile
 from pytest_specperf.server.launch import BACKENDS, Backend
@@ -355,6 +356,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
         short="--stall-timeout",
     ),
     OptionSpec(
+        "--specperf-client-procs",
+        "client_procs",
+        "client processes that stream each point (default: one per "
+        f"{STREAMS_PER_PROCESS} streams, at most half the cores)",
+        parse=_positive_int_or_none,
+        commands=(BENCH,),
+        short="--client-procs",
+    ),
+    OptionSpec(
         "--specperf-min-success",
         "min_success",
         "fraction of requests of a point that must succeed",
@@ -406,6 +416,7 @@ class Settings:
     workload: Workload
     api_key: str | None
     inject_slowdown_s: float | None
+    client_procs: int | None = None  # None: chosen by load (measure/procs.py)
 
 
 def resolve_profile_option(name: str, dirs: tuple[str, ...], rootdir: Path) -> Profile:
@@ -448,4 +459,5 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         workload=workload_from(values),
         api_key=os.environ.get(API_KEY_ENV) or None,
         inject_slowdown_s=values["inject_slowdown"],
+        client_procs=values["client_procs"],
     )

@@ -206,6 +206,7 @@ class DepthSession:
                     else "default",
                     api_key=s.api_key,
                     warmup=True,
+                    client_procs=s.client_procs,
                 )
             )
         except KeyboardInterrupt as exc:
