@@ -10,7 +10,8 @@ whitespace WordLevel tokenizer counts them one to one.
 
 --mode firehose writes chunks as fast as the socket drains (a client's ceiling);
 --mode paced emits --chunk tokens every --chunk/--rate seconds per request and, with --truth,
-appends the server's own record of every request (first and last emit time, tokens) as JSON
+appends the server's own record of every request (arrival, first and last token emit times
+on time.monotonic, which is system-wide on Linux, so a client's times compare directly) as JSON
 lines: the ground truth a client's figures are held against. --workers N runs N processes on
 one port (SO_REUSEPORT), so the server outruns a client with several processes.
 """
@@ -117,7 +118,7 @@ class Server:
         period = options.chunk / options.rate if options.mode == "paced" else 0.0
         text: list[str] = []
         emitted = steps = 0
-        first_emit = 0.0
+        first_emit = now = 0.0
         while emitted < tokens:
             take = min(options.chunk, tokens - emitted)
             new_text = "".join(WORDS[(emitted + j) % 1000] for j in range(take))
@@ -155,8 +156,13 @@ class Server:
         writer.write(b"0\r\n\r\n")
         await writer.drain()
         if self.truth is not None:
-            record = {"tokens": emitted, "t_start": started, "t_first": first_emit}
-            record["t_last"] = time.monotonic()
+            record = {
+                "tokens": emitted,
+                "first_tokens": min(options.chunk, tokens),
+                "t_start": started,
+                "t_first": first_emit,
+                "t_last": now,
+            }
             self.truth.write(json.dumps(record) + "\n")
             self.truth.flush()
 

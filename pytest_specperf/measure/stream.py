@@ -198,20 +198,14 @@ class _Response:
             raise RequestFailed("truncated stream")
 
 
-class _Connection(asyncio.BufferedProtocol):
+class _Connection(asyncio.Protocol):
     """One keep-alive HTTP/1.1 connection carrying one streaming response at a time.
 
     Body framing: chunked, Content-Length, or until close. Anything unexpected fails the
     request in flight and the connection is dropped, never reused.
-
-    A BufferedProtocol: the loop reads into one preallocated buffer per connection. A plain
-    Protocol's reads allocate max_size (256 KiB) per recv, which glibc serves by mmap/munmap:
-    measured as the largest single cost per chunk when chunks arrive one at a time (paced).
     """
 
     def __init__(self, stall_timeout_s: float) -> None:
-        self._read_buffer = bytearray(_READ_BUFFER_BYTES)
-        self._read_view = memoryview(self._read_buffer)
         self.stall_timeout_s = stall_timeout_s
         self.transport: asyncio.Transport | None = None
         self.closed = False
@@ -252,11 +246,6 @@ class _Connection(asyncio.BufferedProtocol):
     def eof_received(self) -> bool | None:
         return None  # close the transport; connection_lost reports
 
-    def get_buffer(self, sizehint: int) -> memoryview:
-        return self._read_view
-
-    def buffer_updated(self, nbytes: int) -> None:
-        self.data_received(bytes(self._read_view[:nbytes]))
 
     def data_received(self, data: bytes) -> None:
         now = time.monotonic()
@@ -451,6 +440,27 @@ class _Connection(asyncio.BufferedProtocol):
         self.closed = True
 
 
+class _BufferedConnection(_Connection, asyncio.BufferedProtocol):
+    """The same connection reading into one preallocated buffer, for asyncio's own loop.
+
+    asyncio's selector loop gives a plain Protocol a fresh max_size (256 KiB) bytes per recv,
+    which glibc serves by mmap/munmap: measured as the largest single cost per chunk when
+    chunks arrive one at a time (paced). uvloop reads into its own buffer, and there the
+    extra get_buffer call per read costs more than it saves.
+    """
+
+    def __init__(self, stall_timeout_s: float) -> None:
+        super().__init__(stall_timeout_s)
+        self._read_buffer = bytearray(_READ_BUFFER_BYTES)
+        self._read_view = memoryview(self._read_buffer)
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._read_view
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.data_received(bytes(self._read_view[:nbytes]))
+
+
 class _ConnectionDropped(Exception):
     """The server closed a connection before answering (a stale keep-alive): retry once."""
 
@@ -474,10 +484,11 @@ class StreamClient:
 
     async def _connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
+        kind = _BufferedConnection if isinstance(loop, asyncio.BaseEventLoop) else _Connection
         try:
             async with asyncio.timeout(self.connect_timeout_s):
                 _transport, connection = await loop.create_connection(
-                    lambda: _Connection(self.stall_timeout_s),
+                    lambda: kind(self.stall_timeout_s),
                     self.host,
                     self.port,
                     ssl=self.ssl_context,
