@@ -31,6 +31,7 @@ from pytest_specperf.errors import SpecperfError
 from pytest_specperf.measure import fields
 from pytest_specperf.measure.workload import Workload, completions_body, generate_body
 from pytest_specperf.profiles import SAME_AS_MODEL, Profile
+from pytest_specperf.server import info as server_info
 from pytest_specperf.server.launch import SGLANG_MODULE, build_launch
 
 SGLANG_DISTRIBUTION = "sglang"
@@ -359,13 +360,15 @@ def _compare_completions(label: str, body: dict[str, Any], request: Any) -> list
 
 
 def suite_field_names() -> list[str]:
-    """Every SGLang response field name the suite reads (``pytest_specperf.measure.fields``)."""
+    """Every SGLang response field name the suite reads: the fields of the structs it reads
+    through (``pytest_specperf.server.info``, ``pytest_specperf.measure.fields``)."""
     names: list[str] = []
     for group in (
-        fields.SERVER_INFO_FIELDS,
-        fields.INTERNAL_STATE_FIELDS,
+        server_info.SERVER_INFO_FIELDS,
+        server_info.INTERNAL_STATE_FIELDS,
+        fields.CHUNK_FIELDS,
         fields.META_INFO_FIELDS,
-        fields.FINAL_META_INFO_FIELDS,
+        fields.CHOICE_FIELDS,
         fields.USAGE_FIELDS,
     ):
         for name in group:

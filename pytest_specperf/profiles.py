@@ -85,13 +85,8 @@ class Profile(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=T
     args: tuple[ServerFlag, ...] = ()
     env: dict[str, str] = {}
     sim_profile: str = "qwen3.5-122b-a10b-fp8-4x-rtx-pro-6000"
-    expected_hardware: str | None = None
     launch_timeout_s: float | None = None
     source: str = ""
-
-    @property
-    def speculative(self) -> bool:
-        return self.speculative_algorithm is not None
 
     def extra_argv(self, sglang_version: str = REFERENCE_SGLANG_VERSION) -> list[str]:
         argv: list[str] = []

@@ -51,6 +51,9 @@ class ClientMonitor:
     async def __aenter__(self) -> ClientMonitor:
         self._cpu_start = time.process_time()
         self._wall_start = time.monotonic()
+        # The sampler's first wake-up is due one interval from now; until it runs, lateness is
+        # measured from here (not from 0, which would report the monotonic clock as lag).
+        self._asked = self._wall_start
         self._task = asyncio.create_task(self._sample())
         return self
 

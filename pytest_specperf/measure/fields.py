@@ -1,27 +1,56 @@
-"""Every SGLang response field the suite reads, in one place.
+"""The streaming response fields the load generator reads, as the structs it decodes into.
 
-The contract tests hold these names against SGLang's source, and the simulator's tests hold
-the simulator to the same list.
+``pytest_specperf.measure.stream`` decodes chunks through :class:`StreamChunk` (the final
+one, and any its fast path does not recognise; that path reads only ``completion_tokens``
+and ``finish_reason`` of :class:`GenerateMeta`), so these structs are exactly what the code
+reads; the field-name tuples below are derived from
+them, and the contract tests hold those names against SGLang's source. The /server_info
+fields live beside their reader in ``pytest_specperf.server.info``.
 """
 
-SERVER_INFO_FIELDS: tuple[str, ...] = (
-    "version",
-    "max_total_num_tokens",
-    "max_running_requests",
-    "model_path",
-    "tp_size",
-    "kv_cache_dtype",
-    "speculative_algorithm",
-    "speculative_num_steps",
-    "speculative_eagle_topk",
-    "speculative_num_draft_tokens",
-    "speculative_draft_model_path",
-    "internal_states",
-)
-INTERNAL_STATE_FIELDS: tuple[str, ...] = ("avg_spec_accept_length",)
-# Read from every /generate stream chunk's meta_info.
-META_INFO_FIELDS: tuple[str, ...] = ("id", "completion_tokens", "prompt_tokens", "finish_reason")
-# Read from the final chunk's meta_info when the server speculates.
-FINAL_META_INFO_FIELDS: tuple[str, ...] = ("e2e_latency", "spec_verify_ct", "spec_accept_length")
-# Read from the OpenAI-compatible usage chunk.
-USAGE_FIELDS: tuple[str, ...] = ("prompt_tokens", "completion_tokens")
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class GenerateMeta(msgspec.Struct):
+    """A /generate chunk's ``meta_info`` (the speculation counters come on the last one)."""
+
+    completion_tokens: int = 0
+    prompt_tokens: int | None = None
+    finish_reason: Any = None
+    spec_verify_ct: int | None = None
+    e2e_latency: float | None = None
+
+
+class CompletionUsage(msgspec.Struct):
+    """The OpenAI-compatible usage chunk's ``usage``."""
+
+    completion_tokens: int = 0
+    prompt_tokens: int | None = None
+
+
+class CompletionChoice(msgspec.Struct):
+    text: str | None = None
+    finish_reason: str | None = None
+
+
+class StreamChunk(msgspec.Struct):
+    """Only the fields the client reads; msgspec skips the rest (cumulative text included)."""
+
+    meta_info: GenerateMeta | None = None
+    error: Any = None
+    choices: list[CompletionChoice] | None = None
+    usage: CompletionUsage | None = None
+
+
+def _names(struct: type[msgspec.Struct]) -> tuple[str, ...]:
+    return tuple(field.encode_name for field in msgspec.structs.fields(struct))
+
+
+CHUNK_FIELDS: tuple[str, ...] = _names(StreamChunk)
+META_INFO_FIELDS: tuple[str, ...] = _names(GenerateMeta)
+USAGE_FIELDS: tuple[str, ...] = _names(CompletionUsage)
+CHOICE_FIELDS: tuple[str, ...] = _names(CompletionChoice)

@@ -6,7 +6,8 @@ null, with two anchored regex matches found by ``rfind`` from the end (meta_info
 SGLang's chunks, after the cumulative text). A key with its closing quote cannot occur inside
 a JSON string (a quote there is escaped), so the match is the key itself. Any event the fast
 path does not recognise -- the final chunk, an error, a wrong type, broken JSON -- is decoded
-in full with msgspec, so every failure category of the full decode stays. OpenAI
+in full with msgspec into measure/fields.py's StreamChunk, so every failure category of the
+full decode stays; the fast path reads two of GenerateMeta's fields, by the same names. OpenAI
 ``/v1/completions`` events are small delta chunks and are always decoded in full.
 
 Why not httpx or aiohttp for the stream: measured side by side (docs/load-generator.md,
@@ -21,42 +22,15 @@ import asyncio
 import re
 import ssl
 import time
-from typing import Any, cast
+from typing import cast
 from urllib.parse import urlsplit
 
 import msgspec
 
+from pytest_specperf.measure.fields import StreamChunk
 from pytest_specperf.results.schema import RequestRecord
 
-
-class _Meta(msgspec.Struct):
-    completion_tokens: int = 0
-    prompt_tokens: int | None = None
-    finish_reason: Any = None
-    spec_verify_ct: int | None = None
-    e2e_latency: float | None = None
-
-
-class _Usage(msgspec.Struct):
-    completion_tokens: int = 0
-    prompt_tokens: int | None = None
-
-
-class _Choice(msgspec.Struct):
-    text: str | None = None
-    finish_reason: str | None = None
-
-
-class _Chunk(msgspec.Struct):
-    """Only the fields the client reads; msgspec skips the rest (cumulative text included)."""
-
-    meta_info: _Meta | None = None
-    error: Any = None
-    choices: list[_Choice] | None = None
-    usage: _Usage | None = None
-
-
-_decode_chunk = msgspec.json.Decoder(_Chunk).decode
+_decode_chunk = msgspec.json.Decoder(StreamChunk).decode
 
 _EVENT_END = b"\n\n"
 _DATA_PREFIX = b"data:"
@@ -160,7 +134,7 @@ class _Response:
         else:
             self._generate_chunk(chunk, now)
 
-    def _generate_chunk(self, chunk: _Chunk, now: float) -> None:
+    def _generate_chunk(self, chunk: StreamChunk, now: float) -> None:
         meta = chunk.meta_info
         if meta is None:
             raise RequestFailed("chunk without meta_info")
@@ -172,7 +146,7 @@ class _Response:
             record.spec_verify_ct = meta.spec_verify_ct
             record.server_e2e_s = meta.e2e_latency
 
-    def _completions_chunk(self, chunk: _Chunk, now: float) -> None:
+    def _completions_chunk(self, chunk: StreamChunk, now: float) -> None:
         record = self.record
         if chunk.usage is not None:
             record.completion_tokens = chunk.usage.completion_tokens
@@ -245,7 +219,6 @@ class _Connection(asyncio.Protocol):
 
     def eof_received(self) -> bool | None:
         return None  # close the transport; connection_lost reports
-
 
     def data_received(self, data: bytes) -> None:
         now = time.monotonic()

@@ -6,7 +6,6 @@ loop at C = 1, 4, 16, 32, 64 with N = 4 requests at C = 1 and 2C otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -95,7 +94,3 @@ def request_body(
 
 def endpoint_path(workload: Workload) -> str:
     return "/v1/completions" if workload.endpoint == "completions" else "/generate"
-
-
-def sorted_unique(values: Sequence[int]) -> tuple[int, ...]:
-    return tuple(sorted(set(values)))

@@ -171,15 +171,6 @@ class DepthRun(msgspec.Struct, kw_only=True):
             return None
         return sum(p.tokens for p in self.points) / verify
 
-    @property
-    def complete_and_clean(self) -> bool:
-        measured = {p.concurrency for p in self.points}
-        return (
-            self.status != "failed"
-            and set(self.planned_concurrency) <= measured
-            and all(p.failed == 0 for p in self.points)
-        )
-
 
 class RunResults(msgspec.Struct, kw_only=True):
     schema_version: int = RESULTS_SCHEMA_VERSION

@@ -2,13 +2,16 @@
 
 A run that dies at its last point keeps every point measured before it. With ``report``, the
 markdown report is rewritten from the same results under the same lock, so it survives a
-killed process too.
+killed process too. A results.json this version cannot read (corrupt, or written by a newer
+schema) is never overwritten: the next write moves it aside as ``results.json.corrupt-<time>``
+and says so in a ResultsFileWarning.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import uuid
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,11 +21,23 @@ from filelock import FileLock
 from pytest_specperf import __version__
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.results.report import markdown_report
-from pytest_specperf.results.schema import DepthRun, RunResults
+from pytest_specperf.results.schema import RESULTS_SCHEMA_VERSION, DepthRun, RunResults
 
 RESULTS_FILE = "results.json"
 REPORT_FILE = "report.md"
 _encoder = msgspec.json.Encoder()
+
+
+class ResultsFileWarning(UserWarning):
+    """An unreadable results.json was moved aside instead of being overwritten."""
+
+
+class _SchemaHeader(msgspec.Struct):
+    schema_version: int
+
+
+class _Unreadable(Exception):
+    """Why a results file cannot be read, in words."""
 
 
 def new_run_id() -> str:
@@ -39,21 +54,49 @@ class ResultsStore:
 
     def load(self) -> RunResults | None:
         """This run's results; None before its first write (another run's file is not it)."""
-        results = self._read()
+        try:
+            results = self._read()
+        except _Unreadable:
+            return None
         return results if results is not None and results.run_id == self.run_id else None
 
     def _read(self) -> RunResults | None:
         try:
-            return msgspec.json.decode(self.path.read_bytes(), type=RunResults)
+            raw = self.path.read_bytes()
         except FileNotFoundError:
             return None
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        try:
+            version = msgspec.json.decode(raw, type=_SchemaHeader).schema_version
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise _Unreadable(f"not a results file ({exc})") from None
+        if not 1 <= version <= RESULTS_SCHEMA_VERSION:
+            raise _Unreadable(
+                f"schema_version {version}; this pytest-specperf reads 1..{RESULTS_SCHEMA_VERSION}"
+            )
+        try:
+            return msgspec.json.decode(raw, type=RunResults)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise _Unreadable(f"not a valid results file ({exc})") from None
+
+    def _read_or_move_aside(self) -> RunResults | None:
+        try:
+            return self._read()
+        except _Unreadable as exc:
+            stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+            self.path.replace(aside)
+            warnings.warn(
+                ResultsFileWarning(
+                    f"{self.path}: {exc}; kept as {aside.name}, this run writes a new one"
+                ),
+                stacklevel=3,
+            )
             return None
 
     def update(self, change: Callable[[RunResults], None]) -> RunResults:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         with self._lock:
-            results = self._read()
+            results = self._read_or_move_aside()
             if results is not None and results.run_id != self.run_id:
                 # The first write of a run keeps the last run's file beside it.
                 self.path.replace(self.out_dir / "results.previous.json")

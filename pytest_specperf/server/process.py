@@ -30,10 +30,9 @@ import psutil
 
 from pytest_specperf.errors import ServerStartError, ServerUnreachableError
 from pytest_specperf.results.schema import ServerSummary
+from pytest_specperf.server.info import first_internal_state, read_server_info
 from pytest_specperf.server.launch import LaunchCommand
 from pytest_specperf.server.watchdog import SECRETS_ENV, redact, save_redacted_log
-
-__all__ = ["redact"]
 
 DEFAULT_LAUNCH_TIMEOUT_S = 600.0  # SGLang's own popen_launch_server default
 STOP_GRACE_S = 20.0
@@ -185,36 +184,35 @@ def _int_or_none(value: Any) -> int | None:
 
 
 def summarize_server_info(url: str, info: Mapping[str, Any]) -> ServerSummary:
-    states = info.get("internal_states")
-    first_state = states[0] if isinstance(states, list) and states else {}
-    accept = first_state.get("avg_spec_accept_length") if isinstance(first_state, dict) else None
-    sim = info.get("sim")
+    read = read_server_info(info)
+    accept = first_internal_state(read).avg_spec_accept_length
     return ServerSummary(
         url=url,
-        version=str(info["version"]) if info.get("version") is not None else None,
-        model_path=info.get("model_path"),
-        tp_size=_int_or_none(info.get("tp_size")),
-        speculative_algorithm=info.get("speculative_algorithm"),
-        speculative_num_steps=_int_or_none(info.get("speculative_num_steps")),
-        speculative_eagle_topk=_int_or_none(info.get("speculative_eagle_topk")),
-        speculative_num_draft_tokens=_int_or_none(info.get("speculative_num_draft_tokens")),
-        kv_cache_dtype=info.get("kv_cache_dtype"),
-        max_total_num_tokens=_int_or_none(info.get("max_total_num_tokens")),
-        max_running_requests=_int_or_none(info.get("max_running_requests")),
+        version=str(read.version) if read.version is not None else None,
+        model_path=read.model_path,
+        tp_size=_int_or_none(read.tp_size),
+        speculative_algorithm=read.speculative_algorithm,
+        speculative_num_steps=_int_or_none(read.speculative_num_steps),
+        speculative_eagle_topk=_int_or_none(read.speculative_eagle_topk),
+        speculative_num_draft_tokens=_int_or_none(read.speculative_num_draft_tokens),
+        kv_cache_dtype=read.kv_cache_dtype,
+        max_total_num_tokens=_int_or_none(read.max_total_num_tokens),
+        max_running_requests=_int_or_none(read.max_running_requests),
         lifetime_accept_length=float(accept) if isinstance(accept, int | float) else None,
-        sim=dict(sim) if isinstance(sim, Mapping) else None,
+        sim=dict(read.sim) if isinstance(read.sim, Mapping) else None,
     )
 
 
 def depth_of(info: Mapping[str, Any]) -> int | None:
     """The speculation depth a running server uses (NGRAM: draft tokens - 1)."""
-    algorithm = str(info.get("speculative_algorithm") or "").upper()
+    read = read_server_info(info)
+    algorithm = str(read.speculative_algorithm or "").upper()
     if not algorithm:
         return None
     if algorithm == "NGRAM":
-        drafts = _int_or_none(info.get("speculative_num_draft_tokens"))
+        drafts = _int_or_none(read.speculative_num_draft_tokens)
         return drafts - 1 if drafts else None
-    return _int_or_none(info.get("speculative_num_steps"))
+    return _int_or_none(read.speculative_num_steps)
 
 
 class ServerProcess:

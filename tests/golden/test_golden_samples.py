@@ -15,11 +15,12 @@ from typing import Any
 
 import pytest
 
-from pytest_specperf.measure import fields
+from pytest_specperf.measure.fields import META_INFO_FIELDS
 from pytest_specperf.measure.loadgen import Target, make_clients, run_requests
 from pytest_specperf.measure.metrics import point_metrics
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.results.schema import RequestRecord
+from pytest_specperf.server.info import SERVER_INFO_FIELDS
 from pytest_specperf.server.process import depth_of, summarize_server_info
 from tests.local_http import Answer, LocalServer, response
 from tests.sim.conftest import SimServer, sse_payloads
@@ -74,6 +75,13 @@ def test_generate_sample_tokens_come_from_the_server_counts(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", GENERATE_SAMPLES)
+def test_generate_sample_final_meta_info_has_every_field_the_loadgen_reads(name: str) -> None:
+    """The real final /generate chunk carries every meta_info field the decoder reads."""
+    final = sample_chunks(name)[-1]["meta_info"]
+    assert set(META_INFO_FIELDS) <= set(final)
+
+
+@pytest.mark.parametrize("name", GENERATE_SAMPLES)
 def test_generate_sample_accept_length_matches_the_servers(name: str) -> None:
     """The suite's accept length (tokens / verify steps) equals SGLang's own for one request."""
     final = sample_chunks(name)[-1]["meta_info"]
@@ -106,7 +114,7 @@ def test_completions_sample_tokens_come_from_the_usage_chunk(name: str) -> None:
 def test_server_info_sample_has_every_field_the_suite_reads(name: str) -> None:
     """Every /server_info field the suite reads is in each real answer."""
     info = json.loads((DATA / name).read_text())
-    assert set(fields.SERVER_INFO_FIELDS) <= set(info)
+    assert set(SERVER_INFO_FIELDS) <= set(info)
 
 
 @pytest.mark.parametrize(

@@ -6,9 +6,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from pytest_specperf.results.schema import DepthRun, RunResults
-from pytest_specperf.results.store import RESULTS_FILE, ResultsStore, append_step_summary
+from pytest_specperf.results.store import (
+    RESULTS_FILE,
+    ResultsFileWarning,
+    ResultsStore,
+    append_step_summary,
+)
 
 
 def add_run(depth: int) -> Callable[[RunResults], None]:
@@ -83,11 +89,31 @@ def test_load_before_any_write_is_none(tmp_path: Path) -> None:
     assert ResultsStore(tmp_path / "missing").load() is None
 
 
-def test_update_replaces_corrupt_file(tmp_path: Path) -> None:
-    """A corrupt results.json does not stop the run from writing its results."""
-    (tmp_path / RESULTS_FILE).write_text("{corrupt", encoding="utf-8")
-    ResultsStore(tmp_path, run_id="run-a").update(add_run(1))
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("{corrupt", "not a results file"),
+        ('{"schema_version": 99, "run_id": "x"}', "schema_version 99"),
+        ('{"schema_version": 1, "run_id": 5}', "not a valid results file"),
+    ],
+)
+def test_unreadable_file_is_moved_aside_with_a_warning(
+    tmp_path: Path, content: str, reason: str
+) -> None:
+    """A corrupt or newer-schema results.json is kept beside the new one, and named."""
+    (tmp_path / RESULTS_FILE).write_text(content, encoding="utf-8")
+    with pytest.warns(ResultsFileWarning, match=reason):
+        ResultsStore(tmp_path, run_id="run-a").update(add_run(1))
+    (aside,) = tmp_path.glob(f"{RESULTS_FILE}.corrupt-*")
+    assert aside.read_text(encoding="utf-8") == content
     assert read(tmp_path / RESULTS_FILE).run_id == "run-a"
+
+
+def test_load_of_an_unreadable_file_is_none_and_leaves_it(tmp_path: Path) -> None:
+    """Reading (not writing) an unreadable file neither fails nor moves it."""
+    (tmp_path / RESULTS_FILE).write_text('{"schema_version": 99}', encoding="utf-8")
+    assert ResultsStore(tmp_path, run_id="run-a").load() is None
+    assert (tmp_path / RESULTS_FILE).exists()
 
 
 def test_step_summary_is_appended_not_replaced(tmp_path: Path) -> None:

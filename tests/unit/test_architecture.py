@@ -1,0 +1,214 @@
+"""ARCHITECTURE.md's import rules, checked on the package's source (ast, nothing imported).
+
+RULES is the data; ARCHITECTURE.md repeats each rule's ``text`` word for word (a test below
+holds the two together), so changing a rule means changing both.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = "pytest_specperf"
+PYTEST_MODULES = ("pytest", "_pytest", "xdist", "pluggy")
+
+
+@dataclass(frozen=True)
+class Rule:
+    text: str  # the rule as ARCHITECTURE.md states it
+    importers: tuple[str, ...]  # modules (or packages) the rule applies to
+    forbidden: tuple[str, ...]  # modules (or packages) they must not import
+    exempt: tuple[str, ...] = ()  # importers the rule does not apply to
+
+
+def _p(*names: str) -> tuple[str, ...]:
+    return tuple(f"{PACKAGE}.{name}" if name else PACKAGE for name in names)
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "Only plugin.py and gate/pytest_gate.py import pytest (or xdist, pluggy).",
+        importers=_p(""),
+        forbidden=PYTEST_MODULES,
+        exempt=_p("plugin", "gate.pytest_gate"),
+    ),
+    Rule(
+        "sim/ imports nothing of the package outside sim/: it is a separate program.",
+        importers=_p("sim"),
+        forbidden=_p(""),
+    ),
+    Rule(
+        "Nothing imports sim/: the suite starts it as a process, by module name.",
+        importers=_p(""),
+        forbidden=_p("sim"),
+        exempt=_p("sim"),
+    ),
+    Rule(
+        "Nothing imports plugin.py or cli.py: they are the two front ends.",
+        importers=_p(""),
+        forbidden=_p("plugin", "cli"),
+    ),
+    Rule(
+        "server/ never imports measure/, gate/, suite.py, options.py or contract.py.",
+        importers=_p("server"),
+        forbidden=_p("measure", "gate", "suite", "options", "contract"),
+    ),
+    Rule(
+        "measure/ never imports server/, gate/, suite.py, options.py or contract.py.",
+        importers=_p("measure"),
+        forbidden=_p("server", "gate", "suite", "options", "contract"),
+    ),
+    Rule(
+        "gate/ never imports options.py or contract.py.",
+        importers=_p("gate"),
+        forbidden=_p("options", "contract"),
+    ),
+    Rule(
+        "Of gate/, only gate/pytest_gate.py imports suite.py (it judges a running session).",
+        importers=_p("gate"),
+        forbidden=_p("suite"),
+        exempt=_p("gate.pytest_gate"),
+    ),
+    Rule(
+        "results/ never imports server/, gate/, suite.py, options.py or contract.py.",
+        importers=_p("results"),
+        forbidden=_p("server", "gate", "suite", "options", "contract"),
+    ),
+    Rule(
+        "results/schema.py, errors.py, files.py, depth.py and profiles.py import nothing else "
+        "of the package.",
+        importers=_p("results.schema", "errors", "files", "depth", "profiles"),
+        forbidden=_p(""),
+    ),
+    Rule(
+        "options.py never imports suite.py.",
+        importers=_p("options"),
+        forbidden=_p("suite"),
+    ),
+)
+# What every part may import: errors.py (one-line exceptions) and the package's __version__.
+ALWAYS_ALLOWED = _p("", "errors")
+
+
+def within(module: str, prefixes: Iterable[str]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def package_sources() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted((REPO / PACKAGE).rglob("*.py"))}
+
+
+def imports_of(
+    module: str, source: str, known: Iterable[str], *, is_package: bool = False
+) -> set[str]:
+    """Every module ``module`` imports, absolute; ``from pkg import sub`` counts as pkg.sub."""
+    modules = set(known)
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module.split(".") if is_package else module.split(".")[:-1]
+                package = package[: len(package) - (node.level - 1)]
+                base = ".".join([*package, base] if base else package)
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.add(sub if sub in modules else base)
+    return found
+
+
+def violations(imports: Mapping[str, set[str]]) -> list[str]:
+    """``importer -> imported`` lines that break a rule, with the rule's text."""
+    found: list[str] = []
+    for importer, imported in sorted(imports.items()):
+        for target in sorted(imported):
+            for rule in RULES:
+                if not within(importer, rule.importers) or within(importer, rule.exempt):
+                    continue
+                if rule.forbidden != PYTEST_MODULES and target in ALWAYS_ALLOWED:
+                    continue
+                if within(target, rule.forbidden) and not _own_part(importer, target, rule):
+                    found.append(f"{importer} imports {target}: {rule.text}")
+    return found
+
+
+def _own_part(importer: str, target: str, rule: Rule) -> bool:
+    """A part's modules may import each other (sim/ from sim/, server/ from server/ ...)."""
+    for part in rule.importers:
+        if part != PACKAGE and within(importer, (part,)) and within(target, (part,)):
+            return True
+    return False
+
+
+def package_imports() -> dict[str, set[str]]:
+    sources = package_sources()
+    return {
+        module: imports_of(
+            module,
+            path.read_text(encoding="utf-8"),
+            sources,
+            is_package=path.name == "__init__.py",
+        )
+        for module, path in sources.items()
+    }
+
+
+def test_the_package_keeps_every_import_rule() -> None:
+    """No module imports what ARCHITECTURE.md says its part must not."""
+    assert violations(package_imports()) == []
+
+
+@pytest.mark.parametrize(
+    ("importer", "target"),
+    [
+        ("pytest_specperf.sim.app", "pytest_specperf.plugin"),
+        ("pytest_specperf.measure.loadgen", "pytest"),
+        ("pytest_specperf.measure.loadgen", "pytest_specperf.server.process"),
+        ("pytest_specperf.server.process", "pytest_specperf.measure.fields"),
+        ("pytest_specperf.gate.floors", "pytest_specperf.suite"),
+        ("pytest_specperf.results.schema", "pytest_specperf.measure.workload"),
+        ("pytest_specperf.suite", "pytest_specperf.sim.model"),
+        ("pytest_specperf.suite", "pytest_specperf.cli"),
+    ],
+)
+def test_a_forbidden_import_is_reported(importer: str, target: str) -> None:
+    """The checker itself: each of these imports breaks a rule and is named."""
+    lines = violations({importer: {target}})
+    assert lines and all(line.startswith(f"{importer} imports {target}: ") for line in lines)
+
+
+def test_imports_resolve_relative_and_submodule_forms() -> None:
+    """``from . import x`` and ``from pkg import sub`` name the module they load."""
+    known = {"pytest_specperf.sim", "pytest_specperf.sim.app", "pytest_specperf.sim.model"}
+    source = "from . import model\nfrom .app import make\nfrom pytest_specperf.sim import app\n"
+    assert imports_of("pytest_specperf.sim.args", source, known) == {
+        "pytest_specperf.sim.model",
+        "pytest_specperf.sim.app",
+    }
+
+
+def test_every_rule_names_modules_that_exist() -> None:
+    """A rule about a part that was renamed away would pass while checking nothing."""
+    modules = set(package_sources())
+    for rule in RULES:
+        for prefix in (*rule.importers, *rule.exempt):
+            assert any(within(m, (prefix,)) for m in modules), (rule.text, prefix)
+
+
+def test_architecture_md_states_every_rule() -> None:
+    """The doc and this test carry the same rules, word for word."""
+    doc = " ".join((REPO / "ARCHITECTURE.md").read_text(encoding="utf-8").split())
+    missing = [rule.text for rule in RULES if rule.text not in doc]
+    assert missing == []
