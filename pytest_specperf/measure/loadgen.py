@@ -1,7 +1,8 @@
 """Closed-loop streaming load generator.
 
 One point: C workers, each sending its next request as soon as its last one ends, until N
-requests have been sent. Every request streams (measure/stream.py, one connection per worker);
+requests have been sent and (with a minimum duration) that many seconds have passed. Every
+request streams (measure/stream.py, one connection per worker);
 token counts come from the server (meta_info.completion_tokens or the usage chunk), never from
 counting chunks. A request that fails is recorded with its reason and the point goes on.
 Above a load threshold the workers are spread over several processes (measure/procs.py).
@@ -67,10 +68,14 @@ async def run_requests(
     requests: int,
     model: str,
     max_new_tokens: int | None = None,
+    min_seconds: float = 0.0,
     on_request_done: Callable[[RequestRecord], None] | None = None,
 ) -> tuple[list[RequestRecord], float]:
     """Closed loop: returns the records and the wall time from first send to last end.
 
+    A worker sends another request while fewer than ``requests`` were sent or fewer than
+    ``min_seconds`` have passed since the loop started, so a point is never shorter than
+    either; past ``requests``, it stops only after a whole round (a multiple of C).
     Worker i sends through clients[i % len(clients)].
     """
     body = msgspec.json.encode(request_body(workload, model, max_new_tokens=max_new_tokens))
@@ -78,10 +83,20 @@ async def run_requests(
     completions = workload.endpoint == "completions"
     records: list[RequestRecord] = []
     sent = 0
+    started = time.monotonic()
+
+    def more_to_send() -> bool:
+        if sent < requests:
+            return True
+        if min_seconds <= 0:
+            return False
+        # Stop only on a whole round of C: a cut through a round would leave its last
+        # requests running at a lower concurrency, and how many did so would vary point to point.
+        return time.monotonic() - started < min_seconds or sent % concurrency != 0
 
     async def worker(client: StreamClient) -> None:
         nonlocal sent
-        while sent < requests:
+        while more_to_send():
             sent += 1
             try:
                 async with asyncio.timeout(workload.request_timeout_s):
@@ -94,7 +109,7 @@ async def run_requests(
             if on_request_done is not None:
                 on_request_done(record)
 
-    workers = min(concurrency, requests)
+    workers = min(concurrency, requests) if min_seconds <= 0 else concurrency
     await asyncio.gather(*(worker(clients[i % len(clients)]) for i in range(workers)))
     return records, wall_of(records)
 
@@ -147,7 +162,12 @@ async def run_local_point(
             await asyncio.sleep(max(0.0, start_at - time.monotonic()))
         async with ClientMonitor() as monitor:
             records, _wall = await run_requests(
-                clients, target, workload, concurrency=concurrency, requests=requests, model=model
+                clients,
+                target,
+                workload,
+                concurrency=concurrency,
+                requests=requests,
+                model=model,
             )
     finally:
         for client in clients:

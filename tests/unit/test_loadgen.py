@@ -354,6 +354,78 @@ def test_closed_loop_sends_n_requests_with_at_most_c_in_flight(
     assert wall >= 0.0
 
 
+class _StepClock:
+    """Stands in for loadgen's ``time``: each served request moves the clock by ``step`` s."""
+
+    def __init__(self, step: float) -> None:
+        self.now = 1000.0
+        self.step = step
+        self.pieces = response(sse(gen_chunk(2, finish="stop")))
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def handler(self, seen: Seen) -> Answer:
+        self.now += self.step
+        return Answer(self.pieces)
+
+
+def _run_with_min_seconds(
+    monkeypatch: pytest.MonkeyPatch,
+    step: float,
+    requests: int,
+    min_seconds: float,
+    concurrency: int = 1,
+) -> list[RequestRecord]:
+    clock = _StepClock(step)
+    monkeypatch.setattr("pytest_specperf.measure.loadgen.time", clock)
+
+    async def main() -> list[RequestRecord]:
+        async with LocalServer(clock.handler) as server:
+            target = Target(server.url)
+            clients = make_clients(target, Workload(), concurrency)
+            records, _ = await run_requests(
+                clients,
+                target,
+                Workload(),
+                concurrency=concurrency,
+                requests=requests,
+                model="m",
+                min_seconds=min_seconds,
+            )
+            for client in clients:
+                client.close()
+        return records
+
+    return asyncio.run(main())
+
+
+def test_min_seconds_keeps_the_loop_sending_past_n_until_the_time_has_passed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """N = 2 requests of 1 s each, but at least 5 s: the loop sends 5."""
+    records = _run_with_min_seconds(monkeypatch, step=1.0, requests=2, min_seconds=5.0)
+    assert len(records) == 5 and all(record.ok for record in records)
+
+
+def test_min_seconds_already_passed_still_sends_all_n_requests(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Requests of 10 s each pass a 5 s minimum at once; the loop still sends its N = 3."""
+    records = _run_with_min_seconds(monkeypatch, step=10.0, requests=3, min_seconds=5.0)
+    assert len(records) == 3
+
+
+def test_min_seconds_ends_the_loop_on_a_whole_round_of_c(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """N = 3 at C = 2 with a minimum duration: the loop rounds up to 4, a whole round of 2."""
+    records = _run_with_min_seconds(
+        monkeypatch, step=1.0, requests=3, min_seconds=0.5, concurrency=2
+    )
+    assert len(records) == 4
+
+
 def test_each_worker_keeps_its_own_connection() -> None:
     """C workers open C connections and each serves its own worker's requests."""
     pieces = response(sse(gen_chunk(5, finish={"type": "length"})))
