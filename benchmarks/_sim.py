@@ -1,14 +1,26 @@
-"""The simulator's command line for the benchmark scripts (EAGLE, topk 1, steps + 1 drafts)."""
+"""Boot the simulator for the benchmark scripts through the suite's own launch code.
+
+The default profile at the given depth (EAGLE family, topk 1, steps + 1 draft tokens),
+started by `build_launch` + `launch` exactly as a `--specperf-backend=sim` run starts it.
+"""
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pytest_specperf.profiles import DEFAULT_PROFILE, builtin_profiles
+from pytest_specperf.server.launch import LaunchCommand, build_launch
+from pytest_specperf.server.process import ServerProcess, launch
 
 
-def sim_argv(steps: int, port: int, speedup: float, *extra: str) -> list[str]:
-    return [
-        sys.executable, "-m", "pytest_specperf.sim", "--port", str(port),
-        "--speculative-algorithm", "EAGLE", "--speculative-num-steps", str(steps),
-        "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", str(steps + 1),
-        "--sim-speedup", str(speedup), *extra,
-    ]  # fmt: skip
+def boot_sim(steps: int, speedup: float, log: Path, extra: Sequence[str] = ()) -> ServerProcess:
+    """A healthy simulator on a free port; the caller stops it (`server.stop()`)."""
+    profile = builtin_profiles()[DEFAULT_PROFILE]
+
+    def command(port: int) -> LaunchCommand:
+        return build_launch(
+            profile, steps, backend="sim", port=port, sim_speedup=speedup, server_args=extra
+        )
+
+    return launch(command, host="127.0.0.1", log_path=log, launch_timeout_s=60, api_key=None)

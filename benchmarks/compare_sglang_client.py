@@ -38,8 +38,6 @@ import datetime
 import json
 import os
 import platform
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -51,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _sim import sim_argv
+from _sim import boot_sim
 
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.server.model_factory import build_model
@@ -78,31 +76,6 @@ class SideResult:
     sim_accept_length: float | None = None
     sim_step_lateness: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def boot_sim(steps: int, speedup: float, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
-    command = sim_argv(steps, port, speedup)
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            command, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/health_generate", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            time.sleep(0.1)
-    os.killpg(proc.pid, signal.SIGKILL)
-    raise SystemExit(f"simulator did not become healthy; see {log}")
 
 
 def requests_for(concurrency: int) -> int:
@@ -340,7 +313,8 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     tokenizer = build_model("tiny-qwen3", work / "cache")
     input_len = len(Workload().prompt.split())
-    proc, url = boot_sim(a.steps, a.speedup, work / "sim.log")
+    server = boot_sim(a.steps, a.speedup, work / "sim.log")
+    url = server.url
     results: list[SideResult] = []
     try:
         versions = _versions(a.python, url)
@@ -366,8 +340,7 @@ def main() -> int:
                         flush=True,
                     )
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        server.stop()
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     summary = {
         "date": stamp,

@@ -13,42 +13,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import signal
-import socket
-import subprocess
 import sys
-import time
+import tempfile
+from pathlib import Path
 
 import httpx
-from _sim import sim_argv
+from _sim import boot_sim
 
 from pytest_specperf.sim.model import SEED_CONCURRENCIES, SEED_TABLE, seed_requests
 from pytest_specperf.sim.probe import run_point
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def boot(steps: int, speedup: float, extra: list[str]) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
-    proc = subprocess.Popen(
-        sim_argv(steps, port, speedup, *extra),
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/health_generate", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGKILL)
-    raise SystemExit("simulator did not become healthy")
 
 
 async def sweep(
@@ -80,17 +53,18 @@ def main() -> int:
     p.add_argument("--url", default=None, help="use a running sim instead of booting one")
     p.add_argument("sim_args", nargs="*", help="extra flags for the simulator (after --)")
     a = p.parse_args()
-    proc = None
+    server = None
     url = a.url
     if url is None:
-        proc, url = boot(a.steps, a.speedup, a.sim_args)
+        log = Path(tempfile.mkdtemp(prefix="specperf-seed-table-")) / "sim.log"
+        server = boot_sim(a.steps, a.speedup, log, a.sim_args)
+        url = server.url
     try:
         rows = asyncio.run(sweep(url, a.speedup, a.concurrency, a.max_new_tokens))
         steps = httpx.get(url + "/sim/ground_truth", timeout=10).json()["steps"]
     finally:
-        if proc is not None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        if server is not None:
+            server.stop()
     seed = SEED_TABLE.get(a.steps, {})
     print(f"steps={a.steps} speedup={a.speedup} (sim figures in simulated time)")
     print(

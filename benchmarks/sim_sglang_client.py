@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -23,7 +22,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from sim_seed_table import boot
+from _sim import boot_sim
 
 TOKENIZER = r"""
 import sys
@@ -51,7 +50,9 @@ def main() -> int:
     p.add_argument("--max-concurrency", type=int, default=64)
     p.add_argument("--output-len", type=int, default=1000)
     a = p.parse_args()
-    proc, url = boot(a.steps, a.speedup, [])
+    work = Path(tempfile.mkdtemp(prefix="specperf-sim-sglang-"))
+    server = boot_sim(a.steps, a.speedup, work / "sim.log")
+    url = server.url
     try:
         with tempfile.TemporaryDirectory() as tmp:
             tok_dir = os.path.join(tmp, "tok")
@@ -92,8 +93,7 @@ def main() -> int:
             result = json.loads(Path(out).read_text().splitlines()[-1])
         gt = httpx.get(url + "/sim/ground_truth", timeout=10).json()
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        server.stop()
     done = [r for r in gt["requests"] if r["finish_reason"] and not r["aborted"]]
     print("\n--- sglang.benchmark.serving vs sim ground truth ---")
     for key in ("completed", "total_output_tokens", "output_throughput", "accept_length"):

@@ -24,6 +24,7 @@ from pytest_specperf.gate.baselines import DEFAULT_THROUGHPUT_TOLERANCE
 from pytest_specperf.measure.procs import STREAMS_PER_PROCESS
 from pytest_specperf.measure.workload import SEED_CONCURRENCY, Endpoint, Workload
 from pytest_specperf.profiles import DEFAULT_PROFILE, Profile, resolve_profile
+from pytest_specperf.server.gpus import parse_gpu_ids
 from pytest_specperf.server.launch import BACKENDS, Backend
 from pytest_specperf.server.process import DEFAULT_LAUNCH_TIMEOUT_S
 
@@ -385,6 +386,20 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "measuring: a deliberate regression to prove the gate catches one",
         parse=_float_in(0.0, optional=True),
     ),
+    OptionSpec(
+        "--specperf-gpus-per-server",
+        "gpus_per_server",
+        "give each server its own K GPUs (CUDA_VISIBLE_DEVICES): xdist worker gwN gets GPUs "
+        "[N*K, (N+1)*K); needed for -n with the sglang backend",
+        parse=_positive_int_or_none,
+    ),
+    OptionSpec(
+        "--specperf-gpus",
+        "gpus",
+        "the GPUs there are to hand out: a count (8) or ids (0,1,5); "
+        "default: $SPECPERF_GPUS, else $CUDA_VISIBLE_DEVICES, else nvidia-smi -L",
+        parse=lambda option, raw: ",".join(parse_gpu_ids(option, raw)) if raw else None,
+    ),
 )
 OPTIONS_BY_KEY: Mapping[str, OptionSpec] = {spec.key: spec for spec in OPTIONS}
 
@@ -416,6 +431,8 @@ class Settings:
     workload: Workload
     api_key: str | None
     inject_slowdown_s: float | None
+    gpus_per_server: int | None
+    gpus: str | None
     client_procs: int | None = None  # None: chosen by load (measure/procs.py)
 
 
@@ -459,5 +476,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         workload=workload_from(values),
         api_key=os.environ.get(API_KEY_ENV) or None,
         inject_slowdown_s=values["inject_slowdown"],
+        gpus_per_server=values["gpus_per_server"],
+        gpus=values["gpus"],
         client_procs=values["client_procs"],
     )

@@ -19,6 +19,13 @@ import pytest
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.gate.pytest_gate import SpecperfGate
 from pytest_specperf.options import OPTIONS, OPTIONS_BY_KEY, Settings, build_settings
+from pytest_specperf.pytest_terminal import (
+    RECORDED_CATEGORY,
+    live_progress,
+    recorded_lines,
+    recorded_status,
+)
+from pytest_specperf.results.benchmark import add_gate_figures, record_point
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import DepthRun, PointMetrics
 from pytest_specperf.results.store import (
@@ -28,6 +35,13 @@ from pytest_specperf.results.store import (
     new_run_id,
     write_report,
 )
+from pytest_specperf.server.gpus import (
+    PresentGpus,
+    check_gpu_plan,
+    gpu_slice,
+    present_gpus,
+    xdist_worker_count,
+)
 from pytest_specperf.server.process import depth_of, fetch_server_info, interrupt_on_sigterm
 from pytest_specperf.suite import DepthSession, ServerDied, depth_scope, write_baselines
 
@@ -35,6 +49,7 @@ settings_key = pytest.StashKey[Settings]()
 run_id_key = pytest.StashKey[str]()
 sessions_key = pytest.StashKey[dict[int, DepthSession]]()
 sigterm_undo_key = pytest.StashKey[Callable[[], None] | None]()
+present_gpus_key = pytest.StashKey[PresentGpus | None]()
 # xdist modes that would split one depth's tests over several workers (one server each).
 _SPLITTING_DIST_MODES = ("load", "loadscope", "loadfile", "loadgroup", "worksteal")
 
@@ -81,6 +96,7 @@ def pytest_configure(config: pytest.Config) -> None:
             info = fetch_server_info(settings.url, settings.api_key)
             depth = depth_of(info)
             settings = _with_depths(settings, (depth,) if depth else (1,))
+        config.stash[present_gpus_key] = _plan_gpus(config, settings)
     except SpecperfError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[settings_key] = settings
@@ -94,10 +110,38 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_InterruptRecorder(config), "specperf-interrupts")
 
 
+def _plan_gpus(config: pytest.Config, settings: Settings) -> PresentGpus | None:
+    """The GPUs each server may take (None: servers keep the environment's GPUs).
+
+    The controller looks them up and checks the plan; workers get its list (workerinput).
+    """
+    worker_input = getattr(config, "workerinput", None)
+    if worker_input is not None:
+        ids = worker_input.get("specperf_gpus")
+        return None if ids is None else PresentGpus(tuple(ids), worker_input["specperf_gpus_from"])
+    per_server = settings.gpus_per_server
+    present = present_gpus(settings.gpus) if per_server is not None else None
+    workers = xdist_worker_count(config.getoption("dist", "no"), config.getoption("tx", None))
+    check_gpu_plan(
+        backend=settings.backend,
+        attached=settings.url is not None,
+        workers=workers,
+        parallel_servers=min(workers, len(settings.depths)),
+        per_server=per_server,
+        present=present,
+        tp_size=settings.profile.tp_size,
+    )
+    return present
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """xdist: every worker writes into the controller's run."""
+    """xdist: every worker writes into the controller's run and shares its GPU list."""
     node.workerinput["specperf_run_id"] = node.config.stash[run_id_key]
+    present = node.config.stash.get(present_gpus_key, None)
+    if present is not None:
+        node.workerinput["specperf_gpus"] = list(present.ids)
+        node.workerinput["specperf_gpus_from"] = present.source
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -235,13 +279,29 @@ def specperf_session(request: pytest.FixtureRequest, specperf_depth: int) -> Ite
     sessions = config.stash[sessions_key]
     fresh = specperf_depth not in sessions
     session = DepthSession(settings, specperf_depth, _store(config))
+    session.observer = live_progress(config)
     sessions[specperf_depth] = session
     try:
-        with contextlib.suppress(SpecperfError):  # kept in session.failure
-            session.open(fresh=fresh)
+        try:
+            session.gpus = _server_gpus(config)
+        except SpecperfError as exc:
+            session.fail_run(str(exc))
+        if session.failure is None:
+            with contextlib.suppress(SpecperfError):  # kept in session.failure
+                session.open(fresh=fresh)
         yield session
     finally:
         session.close()
+
+
+def _server_gpus(config: pytest.Config) -> tuple[str, ...] | None:
+    """This process's slice of the GPUs (worker gwN: [N*K, (N+1)*K)), or None."""
+    present = config.stash.get(present_gpus_key, None)
+    per_server = config.stash[settings_key].gpus_per_server
+    if present is None or per_server is None:
+        return None
+    worker_id = getattr(config, "workerinput", {}).get("workerid")
+    return gpu_slice(present, worker_id, per_server)
 
 
 def _fail_or_skip(session: DepthSession, skip_verb: str) -> NoReturn:
@@ -259,14 +319,46 @@ def _stop_if_failed(session: DepthSession, skip_verb: str) -> None:
 
 
 @pytest.fixture
-def specperf_point(specperf_session: DepthSession, specperf_concurrency: int) -> PointMetrics:
-    """The measured point (depth, concurrency); measured on first use."""
+def specperf_point(
+    request: pytest.FixtureRequest, specperf_session: DepthSession, specperf_concurrency: int
+) -> Iterator[PointMetrics]:
+    """The measured point (depth, concurrency); measured on first use.
+
+    With pytest-benchmark active, the point is also this test's benchmark record (see
+    results/benchmark.py), completed with the gate's figures after the test.
+    """
     _stop_if_failed(specperf_session, "not measured")
     try:
-        return specperf_session.measure(specperf_concurrency)
+        point = specperf_session.measure(specperf_concurrency)
     except ServerDied:
-        pass  # reported outside the except block: no "during handling" chain in the output
-    _fail_or_skip(specperf_session, "not measured")
+        point = None  # reported outside the except block: no "during handling" chain
+    if point is None:
+        _fail_or_skip(specperf_session, "not measured")
+    benchmark = _benchmark_fixture(request)
+    recorded = benchmark is not None and record_point(
+        benchmark,
+        point,
+        specperf_session.request_e2e_s.get(specperf_concurrency, ()),
+        specperf_session.depth,
+        {
+            "profile": specperf_session.settings.profile.name,
+            "hardware": specperf_session.hardware,
+            "backend": specperf_session.settings.backend,
+        },
+    )
+    yield point
+    if recorded:
+        add_gate_figures(benchmark, request.node.user_properties)
+
+
+def _benchmark_fixture(request: pytest.FixtureRequest) -> Any | None:
+    """pytest-benchmark's fixture for this test, unless the plugin is off or skipping."""
+    config = request.config
+    if not config.pluginmanager.has_plugin("benchmark"):
+        return None
+    if config.getoption("benchmark_skip", False):
+        return None
+    return request.getfixturevalue("benchmark")
 
 
 @pytest.fixture
@@ -279,9 +371,15 @@ def specperf_sweep(specperf_session: DepthSession) -> DepthRun:
 
 
 @pytest.fixture
-def specperf_gate(specperf_session: DepthSession) -> SpecperfGate:
+def specperf_gate(request: pytest.FixtureRequest, specperf_session: DepthSession) -> SpecperfGate:
+    """The checks; their figures become the test's user properties (JUnit <property>)."""
     _stop_if_failed(specperf_session, "not checked")
-    return SpecperfGate(specperf_session)
+    return SpecperfGate(specperf_session, request.node.user_properties)
+
+
+def pytest_report_teststatus(report: pytest.TestReport) -> Any:
+    """A test that recorded figures (--specperf-update-baselines) reads RECORDED / R."""
+    return recorded_status(report)
 
 
 # -- after the run ----------------------------------------------------------------------------
@@ -341,6 +439,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.write_line(
         f"\nresults: {settings.out_dir / 'results.json'}  report: {settings.out_dir / 'report.md'}"
     )
+    for line in recorded_lines(terminalreporter.stats.get(RECORDED_CATEGORY, [])):
+        terminalreporter.write_line(line)
     for line in config.stash.get(_written_key, []):
         terminalreporter.write_line(f"baseline {line}")
     step_summary_error = config.stash.get(_step_summary_error_key, None)

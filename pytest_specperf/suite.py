@@ -8,7 +8,9 @@ from __future__ import annotations
 import contextlib
 import re
 import signal
+from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 from pytest_specperf.errors import BaselineError, SpecperfError
 from pytest_specperf.gate.baselines import (
@@ -22,8 +24,15 @@ from pytest_specperf.gate.baselines import (
 from pytest_specperf.measure import loop as event_loop
 from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.options import Settings
-from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults, ServerSummary
+from pytest_specperf.results.schema import (
+    DepthRun,
+    PointMetrics,
+    RequestRecord,
+    RunResults,
+    ServerSummary,
+)
 from pytest_specperf.results.store import ResultsStore
+from pytest_specperf.server.gpus import gpu_env
 from pytest_specperf.server.hardware import hardware_key
 from pytest_specperf.server.launch import LaunchCommand, build_launch
 from pytest_specperf.server.model_factory import build_model
@@ -69,6 +78,18 @@ def describe_exit(code: int | None) -> str:
     return f"exited with code {code}"
 
 
+class PointObserver(Protocol):
+    """Sees each point being measured: e.g. the live progress line."""
+
+    def point_started(
+        self, depth: int, concurrency: int, total: int
+    ) -> Callable[[RequestRecord], None]:
+        """A point begins; the returned function is called with each finished request."""
+        ...
+
+    def point_finished(self) -> None: ...
+
+
 class DepthSession:
     def __init__(self, settings: Settings, depth: int, store: ResultsStore) -> None:
         self.settings = settings
@@ -80,17 +101,23 @@ class DepthSession:
         self.base_url: str | None = settings.url
         self.failure: str | None = None
         self.points: dict[int, PointMetrics] = {}
+        # End-to-end seconds of each successful request of a point measured by this process
+        # (not stored in results: the pytest-benchmark bridge reads them as its rounds).
+        self.request_e2e_s: dict[int, list[float]] = {}
         self.log_path = settings.out_dir / f"server-steps{depth}.log"
         self.model_path: str | None = None
         # What the session is doing now, for an interruption's message.
         self.activity: str | None = None
         # The plugin fails the first test that meets self.failure and skips the others.
         self.failure_reported = False
+        self.observer: PointObserver | None = None
+        # This server's own GPUs (server/gpus.py), or None: the environment's, unchanged.
+        self.gpus: tuple[str, ...] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
     def launch_command(self, port: int) -> LaunchCommand:
         s = self.settings
-        return build_launch(
+        command = build_launch(
             s.profile,
             self.depth,
             backend=s.backend,
@@ -101,6 +128,8 @@ class DepthSession:
             model_path=self.model_path,
             sim_speedup=s.sim_speedup if s.backend == "sim" else None,
         )
+        command.env.update(gpu_env(self.gpus))
+        return command
 
     def open(self, fresh: bool = True) -> ServerSummary:
         """Boot the server (or attach to --specperf-url) and record what it reports.
@@ -143,6 +172,7 @@ class DepthSession:
         if self.server is not None:
             summary.launch_command = self.server.command.display()
             summary.boot_s = self.server.boot_s
+            summary.gpus = list(self.gpus) if self.gpus is not None else None
         self.summary = summary
         self.hardware = hardware_key(info, override=s.hardware, tp_size=summary.tp_size)
         self._record_run()
@@ -188,6 +218,7 @@ class DepthSession:
 
     # -- measuring ---------------------------------------------------------------------
     def measure(self, concurrency: int) -> PointMetrics:
+        """The point at ``concurrency``, measured once (``self.observer`` sees it happen)."""
         if concurrency in self.points:
             return self.points[concurrency]
         if self.failure is not None:
@@ -195,6 +226,21 @@ class DepthSession:
         assert self.base_url is not None, "open() first"
         s = self.settings
         self.activity = f"measuring C={concurrency}"
+        durations: list[float] = []
+        observed = (
+            self.observer.point_started(
+                self.depth, concurrency, s.workload.requests_for(concurrency)
+            )
+            if self.observer is not None
+            else None
+        )
+
+        def request_done(record: RequestRecord) -> None:
+            if record.ok:
+                durations.append(record.end - record.start)
+            if observed is not None:
+                observed(record)
+
         try:
             point = event_loop.run(
                 measure_point(
@@ -207,6 +253,7 @@ class DepthSession:
                     api_key=s.api_key,
                     warmup=True,
                     client_procs=s.client_procs,
+                    on_request_done=request_done,
                 )
             )
         except KeyboardInterrupt as exc:
@@ -214,6 +261,8 @@ class DepthSession:
             raise
         finally:
             self.activity = None
+            if self.observer is not None:
+                self.observer.point_finished()
         if self.server is not None and not self.server.alive():
             message = (
                 f"server (steps={self.depth}) {describe_exit(self.server.exit_code())} "
@@ -224,6 +273,7 @@ class DepthSession:
             self.fail_run(message, point)
             raise ServerDied(message)
         self.points[concurrency] = point
+        self.request_e2e_s[concurrency] = durations
         self.store.update(lambda results: self._run_in(results).points.append(point))
         return point
 

@@ -1,7 +1,10 @@
 """The pytest-facing side of the gate: turns gate.py's messages into fail/skip outcomes.
 
 Perf tests call these; every failure is one readable block (no traceback), every skip says
-what to do about it.
+what to do about it. Each check also leaves its figures (measured, floor, baseline, interval)
+as the test's user properties, which ``--junitxml`` writes as ``<property>`` elements. In a
+recording run (``--specperf-update-baselines``) a check does not gate: the test passes with a
+``specperf.recorded`` property saying what was recorded (shown as RECORDED / R).
 """
 
 from __future__ import annotations
@@ -14,18 +17,61 @@ import pytest
 
 from pytest_specperf.gate import floors as gate
 from pytest_specperf.gate.baselines import Baseline
-from pytest_specperf.results.schema import DepthRun, PointMetrics
+from pytest_specperf.pytest_terminal import RECORDED_PROPERTY
+from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics
 from pytest_specperf.suite import DepthSession, load_baseline_safely
+
+PROPERTY_PREFIX = "specperf."
 
 
 class BaselineDriftWarning(UserWarning):
     """The server's SGLang version differs from the baseline's."""
 
 
+def _figure(value: float) -> float | int:
+    return value if isinstance(value, int) else round(value, 3)
+
+
+def interval_text(interval: Interval) -> str:
+    return f"{interval.low:.3f}..{interval.high:.3f} ({interval.level:.0%} {interval.method})"
+
+
 class SpecperfGate:
-    def __init__(self, session: DepthSession) -> None:
+    def __init__(
+        self, session: DepthSession, properties: list[tuple[str, object]] | None = None
+    ) -> None:
+        """``properties``: where figures go (a test's ``user_properties``, as record_property)."""
         self.session = session
         self.settings = session.settings
+        self.properties = properties if properties is not None else []
+
+    def _record(self, name: str, value: float | int | str | None) -> None:
+        if value is None:
+            return
+        shown = value if isinstance(value, str) else _figure(value)
+        self.properties.append((PROPERTY_PREFIX + name, shown))
+
+    def _record_measured(
+        self, metric: str, measured: float | None, interval: Interval | None = None
+    ) -> None:
+        self._record(metric, measured)
+        if interval is not None:
+            self._record(f"{metric}.interval", interval_text(interval))
+
+    def _record_reference(self, metric: str, baseline: float | None, floor: float | None) -> None:
+        self._record(f"{metric}.baseline", baseline)
+        self._record(f"{metric}.floor", floor)
+
+    def _recording(self, what: str) -> bool:
+        """True in a recording run, after noting what this test recorded."""
+        if not self.settings.update_baselines:
+            return False
+        # A baseline file that cannot be read fails here too: the recording would replace it.
+        _, _, error = load_baseline_safely(self.session)
+        if error is not None:
+            pytest.fail(error, pytrace=False)
+        self.properties.append((RECORDED_PROPERTY, f"steps={self.session.depth} {what}"))
+        return True
 
     def _record_hint(self) -> str:
         s = self.settings
@@ -45,8 +91,6 @@ class SpecperfGate:
         if error is not None:
             pytest.fail(error, pytrace=False)
         assert path is not None
-        if self.settings.update_baselines:
-            pytest.skip(f"recording baselines this run: not gating against {path}")
         if baseline is None:
             pytest.skip(
                 f"no baseline for profile={self.settings.profile.name} "
@@ -67,9 +111,27 @@ class SpecperfGate:
             pytest.fail(message, pytrace=False)
 
     def require_throughput(self, point: PointMetrics) -> None:
+        self._record("depth", self.session.depth)
+        self._record("concurrency", point.concurrency)
+        self._record("ok", point.ok)
+        self._record("requests", point.requests)
+        for metric in ("agg_tok_s", "per_req_tok_s"):
+            self._record_measured(metric, getattr(point, metric), point.intervals.get(metric))
+        if self._recording(
+            f"C={point.concurrency}: agg {_num(point.agg_tok_s)} tok/s, "
+            f"per-req {_num(point.per_req_tok_s)} tok/s, {point.ok}/{point.requests} ok"
+        ):
+            return
         path, baseline = self.baseline()
-        if baseline.point(point.concurrency) is None:
+        reference = baseline.point(point.concurrency)
+        if reference is None:
             pytest.skip(f"baseline {path} has no figures for C={point.concurrency}")
+        tolerance = baseline.tolerance.throughput
+        for metric in ("agg_tok_s", "per_req_tok_s"):
+            value = getattr(reference, metric)
+            self._record_reference(
+                metric, value, None if value is None else gate.floor(value, tolerance)
+            )
         failures = gate.throughput_failures(point, baseline, self.session.depth, path)
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
@@ -77,7 +139,19 @@ class SpecperfGate:
     def require_kv_capacity(self) -> None:
         summary = self.session.summary
         assert summary is not None
+        self._record("depth", self.session.depth)
+        self._record("max_total_num_tokens", summary.max_total_num_tokens)
+        self._record("max_running_requests", summary.max_running_requests)
+        if self._recording(
+            f"KV: max_total_num_tokens {_int(summary.max_total_num_tokens)}, "
+            f"max_running_requests {_int(summary.max_running_requests)}"
+        ):
+            return
         path, baseline = self.baseline()
+        # KV capacity has no tolerance: the floor is the baseline.
+        for metric in ("max_total_num_tokens", "max_running_requests"):
+            value = getattr(baseline.kv, metric)
+            self._record_reference(metric, value, value)
         if baseline.kv.max_total_num_tokens is None and baseline.kv.max_running_requests is None:
             pytest.skip(f"baseline {path} records no KV capacity")
         failures = gate.kv_failures(summary, baseline, self.session.depth, path)
@@ -85,9 +159,27 @@ class SpecperfGate:
             pytest.fail("\n".join(failures), pytrace=False)
 
     def require_accept_length(self, run: DepthRun) -> None:
+        self._record("depth", self.session.depth)
+        self._record_measured("accept_length", run.accept_length)
+        if self._recording(f"accept length {_num(run.accept_length, 2)} (run-scoped)"):
+            return
         path, baseline = self.baseline()
+        if baseline.accept_length is not None:
+            self._record_reference(
+                "accept_length",
+                baseline.accept_length,
+                gate.floor(baseline.accept_length, baseline.tolerance.accept_length),
+            )
         if baseline.accept_length is None:
             pytest.skip(f"baseline {path} records no accept length")
         message = gate.accept_length_failure(run.accept_length, baseline, self.session.depth, path)
         if message:
             pytest.fail(message, pytrace=False)
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _int(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"

@@ -137,6 +137,7 @@ async def run_local_point(
     model: str,
     warmup: bool,
     wait_for_start: Callable[[], Awaitable[float]] | None = None,
+    on_request_done: Callable[[RequestRecord], None] | None = None,
 ) -> LocalPoint:
     """Warm-up (optional), then the measured closed loop, in this process.
 
@@ -168,6 +169,7 @@ async def run_local_point(
                 concurrency=concurrency,
                 requests=requests,
                 model=model,
+                on_request_done=on_request_done,
             )
     finally:
         for client in clients:
@@ -185,8 +187,13 @@ async def measure_point(
     api_key: str | None = None,
     warmup: bool = False,
     client_procs: int | None = None,
+    on_request_done: Callable[[RequestRecord], None] | None = None,
 ) -> PointMetrics:
-    """One point of the sweep; ``client_procs`` None picks the processes by load (procs.py)."""
+    """One point of the sweep; ``client_procs`` None picks the processes by load (procs.py).
+
+    ``on_request_done`` is called with each measured request's record (not the warm-up's):
+    as it finishes in one process; with several, when their records come back at the end.
+    """
     from pytest_specperf.measure import procs  # the process machinery only when it is used
 
     target = Target(base_url, api_key)
@@ -200,6 +207,7 @@ async def measure_point(
             requests=requests,
             model=model,
             warmup=warmup,
+            on_request_done=on_request_done,
         )
         parts = [local]
     else:
@@ -213,6 +221,9 @@ async def measure_point(
             processes=processes,
         )
     records = [record for part in parts for record in part.records]
+    if on_request_done is not None and processes > 1:
+        for record in records:
+            on_request_done(record)
     metrics = point_metrics(concurrency, records, wall_of(records))
     healths = [part.health for part in parts]
     metrics.client = procs.merge_health(healths)

@@ -45,6 +45,8 @@ def depth_heading(run: DepthRun) -> str:
             parts.append(f"version={server.version}")
         if server.boot_s is not None:
             parts.append(f"boot={server.boot_s:.1f}s")
+        if server.gpus is not None:
+            parts.append(f"gpus={','.join(server.gpus)}")
     accept = run.accept_length
     if accept is not None:
         parts.append(f"accept length={accept:.2f}")

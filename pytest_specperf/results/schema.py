@@ -120,6 +120,8 @@ class ServerSummary(msgspec.Struct, kw_only=True):
     sim: dict[str, Any] | None = None
     launch_command: str | None = None
     boot_s: float | None = None
+    # The GPUs the suite gave this server (its CUDA_VISIBLE_DEVICES); None: not assigned.
+    gpus: list[str] | None = None
 
 
 VerdictOutcome = Literal["regression", "improvement", "pass", "unjudged", "no-baseline", "recorded"]

@@ -6,6 +6,7 @@ New /server_info content goes in `server_info_body` (SGLang's own keys) or `sim_
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from pytest_specperf.sim.args import SIM_VERSION
@@ -49,6 +50,9 @@ def sim_section(st: SimState) -> dict[str, Any]:
         "error_status": cfg.error_status,
         "forward_sleep_time": st.scheduler.forward_sleep_s or None,
         "version": SIM_VERSION,
+        # The GPUs the simulator was started with: how the suite's per-server GPU slices
+        # (server/gpus.py) are checked on a machine without GPUs. None: not set.
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
     }
 
 

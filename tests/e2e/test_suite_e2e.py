@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import FAST_ARGS, sim_processes
+from tests.support.e2e import FAST_ARGS, sim_processes
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,10 +21,11 @@ from pytest_specperf.measure.workload import Workload
 from pytest_specperf.results.schema import RequestRecord
 from pytest_specperf.server.info import SERVER_INFO_FIELDS
 from pytest_specperf.server.process import depth_of, summarize_server_info
-from tests.local_http import Answer, LocalServer, response
-from tests.sim.conftest import SimServer, sse_payloads
+from tests.support.data import SGLANG_SAMPLES, sse_payloads
+from tests.support.local_http import Answer, LocalServer, response
+from tests.support.sim import SimServer
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "sglang-0.5.12-h200"
+DATA = SGLANG_SAMPLES
 GENERATE_SAMPLES = sorted(p.name for p in DATA.glob("generate_stream.*.jsonl"))
 COMPLETIONS_SAMPLES = sorted(p.name for p in DATA.glob("v1_completions_stream.*.jsonl"))
 SERVER_INFO_SAMPLES = sorted(p.name for p in DATA.glob("server_info.*.json"))

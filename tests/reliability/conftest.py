@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
-from tests.reliability.scenarios import COMMON_ARGS, Scenario
+from tests.reliability.scenarios import COMMON_ARGS, Scenario, ScenarioRunner
 from tests.reliability.suite_runs import SuiteRun, prepare_workdir, run_suite
-
-ScenarioRunner = Callable[[Scenario], SuiteRun]
 
 
 @pytest.fixture(scope="session")

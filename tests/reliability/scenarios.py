@@ -6,11 +6,19 @@ nothing is written from a run that did not end cleanly; only ``normal-end`` may 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pytest
 
-from tests.reliability.suite_runs import Action, ctrl_c, kill_worker, look_at_server, sigterm
+from tests.reliability.suite_runs import (
+    Action,
+    SuiteRun,
+    ctrl_c,
+    kill_worker,
+    look_at_server,
+    sigterm,
+)
 
 # Two more points of 2,000-token requests after the first keep the sweep busy for seconds
 # once the first point is in results.json, so the interruption always lands mid-sweep (with
@@ -50,6 +58,10 @@ class Scenario:
 
     def __str__(self) -> str:
         return self.name
+
+
+# The `scenario_run` fixture (tests/reliability/conftest.py): a scenario -> its finished run.
+ScenarioRunner = Callable[[Scenario], SuiteRun]
 
 
 def _fault(name: str, reason: str, *extra: str) -> Scenario:

@@ -31,7 +31,8 @@ import psutil
 import pytest
 
 from pytest_specperf.results.schema import RunResults
-from tests.e2e.conftest import FAST_ARGS, REPO, TAG_ENV, sim_processes
+from tests.support.data import REPO
+from tests.support.e2e import FAST_ARGS, TAG_ENV, sim_processes
 
 # Every run carries this key in SPECPERF_API_KEY; it must never show up anywhere.
 API_KEY = f"sk-reliability-{uuid.uuid4().hex}"

@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from tests.reliability.conftest import ScenarioRunner
-from tests.reliability.scenarios import BY_NAME, FAULTS, Scenario, params
+from tests.reliability.scenarios import BY_NAME, FAULTS, Scenario, ScenarioRunner, params
 from tests.reliability.suite_runs import prepare_workdir, run_suite
 
 

@@ -12,8 +12,7 @@ import re
 
 import pytest
 
-from tests.reliability.conftest import ScenarioRunner
-from tests.reliability.scenarios import ALL, Scenario, params
+from tests.reliability.scenarios import ALL, Scenario, ScenarioRunner, params
 from tests.reliability.suite_runs import HARDWARE, PROFILE, port_is_listening
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.reliability.conftest import ScenarioRunner
-from tests.reliability.scenarios import BY_NAME, Scenario, params
+from tests.reliability.scenarios import BY_NAME, Scenario, ScenarioRunner, params
 
 CRASH = BY_NAME["server-crash-mid-sweep"]
 HANG = BY_NAME["server-hangs-at-boot"]
@@ -27,9 +26,12 @@ def test_crash_failure_names_the_point_and_shows_the_server_log_tail(
 def test_crash_fails_one_test_and_skips_the_rest_with_its_reason(
     scenario_run: ScenarioRunner,
 ) -> None:
-    """One error for the crash; the unmeasured C=16 and the accept length skip naming it."""
+    """One error for the crash; the unmeasured C=16 and the accept length skip naming it.
+
+    The KV check and C=1 ran before the crash and, in this recording run, read RECORDED.
+    """
     run = scenario_run(CRASH)
-    assert run.outcomes() == {"errors": 1, "skipped": 4}
+    assert run.outcomes() == {"errors": 1, "skipped": 2, "recorded": 2}
     reason = "server (steps=3) was killed by SIGKILL while measuring C=4"
     assert f"not measured: {reason}" in run.output
     assert f"not judged: {reason}" in run.output

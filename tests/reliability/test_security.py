@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import REPO
-from tests.reliability.conftest import ScenarioRunner
-from tests.reliability.scenarios import ALL, BY_NAME, Scenario, params
+from tests.reliability.scenarios import ALL, BY_NAME, Scenario, ScenarioRunner, params
 from tests.reliability.suite_runs import API_KEY
+from tests.support.data import REPO
 
 NORMAL = BY_NAME["normal-end"]
 

@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.sim.conftest import SimServer, load_json, load_stream, sse_payloads
+from tests.support.data import load_json, load_stream, sse_payloads
+from tests.support.sim import SimServer
 
 SPEC = [
     "--speculative-algorithm",
@@ -79,6 +80,15 @@ def test_server_info_keys_equal_the_real_sample(server: SimServer) -> None:
         "fault_rate",
         "crash_after",
     } <= set(sim)
+
+
+def test_server_info_reports_the_gpus_the_simulator_was_given(
+    sim: Callable[..., SimServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CUDA_VISIBLE_DEVICES of the process, as given, under sim.cuda_visible_devices."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
+    info = sim(SPEC).get("/server_info").json()
+    assert info["sim"]["cuda_visible_devices"] == "4,5"
 
 
 def test_avg_spec_accept_length_is_lifetime(server: SimServer) -> None:

@@ -9,7 +9,8 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from tests.sim.conftest import SimServer, sse_payloads
+from tests.support.data import sse_payloads
+from tests.support.sim import SimServer
 
 FAST = ["--speculative-algorithm", "EAGLE", "--sim-speedup", "50"]
 BODY = {
@@ -140,18 +141,20 @@ def test_hang_at_boot_never_healthy(sim: Callable[..., SimServer]) -> None:
 
 
 def test_boot_delay_then_healthy(sim: Callable[..., SimServer]) -> None:
+    """Answering 503 first, then 200 once the delay has passed (long enough for a loaded
+    machine to ask within it)."""
     t0 = time.monotonic()
-    s = sim(["--sim-boot-delay", "0.8"], wait_healthy=False)
+    s = sim(["--sim-boot-delay", "3"], wait_healthy=False)
     assert s.get("/health_generate").status_code == 503
     while s.get("/health_generate").status_code != 200:
         time.sleep(0.05)
-    assert time.monotonic() - t0 >= 0.8
+    assert time.monotonic() - t0 >= 3.0
 
 
-def test_default_boot_is_fast(sim: Callable[..., SimServer]) -> None:
-    t0 = time.monotonic()
-    sim([])
-    assert time.monotonic() - t0 < 2.0
+def test_default_boot_does_not_wait(sim: Callable[..., SimServer]) -> None:
+    """Without --sim-boot-delay the server is healthy from its first answer on."""
+    s = sim([], wait_healthy=False)
+    assert s.get("/health_generate").status_code == 200
 
 
 def test_slowdown_cuts_throughput(sim: Callable[..., SimServer]) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_specperf.sim import model
 from pytest_specperf.sim.probe import run_point
-from tests.sim.conftest import SimServer
+from tests.support.sim import SimServer
 
 SPEEDUP = 5.0
 

@@ -7,14 +7,13 @@ from pathlib import Path
 import pytest
 
 from pytest_specperf.profiles import DEFAULT_PROFILE, Profile, builtin_profiles
-
-SIM_DATA = Path(__file__).resolve().parent.parent / "data" / "sglang-0.5.12-h200"
+from tests.support.data import SGLANG_SAMPLES
 
 
 @pytest.fixture(scope="session")
 def sim_data() -> Path:
     """The directory of real SGLang response samples shared with the simulator's tests."""
-    return SIM_DATA
+    return SGLANG_SAMPLES
 
 
 @pytest.fixture(scope="session")

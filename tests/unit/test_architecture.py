@@ -32,10 +32,10 @@ def _p(*names: str) -> tuple[str, ...]:
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "Only plugin.py and gate/pytest_gate.py import pytest (or xdist, pluggy).",
+        "Only plugin.py, pytest_terminal.py and gate/pytest_gate.py import pytest (or xdist, pluggy).",
         importers=_p(""),
         forbidden=PYTEST_MODULES,
-        exempt=_p("plugin", "gate.pytest_gate"),
+        exempt=_p("plugin", "pytest_terminal", "gate.pytest_gate"),
     ),
     Rule(
         "sim/ imports nothing of the package outside sim/: it is a separate program.",

@@ -47,6 +47,7 @@ def test_blocked_loop_shows_as_lag() -> None:
     result = monitored(0.3, block=True)
     assert result.loop_lag_max_s >= 0.25
     assert result.wall_s >= 0.35
+    assert result.cpu_s < result.wall_s - 0.25  # blocked in sleep: no CPU spent meanwhile
 
 
 def test_idle_loop_takes_samples_at_its_interval() -> None:

@@ -47,10 +47,12 @@ def test_sglang_command_runs_launch_server_on_host_and_port(default_profile: Pro
 
 
 def test_argv_is_a_list_of_strings(default_profile: Profile) -> None:
-    """Every argv item is a str, ready for subprocess without a shell."""
+    """Every argv item is a str, numbers written as a user would type them (no shell)."""
     command = build_launch(default_profile, 2, backend="sim", sim_speedup=5.0, api_key="k")
-    assert isinstance(command.argv, list)
     assert all(isinstance(item, str) for item in command.argv)
+    assert value_of(command.argv, "--sim-speedup") == "5"
+    assert value_of(command.argv, "--speculative-num-steps") == "2"
+    assert value_of(command.argv, "--api-key") == "k"
 
 
 def test_model_path_override_is_also_the_draft(default_profile: Profile) -> None:

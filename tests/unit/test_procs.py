@@ -13,7 +13,7 @@ from pytest_specperf.measure import procs
 from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.results.schema import ClientHealth, PointMetrics
-from tests.local_http import Answer, LocalServer, response
+from tests.support.local_http import Answer, LocalServer, response
 
 
 @given(st.integers(1, 600), st.integers(1, 2000), st.integers(1, 16))

@@ -95,49 +95,49 @@ def test_resolve_unknown_profile_lists_known_names() -> None:
     assert DEFAULT_PROFILE in str(info.value)
 
 
-def test_unknown_field_names_file_and_field(tmp_path: Path) -> None:
-    """An unknown key is refused with the file and the key in the message."""
-    path, message = load_error(tmp_path, MINIMAL + "colour = 'red'\n")
-    assert str(path) in message and "colour" in message
-
-
-def test_wrong_type_names_file_and_field(tmp_path: Path) -> None:
-    """A value of the wrong type is refused with the file and the field in the message."""
-    path, message = load_error(tmp_path, MINIMAL + 'tp_size = "4"\n')
-    assert str(path) in message and "tp_size" in message
-
-
-def test_non_positive_tp_size_names_field(tmp_path: Path) -> None:
-    """tp_size must be at least 1."""
-    _, message = load_error(tmp_path, MINIMAL + "tp_size = 0\n")
-    assert "tp_size" in message
-
-
-def test_name_with_slash_is_refused(tmp_path: Path) -> None:
-    """A name that is not one directory segment is refused, naming the field."""
-    path, message = load_error(tmp_path, 'name = "a/b"\nmodel_path = "m"\n')
-    assert str(path) in message and "name" in message
-
-
-def test_name_with_trailing_newline_is_refused(tmp_path: Path) -> None:
-    """A name ending in a newline is not a safe directory name."""
-    path = write_profile(tmp_path, 'name = "mine\\n"\nmodel_path = "m"\n')
-    with pytest.raises(ProfileError, match="name"):
-        load_profile_file(path)
-
-
-def test_unknown_algorithm_names_field_and_choices(tmp_path: Path) -> None:
-    """An unknown speculative algorithm is refused, listing the known ones."""
-    path, message = load_error(tmp_path, MINIMAL + 'speculative_algorithm = "MEDUSA"\n')
-    assert str(path) in message and "speculative_algorithm" in message and "EAGLE" in message
-
-
-def test_topk_above_one_requires_draft_tokens(tmp_path: Path) -> None:
-    """With topk > 1 the draft token count must be given."""
-    _, message = load_error(
-        tmp_path, MINIMAL + 'speculative_algorithm = "EAGLE"\nspeculative_eagle_topk = 4\n'
-    )
-    assert "speculative_num_draft_tokens" in message
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        pytest.param(MINIMAL + "colour = 'red'\n", ["colour"], id="unknown-field"),
+        pytest.param(MINIMAL + 'tp_size = "4"\n', ["tp_size"], id="wrong-type"),
+        pytest.param(MINIMAL + "tp_size = 0\n", ["tp_size"], id="tp-size-not-positive"),
+        pytest.param('name = "a/b"\nmodel_path = "m"\n', ["name"], id="name-with-slash"),
+        pytest.param('name = "mine\\n"\nmodel_path = "m"\n', ["name"], id="name-with-newline"),
+        pytest.param(
+            MINIMAL + 'speculative_algorithm = "MEDUSA"\n',
+            ["speculative_algorithm", "EAGLE"],
+            id="unknown-algorithm-lists-choices",
+        ),
+        pytest.param(
+            MINIMAL + 'speculative_algorithm = "EAGLE"\nspeculative_eagle_topk = 4\n',
+            ["speculative_num_draft_tokens"],
+            id="topk-above-one-needs-draft-tokens",
+        ),
+        pytest.param(
+            MINIMAL + '[[args]]\nflag = "--kv-cache-dtype\\n"\nwhy = "x"\n',
+            ["args"],
+            id="flag-with-newline",
+        ),
+        pytest.param(MINIMAL + '[[args]]\nflag = "--x"\n', ["why"], id="flag-without-why"),
+        pytest.param(
+            MINIMAL + '[[args]]\nflag = "--x"\nwhy = "  "\n', ["why"], id="flag-with-blank-why"
+        ),
+        pytest.param("name = \n", ["TOML"], id="invalid-toml"),
+        pytest.param(MINIMAL + '[env]\n"1BAD" = "x"\n', ["env"], id="bad-env-name"),
+        pytest.param(
+            MINIMAL + "launch_timeout_s = 0.0\n", ["launch_timeout_s"], id="timeout-not-positive"
+        ),
+        pytest.param(MINIMAL + "launch_timeout_s = nan\n", ["launch_timeout_s"], id="timeout-nan"),
+    ],
+)
+def test_bad_profile_is_refused_naming_file_and_field(
+    tmp_path: Path, text: str, named: list[str]
+) -> None:
+    """A profile file that breaks a rule is a ProfileError naming the file and what is wrong."""
+    path, message = load_error(tmp_path, text)
+    assert str(path) in message
+    for word in named:
+        assert word in message
 
 
 @pytest.mark.parametrize("flag", sorted(RESERVED_FLAGS))
@@ -155,55 +155,11 @@ def test_flag_not_a_long_option_is_refused(tmp_path: Path, flag: str) -> None:
     assert "args" in message and repr(flag) in message
 
 
-def test_flag_with_trailing_newline_is_refused(tmp_path: Path) -> None:
-    """A flag ending in a newline is not a long option."""
-    path = write_profile(tmp_path, MINIMAL + '[[args]]\nflag = "--kv-cache-dtype\\n"\nwhy = "x"\n')
-    with pytest.raises(ProfileError, match="args"):
-        load_profile_file(path)
-
-
-def test_flag_without_why_is_refused(tmp_path: Path) -> None:
-    """An args entry must say why it is needed."""
-    path, message = load_error(tmp_path, MINIMAL + '[[args]]\nflag = "--x"\n')
-    assert str(path) in message and "why" in message
-
-
-def test_flag_with_blank_why_is_refused(tmp_path: Path) -> None:
-    """A blank reason counts as no reason."""
-    _, message = load_error(tmp_path, MINIMAL + '[[args]]\nflag = "--x"\nwhy = "  "\n')
-    assert "why" in message
-
-
-def test_invalid_toml_names_file(tmp_path: Path) -> None:
-    """A file that is not TOML is refused, naming the file."""
-    path, message = load_error(tmp_path, "name = \n")
-    assert str(path) in message and "TOML" in message
-
-
 def test_non_utf8_file_is_profile_error(tmp_path: Path) -> None:
     """Bytes that are not UTF-8 are a ProfileError, not a UnicodeDecodeError."""
     path = tmp_path / "p.toml"
     path.write_bytes(b"name = '\xff'\n")
     with pytest.raises(ProfileError, match="TOML"):
-        load_profile_file(path)
-
-
-def test_bad_env_name_is_refused(tmp_path: Path) -> None:
-    """env keys must be environment variable names."""
-    _, message = load_error(tmp_path, MINIMAL + '[env]\n"1BAD" = "x"\n')
-    assert "env" in message
-
-
-def test_non_positive_launch_timeout_is_refused(tmp_path: Path) -> None:
-    """launch_timeout_s must be positive."""
-    _, message = load_error(tmp_path, MINIMAL + "launch_timeout_s = 0.0\n")
-    assert "launch_timeout_s" in message
-
-
-def test_nan_launch_timeout_is_refused(tmp_path: Path) -> None:
-    """A NaN launch timeout is not a positive number."""
-    path = write_profile(tmp_path, MINIMAL + "launch_timeout_s = nan\n")
-    with pytest.raises(ProfileError, match="launch_timeout_s"):
         load_profile_file(path)
 
 

@@ -133,14 +133,18 @@ def test_summarize_tolerates_missing_and_odd_fields() -> None:
     assert summary.version == "5"
 
 
-def test_depth_of_eagle_sample_is_num_steps(sim_data: Path) -> None:
-    """An EAGLE server's depth is speculative_num_steps."""
-    assert depth_of(load_json(sim_data / "server_info.steps3.bf16-kv.json")) == 3
-
-
-def test_depth_of_ngram_sample_is_draft_tokens_minus_one(sim_data: Path) -> None:
-    """An NGRAM server's depth is its draft tokens minus one."""
-    assert depth_of(load_json(sim_data / "server_info.ngram-draft4.qwen3.json")) == 3
+@pytest.mark.parametrize(
+    "sample",
+    [
+        # EAGLE: speculative_num_steps = 3.
+        "server_info.steps3.bf16-kv.json",
+        # NGRAM: 4 draft tokens, so a chain of 3.
+        "server_info.ngram-draft4.qwen3.json",
+    ],
+)
+def test_depth_of_real_server_samples(sim_data: Path, sample: str) -> None:
+    """A real server's depth: EAGLE's num_steps, NGRAM's draft tokens minus one."""
+    assert depth_of(load_json(sim_data / sample)) == 3
 
 
 def test_depth_of_non_speculative_server_is_none() -> None:

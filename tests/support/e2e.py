@@ -1,22 +1,26 @@
-"""End-to-end helpers: the shipped perf suite in a pytester directory, and process counts."""
+"""The shipped perf suite in a pytester directory, and counting the simulators a test left.
+
+Every process a test starts inherits TAG_ENV from `no_leftover_sims`, so simulators that
+other suites run on a shared machine stay out of the count.
+"""
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import psutil
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-SIM_MODULE = "pytest_specperf.sim"
+from pytest_specperf.profiles import DEFAULT_PROFILE, builtin_profiles
+from pytest_specperf.server.launch import SIM_MODULE, build_launch
+from pytest_specperf.server.process import launch
+from tests.support.data import REPO
+
 # Small and fast: enough tokens per request for stable rates, speedup for short points.
 FAST_ARGS = [
     "--specperf-backend=sim",
@@ -27,16 +31,11 @@ FAST_ARGS = [
     "no:cacheprovider",
     "-rsf",
 ]
-
-
 TAG_ENV = "SPECPERF_E2E_TAG"
 
 
 def sim_processes(tag: str | None = None) -> list[psutil.Process]:
-    """Running simulator servers started under this test's tag (inherited through the env).
-
-    The tag keeps other simulators on a shared machine out of the count.
-    """
+    """Running simulator servers started under this tag (default: this test's)."""
     tag = tag or os.environ.get(TAG_ENV, "")
     found = []
     for proc in psutil.process_iter(["cmdline"]):
@@ -74,56 +73,19 @@ def no_leftover_sims(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     pytest.fail(f"simulator processes left behind: {[p.pid for p in left]}")
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture
-def running_sim(no_leftover_sims: None) -> Iterator[str]:
-    """A simulator at depth 3 started by the test itself (as a user's deployment would be)."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            SIM_MODULE,
-            "--model-path",
-            "m",
-            "--port",
-            str(port),
-            "--speculative-algorithm",
-            "EAGLE",
-            "--speculative-num-steps",
-            "3",
-            "--speculative-eagle-topk",
-            "1",
-            "--speculative-num-draft-tokens",
-            "4",
-            "--sim-speedup",
-            "10",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+def running_sim(no_leftover_sims: None, tmp_path: Path) -> Iterator[str]:
+    """The default profile's simulator at depth 3, started by the test itself (as a user's
+    own deployment would be), through the suite's launch code."""
+    profile = builtin_profiles()[DEFAULT_PROFILE]
+    server = launch(
+        lambda port: build_launch(profile, 3, backend="sim", port=port, sim_speedup=10),
+        host="127.0.0.1",
+        log_path=tmp_path / "running-sim.log",
+        launch_timeout_s=30,
+        api_key=None,
     )
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/health_generate", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        else:
-            pytest.fail("the simulator did not become healthy")
-        yield url
+        yield server.url
     finally:
-        proc.kill()
-        proc.wait()
+        server.stop()

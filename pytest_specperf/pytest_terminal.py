@@ -1,0 +1,70 @@
+"""The plugin's terminal side: the live progress line, and how a recording test reads.
+
+Kept out of plugin.py (hooks only); the drawing itself is measure/progress.py (no pytest).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from pytest_specperf.measure.progress import LiveProgress, StatusLine
+
+# A user property on a test that recorded figures instead of gating them.
+RECORDED_PROPERTY = "specperf.recorded"
+# The outcome such a test gets in pytest's reports and summary line ("4 recorded").
+RECORDED_CATEGORY = "recorded"
+
+
+def live_progress(config: pytest.Config) -> LiveProgress | None:
+    """The progress line for this run, or None: not a terminal, -q, or an xdist worker."""
+    if hasattr(config, "workerinput") or config.get_verbosity() < 0:
+        return None
+    reporter: Any = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None or not getattr(reporter, "isatty", False):
+        return None
+    if os.environ.get("TERM") == "dumb":  # no cursor control
+        return None
+    writer = config.get_terminal_writer()
+    capture: Any = config.pluginmanager.get_plugin("capturemanager")
+
+    @contextlib.contextmanager
+    def unhidden() -> Iterator[None]:
+        if capture is None:
+            yield
+            return
+        with capture.global_and_fixture_disabled():
+            yield
+
+    # write_raw leaves the writer's idea of the current line alone: the status line is drawn
+    # beside it and wiped, so pytest's own columns ([ 40%]) stay where it expects them.
+    status = StatusLine(
+        lambda text: writer.write_raw(text, flush=True),
+        lambda: writer.fullwidth - writer.width_of_current_line,
+    )
+    return LiveProgress(status, unhidden)
+
+
+def recorded_status(
+    report: pytest.TestReport,
+) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+    """pytest_report_teststatus for a passed test that recorded figures: "recorded", R."""
+    if report.when != "call" or not report.passed:
+        return None
+    if not any(name == RECORDED_PROPERTY for name, _ in report.user_properties):
+        return None
+    return RECORDED_CATEGORY, "R", ("RECORDED", {"cyan": True})
+
+
+def recorded_lines(reports: list[Any]) -> list[str]:
+    """One line per recording test: what it recorded."""
+    lines = []
+    for report in reports:
+        for name, value in getattr(report, "user_properties", ()):
+            if name == RECORDED_PROPERTY:
+                lines.append(f"RECORDED {report.nodeid}: {value}")
+    return lines

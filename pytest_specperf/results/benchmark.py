@@ -1,0 +1,76 @@
+"""Each measured (depth, concurrency) point as a pytest-benchmark record, without re-running it.
+
+What a round is: **one successful request of the point, timed end to end by the client**
+(first byte sent to last chunk received, seconds). So pytest-benchmark's min/mean/median/max
+are request latencies under that concurrency, its "rounds" is the number of successful
+requests, and its OPS is 1 / mean latency. Failed requests are not rounds (they count in
+``extra_info``). Every figure of the point (agg and per-request tok/s, tokens, TTFT/ITL/TPOT
+percentiles, accept length, intervals, client health...) is in ``extra_info``, and the gate's
+figures (floor, baseline) are added once the test has judged them.
+
+The timings are handed to pytest-benchmark's stats object directly (``_make_stats`` then
+``update`` per round: the path its own ``pedantic`` mode takes after timing a call, and the
+fixture is marked used as ``pedantic`` marks it); nothing is run twice. Plain code: the
+plugin passes in pytest-benchmark's ``benchmark`` fixture.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from pytest_specperf.errors import SpecperfError
+from pytest_specperf.results.schema import PointMetrics
+
+ROUND_MEANING = "one successful request's end-to-end time, client side (seconds)"
+
+
+def point_extra_info(
+    point: PointMetrics, depth: int, context: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Every figure of the point as plain JSON values, plus where it was measured."""
+    info: dict[str, Any] = {"specperf_round": ROUND_MEANING, "depth": depth, **(context or {})}
+    figures = msgspec.to_builtins(point)
+    info.update(figures)
+    info["success_rate"] = point.success_rate
+    return info
+
+
+def record_point(
+    benchmark: Any,
+    point: PointMetrics,
+    request_e2e_s: Sequence[float],
+    depth: int,
+    context: Mapping[str, Any] | None = None,
+) -> bool:
+    """Make the point this test's benchmark record; False when there is nothing to record.
+
+    Nothing is recorded when pytest-benchmark is disabled (``--benchmark-disable``, or by
+    itself under xdist) or when no request of the point succeeded (no round to time).
+    """
+    # As pedantic() does, even when nothing is recorded: the fixture counts as used (no "fixture
+    # was not used" warning), and a second use in the same test is refused by pytest-benchmark.
+    benchmark._mode = "pytest-specperf (the measured point)"
+    if getattr(benchmark, "disabled", True) or not request_e2e_s:
+        return False
+    make_stats = getattr(benchmark, "_make_stats", None)
+    if make_stats is None:
+        raise SpecperfError(
+            "this pytest-benchmark has no stats API (BenchmarkFixture._make_stats); "
+            "pytest-specperf needs pytest-benchmark >=4,<6"
+        )
+    benchmark.group = f"specperf steps={depth}"
+    benchmark.extra_info.update(point_extra_info(point, depth, context))
+    stats = make_stats(1)
+    for seconds in request_e2e_s:
+        stats.update(seconds)
+    return True
+
+
+def add_gate_figures(benchmark: Any, properties: Sequence[tuple[str, object]]) -> None:
+    """Copy the gate's figures (the test's specperf.* user properties) into extra_info."""
+    gate = {name: value for name, value in properties if name.startswith("specperf.")}
+    if gate:
+        benchmark.extra_info["gate"] = gate
