@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pytest_specperf.depth import MAX_DEPTH, MIN_DEPTH
 from pytest_specperf.errors import UsageError
 from pytest_specperf.gate.baselines import DEFAULT_THROUGHPUT_TOLERANCE
+from pytest_specperf.measure.procs import STREAMS_PER_PROCESS
 from pytest_specperf.measure.workload import SEED_CONCURRENCY, Endpoint, Workload
 from pytest_specperf.profiles import DEFAULT_PROFILE, Profile, resolve_profile
 from pytest_specperf.server.gpus import parse_gpu_ids
@@ -371,6 +372,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
         short="--stall-timeout",
     ),
     OptionSpec(
+        "--specperf-client-procs",
+        "client_procs",
+        "client processes that stream each point (default: one per "
+        f"{STREAMS_PER_PROCESS} streams, at most half the cores)",
+        parse=_positive_int_or_none,
+        commands=(BENCH,),
+        short="--client-procs",
+    ),
+    OptionSpec(
         "--specperf-min-success",
         "min_success",
         "fraction of requests of a point that must succeed",
@@ -503,6 +513,7 @@ class Settings:
     alpha: float = 0.01
     min_effect: float = 0.05
     confirm: ConfirmMode = "fresh-boot"
+    client_procs: int | None = None  # None: chosen by load (measure/procs.py)
 
 
 def resolve_profile_option(name: str, dirs: tuple[str, ...], rootdir: Path) -> Profile:
@@ -554,6 +565,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         alpha=values["alpha"],
         min_effect=values["min_effect"],
         confirm=values["confirm"],
+        client_procs=values["client_procs"],
     )
 
 

@@ -5,7 +5,6 @@ Plain code, no pytest: the plugin's fixtures and ``specperf bench`` drive it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
 import signal
@@ -24,6 +23,7 @@ from pytest_specperf.gate.baselines import (
     save_baseline,
 )
 from pytest_specperf.gate.review import incomplete_reason
+from pytest_specperf.measure import loop as event_loop
 from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.measure.repeats import interleaved, merge_samples, split_by_boot
 from pytest_specperf.options import Settings
@@ -328,7 +328,7 @@ class DepthSession:
                 observed(record)
 
         try:
-            sample = asyncio.run(
+            sample = event_loop.run(
                 measure_point(
                     self.base_url,
                     s.workload,
@@ -338,6 +338,7 @@ class DepthSession:
                     else "default",
                     api_key=s.api_key,
                     warmup=True,
+                    client_procs=s.client_procs,
                     on_request_done=request_done,
                 )
             )

@@ -105,3 +105,11 @@ def test_healthy_clients_add_no_note() -> None:
             loop_lag_max_s=0.004, samples=900,
         )  # fmt: skip
     assert "note " not in seed_table(run)
+
+
+def test_point_with_truth_problems_gets_a_note_per_problem() -> None:
+    """Every impossible figure of a point is named beside the table."""
+    run = make_run(3, 1000)
+    run.points[1].truth_problems = ["2/2 requests: e2e shorter than TTFT"]
+    notes = [line for line in seed_table(run).splitlines() if line.startswith("note ")]
+    assert notes == ["note C=1: figures that cannot be true: 2/2 requests: e2e shorter than TTFT"]
