@@ -1,30 +1,35 @@
 """The load generator's own cost and fidelity, side by side with SGLang's benchmark clients.
 
-    # this machine: CPU per token (paced), ceiling (firehose), fidelity against the server's
-    # own record; SGLang's Python client (and Rust client, where its wheel has one) beside ours
-    python benchmarks/client_overhead.py compare --sglang-python .venv-sglang/bin/python
+    # CPU per token (paced), ceiling (unpaced) and fidelity against the reference server's own
+    # record, SGLang's Python and Rust clients beside ours, in one run (docs/load-generator.md)
+    python benchmarks/client_overhead.py compare --server ../shared/tools/firehose.py \
+        --sglang-python .venv-sglang/bin/python --repeats 3
 
     # a many-core machine, no SGLang, no network: the ceiling over 1, 2, 4, 8 client processes
     PYTHONPATH=. python3 benchmarks/client_overhead.py procs --procs 1,2,4,8
 
     # the simulator at C=256 and 512 (2C requests): every request counted, peak client memory
-    python benchmarks/client_overhead.py scale --concurrency 256,512
+    python benchmarks/client_overhead.py scale --concurrency-list 256,512
 
-Server: benchmarks/stream_server.py (SGLang-shaped /generate, cumulative text, --chunk 4 tokens
-per chunk, 1000-token requests). paced: every request streams at --rate tok/s and the server
-logs its own record (arrival, first and last token emit, on the system-wide monotonic clock);
-firehose: as fast as the socket drains.
+compare: --server is a reference server script with firehose.py's command line (--port,
+--mode paced|firehose, --rate, --chunk, --truth): the project's reference firehose.py, or
+benchmarks/stream_server.py (the default, the same shape, kept in the repository). paced: each
+request streams at --rate tok/s and the server appends its own record of each request (t_start
+once it has read the request, first and last token emitted, on the system-wide monotonic
+clock) to the truth file; firehose: as fast as the socket drains.
 
-CPU per token: every Python client runs a warm-up run and then the measured run in ONE process;
-only the measured run's CPU (self + children, getrusage) counts, divided by its tokens. SGLang's
-Rust client starts in well under a second: its whole-process CPU for N requests minus that for
-8 requests, over N - 8 requests' tokens. Clients run one after the other (order alternating per
-repeat) against the same server; every figure printed is the median over --repeats.
+CPU per token, the way the project's measure_client.py measures it: every client runs a warm-up
+run and then the measured run in ONE process; only the measured run's CPU (self + children,
+getrusage; the Rust client's worker threads are in self) counts, divided by its tokens. Ours
+measures the suite's way: its measured run includes its own warm-up requests (their CPU counts,
+their tokens do not). All clients run one after the other against the same server in one run
+(order alternating per repeat); each repeat's figures are printed, then the median.
 
-Fidelity (ours, paced): the server's record of the measured requests (those that arrived
-inside the client's measured window) against ours: aggregate tok/s (tokens / first arrival to
-last token), per-request tok/s (tokens after the first chunk / first to last token, mean), TTFT
-p50 (arrival to first token).
+Fidelity, paced: each client's figures against the server's record of the requests that
+arrived in its measured window: aggregate tok/s (tokens / first start to last token),
+per-request tok/s (ours: tokens after the first chunk / first to last token, mean), TTFT p50.
+The TTFT gap is split (ours) into the send-to-read wait (our send to the server's t_start) and
+the delivery (the server's first emit to our read), quantile matched.
 """
 
 from __future__ import annotations
@@ -85,12 +90,15 @@ def server(argv: list[str], port: int) -> Iterator[None]:
 
 @contextmanager
 def stream_server(mode: str, options: argparse.Namespace, truth: Path | None = None,
-                  workers: int = 1) -> Iterator[str]:  # fmt: skip
+                  workers: int = 1, script: Path | None = None) -> Iterator[str]:  # fmt: skip
+    """A reference server script with the CLI firehose.py and stream_server.py share."""
     port = _free_port()
     argv = [
-        sys.executable, str(HERE / "stream_server.py"), "--port", str(port), "--mode", mode,
-        "--rate", str(options.rate), "--chunk", str(options.chunk), "--workers", str(workers),
+        sys.executable, str(script or options.server), "--port", str(port), "--mode", mode,
+        "--rate", str(options.rate), "--chunk", str(options.chunk),
     ]  # fmt: skip
+    if workers > 1:  # stream_server.py only
+        argv += ["--workers", str(workers)]
     if truth is not None:
         argv += ["--truth", str(truth)]
     with server(argv, port):
@@ -123,6 +131,8 @@ def _ours_main(argv: Sequence[str]) -> None:
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
+    records: list[Any] = []
+
     def point(requests: int, warmup: bool = False) -> Any:
         workload = Workload(max_new_tokens=options.tokens, fixed_requests=requests)
         return loop.run(
@@ -132,10 +142,12 @@ def _ours_main(argv: Sequence[str]) -> None:
                 options.concurrency,
                 warmup=warmup,
                 client_procs=options.procs,
+                on_request_done=records.append,
             )
         )
 
     point(8)
+    records.clear()
     before = cpu()
     started = time.monotonic()
     measured = point(options.requests, warmup=True)  # connections open, as in the suite
@@ -156,6 +168,9 @@ def _ours_main(argv: Sequence[str]) -> None:
                 "per_req_tok_s": measured.per_req_tok_s,
                 "ttft_p50_s": measured.ttft_s.p50 if measured.ttft_s else None,
                 "window": [started, time.monotonic()],
+                # each request's send and first-token arrival (system-wide monotonic clock)
+                "sends": [r.start for r in records if r.ok],
+                "firsts": [r.first_chunk for r in records if r.ok and r.first_chunk],
                 "processes": measured.client.processes if measured.client else 1,
                 "client_bound": measured.client_bound,
                 "truth_problems": measured.truth_problems,
@@ -183,23 +198,46 @@ def run_ours(
     return result
 
 
-# -- SGLang's clients ------------------------------------------------------------------------
+# -- SGLang's clients, each run twice in one process: a warm-up run, then the measured run --
 _SGLANG_IN_PROCESS = r"""
-import json, resource, sys
+import json, resource, sys, time, types
 from pytest_specperf.contract import prepare_sglang_import
 prepare_sglang_import()
-import sglang.benchmark.serving as serving
+try:
+    import datasets  # noqa: F401
+except ImportError:
+    # serving.py imports its MMMU loader, which imports `datasets` at module level; the
+    # random-ids data set measured here never calls it.
+    stub = types.ModuleType("datasets")
+    def load_dataset(*args, **kwargs):
+        raise ImportError("the datasets package is not installed")
+    stub.load_dataset = load_dataset
+    sys.modules["datasets"] = stub
+kind, warm, measured = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+if kind == "rust":
+    from sglang.benchmark.rust_client import main as rust_main
+    def run(argv):
+        code = rust_main(["sglang-bench", *argv])
+        if code:
+            raise SystemExit(code)
+else:
+    import sglang.benchmark.serving as serving
+    def run(argv):
+        sys.argv = ["serving", *argv]
+        serving.cli_main()
 def cpu():
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-warm, measured = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-sys.argv = ["serving", *warm]
-serving.cli_main()
-before = cpu()
-sys.argv = ["serving", *measured]
-serving.cli_main()
-print("CPU_S", cpu() - before, file=sys.stderr)
+if measured == ["--help"]:
+    run(measured)
+    raise SystemExit(0)
+run(warm)
+before, started = cpu(), time.monotonic()
+run(measured)
+print("CPU_S", cpu() - before, "WINDOW", started, time.monotonic(), file=sys.stderr)
 """  # noqa: E501
+
+SGLANG_KINDS = {"SGLang Python": "python", "SGLang Rust": "rust"}
 
 
 def _sglang_args(url: str, options: argparse.Namespace, requests: int, out: Path) -> list[str]:
@@ -217,63 +255,44 @@ def _last_json(path: Path) -> dict[str, Any]:
     return result
 
 
-def run_sglang_python(url: str, options: argparse.Namespace, work: Path) -> dict[str, Any]:
-    warm = _sglang_args(url, options, 8, work / "sgl-warm.jsonl")
-    measured_out = work / "sgl.jsonl"
-    measured = _sglang_args(url, options, options.requests, measured_out)
+def _sglang_run(python: str, kind: str, warm: list[str], measured: list[str]) -> tuple[int, str]:
     done = subprocess.run(
-        [options.sglang_python, "-c", _SGLANG_IN_PROCESS, json.dumps(warm), json.dumps(measured)],
+        [python, "-c", _SGLANG_IN_PROCESS, kind, json.dumps(warm), json.dumps(measured)],
         capture_output=True, text=True, env=_child_env(), check=False,
     )  # fmt: skip
-    found = re.search(r"CPU_S ([0-9.]+)", done.stderr)
-    if done.returncode != 0 or not found:
-        raise SystemExit(f"SGLang's Python client failed:\n{done.stderr[-3000:]}")
+    return done.returncode, done.stderr
+
+
+def run_sglang(
+    client: str, url: str, options: argparse.Namespace, work: Path
+) -> dict[str, Any] | None:
+    """One SGLang client, the measure_client.py way; None (and why, printed) if it failed."""
+    kind = SGLANG_KINDS[client]
+    warm = _sglang_args(url, options, 8, work / f"{kind}-warm.jsonl")
+    measured_out = work / f"{kind}.jsonl"
+    measured = _sglang_args(url, options, options.requests, measured_out)
+    code, stderr = _sglang_run(options.sglang_python, kind, warm, measured)
+    found = re.search(r"CPU_S ([0-9.]+) WINDOW ([0-9.]+) ([0-9.]+)", stderr)
+    if code != 0 or not found or not measured_out.exists():
+        print(f"  {client} failed (exit {code}): {stderr.strip()[-800:]}", flush=True)
+        return None
     summary = _last_json(measured_out)
     measured_out.unlink()
-    tokens = summary["total_output_tokens"]
-    return {"cpu_s": float(found.group(1)), "tokens": tokens, **_sglang_figures(summary)}
-
-
-def _sglang_figures(summary: dict[str, Any]) -> dict[str, Any]:
     return {
+        "cpu_s": float(found.group(1)),
+        "window": [float(found.group(2)), float(found.group(3))],
+        "tokens": summary["total_output_tokens"],
         "agg_tok_s": summary["output_throughput"],
         "ttft_p50_s": summary["median_ttft_ms"] / 1e3,
     }
 
 
-def has_rust_client(python: str) -> bool:
-    probe = [python, "-m", "sglang.benchmark.rust_client", "--help"]
-    return subprocess.run(probe, capture_output=True, env=_child_env(), check=False).returncode == 0
-
-
-def _rust_run(url: str, options: argparse.Namespace, requests: int, out: Path) -> float | None:
-    before = os.times()
-    done = subprocess.run(
-        [options.sglang_python, "-m", "sglang.benchmark.rust_client",
-         *_sglang_args(url, options, requests, out)],
-        capture_output=True, env=_child_env(), check=False,
-    )  # fmt: skip
-    after = os.times()
-    if done.returncode != 0:
+def sglang_client_runs(python: str, kind: str) -> str | None:
+    """None when this SGLang client starts here, else the last line of why not."""
+    code, stderr = _sglang_run(python, kind, [], ["--help"])
+    if code == 0:
         return None
-    return (after.children_user - before.children_user) + (
-        after.children_system - before.children_system
-    )
-
-
-def run_sglang_rust(url: str, options: argparse.Namespace, work: Path) -> dict[str, Any] | None:
-    small = _rust_run(url, options, 8, work / "rust-warm.jsonl")
-    full = _rust_run(url, options, options.requests, work / "rust.jsonl")
-    if small is None or full is None:
-        return None
-    summary = _last_json(work / "rust.jsonl")
-    (work / "rust.jsonl").unlink()
-    per_request_tokens = summary["total_output_tokens"] / options.requests
-    return {
-        "cpu_s": full - small,
-        "tokens": per_request_tokens * (options.requests - 8),
-        **_sglang_figures(summary),
-    }
+    return (stderr.strip().splitlines() or ["no output"])[-1]
 
 
 # -- the machine's floor: a blocking socket, one request at a time --------------------------
@@ -283,26 +302,30 @@ PROBE_TOKENS = 40
 def probe_ttft(url: str, requests: int = 8) -> tuple[list[float], list[float]]:
     """TTFTs a plain blocking socket sees, one request at a time, and the probe's window.
 
-    The least any client can see on this machine at this moment: what is left above the
-    server's own TTFT is the kernel and the scheduler (other processes waking it late).
+    Each request on a connection of its own (the reference server closes it after each
+    response), timed from the send, after the connect, as our client times its requests.
+    What is left above the server's own TTFT is the kernel and the scheduler.
     """
     port = int(url.rsplit(":", 1)[1])
     body = json.dumps({"text": "probe", "stream": True,
                        "sampling_params": {"max_new_tokens": PROBE_TOKENS}}).encode()  # fmt: skip
     request = (
         b"POST /generate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+        b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
     )
     ttfts = []
     window = [time.monotonic(), 0.0]
-    with socket.create_connection(("127.0.0.1", port)) as sock:
-        for _ in range(requests):
+    for _ in range(requests):
+        with socket.create_connection(("127.0.0.1", port)) as sock:
             sent = time.monotonic()
             sock.sendall(request)
             received = b""
             first = None
-            while not received.endswith(b"0\r\n\r\n"):
-                received += sock.recv(1 << 16)
+            while True:
+                data = sock.recv(1 << 16)
+                if not data:
+                    break
+                received += data
                 if first is None and b"completion_tokens" in received:
                     first = time.monotonic()
             ttfts.append((first or sent) - sent)
@@ -311,15 +334,31 @@ def probe_ttft(url: str, requests: int = 8) -> tuple[list[float], list[float]]:
 
 
 # -- the server's own record -----------------------------------------------------------------
-def server_record(truth: Path, window: Sequence[float], tokens: int) -> dict[str, float]:
-    """Agg, per-request and TTFT p50 of the ``tokens``-long requests that arrived in ``window``."""
+def server_rows(
+    truth: Path, window: Sequence[float], tokens: int, count: int
+) -> list[dict[str, Any]]:
+    """The server's records of the last ``count`` ``tokens``-long requests that arrived in
+    ``window`` (a client's own warm-up request, if it falls inside, comes first)."""
     rows = [json.loads(line) for line in truth.read_text().splitlines() if line.strip()]
     rows = [r for r in rows if window[0] <= r["t_start"] <= window[1] and r["tokens"] == tokens]
+    rows.sort(key=lambda r: r["t_start"])
     if not rows:
         raise SystemExit("the server recorded no request inside the client's window")
+    return rows[-count:]
+
+
+def server_record(rows: Sequence[dict[str, Any]], chunk: int) -> dict[str, float]:
+    """Agg, per-request and TTFT p50 by the server's record.
+
+    agg: tokens over first request start to last token; per-request: tokens after the first
+    chunk over first to last token, mean; TTFT: first token emitted minus ``t_start``, which
+    both reference servers take once they have read and parsed the request (so their TTFT
+    does not include the time a request waited to be read).
+    """
     span = max(r["t_last"] for r in rows) - min(r["t_start"] for r in rows)
     rates = [
-        (r["tokens"] - r["first_tokens"]) / (r["t_last"] - r["t_first"])
+        (r["tokens"] - r.get("first_tokens", min(chunk, r["tokens"])))
+        / (r["t_last"] - r["t_first"])
         for r in rows
         if r["t_last"] > r["t_first"]
     ]
@@ -331,6 +370,13 @@ def server_record(truth: Path, window: Sequence[float], tokens: int) -> dict[str
     }
 
 
+def _matched_gap(earlier: Sequence[float], later: Sequence[float]) -> float:
+    """Median of later - earlier, the two sets sorted and paired in order (quantile matched:
+    the server's records carry no request id, so this is the shift between the two times'
+    distributions, not a per-request figure)."""
+    return statistics.median(b - a for a, b in zip(sorted(earlier), sorted(later), strict=False))
+
+
 # -- modes -----------------------------------------------------------------------------------
 def _us_per_token(result: dict[str, Any]) -> float:
     return float(result["cpu_s"]) / float(result["tokens"]) * 1e6
@@ -340,76 +386,130 @@ def _median(values: Sequence[float]) -> float:
     return statistics.median(values)
 
 
+def _cell(values: Sequence[float], fmt: str) -> str:
+    if not values:
+        return "-"
+    each = ", ".join(format(v, fmt) for v in values)
+    return f"{format(_median(values), fmt)} ({each})" if len(values) > 1 else each
+
+
 def compare(options: argparse.Namespace) -> None:
+    """Ours and SGLang's clients, side by side, repeat by repeat, against one server script."""
     if options.tokenizer is None:
         from pytest_specperf.server.model_factory import build_model
 
         options.tokenizer = build_model("tiny-qwen3")
-    sglang = options.sglang_python
-    rust = sglang is not None and has_rust_client(sglang)
+    clients = ["specperf"]
+    for client, kind in SGLANG_KINDS.items():
+        if options.sglang_python is None:
+            break
+        why_not = sglang_client_runs(options.sglang_python, kind)
+        if why_not is None:
+            clients.append(client)
+        else:
+            print(f"{client} left out: it does not start here ({why_not})")
     work = Path(tempfile.mkdtemp(prefix="client-overhead-"))
-    cpu: dict[str, list[float]] = {"specperf": [], "SGLang Python": [], "SGLang Rust": []}
-    ceiling: dict[str, list[float]] = {k: [] for k in cpu}
-    fidelity: dict[str, list[float]] = {"agg": [], "per_req": [], "ttft_ms": [], "floor_ms": []}
-    memory: list[float] = []
+    table: dict[tuple[str, str], list[float]] = {}
+
+    def add(figure: str, client: str, value: float) -> None:
+        table.setdefault((figure, client), []).append(value)
+
     for repeat in range(options.repeats):
-        clients = [
-            "specperf",
-            *(["SGLang Python"] if sglang else []),
-            *(["SGLang Rust"] if rust else []),
-        ]
-        if repeat % 2:
-            clients.reverse()
+        order = clients if repeat % 2 == 0 else list(reversed(clients))
         truth = work / f"truth-{repeat}.jsonl"
         with stream_server("paced", options, truth) as url:
             probe, window = probe_ttft(url)
-            floor = (
-                statistics.median(probe) - server_record(truth, window, PROBE_TOKENS)["ttft_p50_s"]
-            )
-            fidelity["floor_ms"].append(floor * 1e3)
-            for client in clients:
+            probe_rows = server_rows(truth, window, PROBE_TOKENS, len(probe))
+            floor = _median(probe) - server_record(probe_rows, options.chunk)["ttft_p50_s"]
+            add("ttft_floor_ms", "probe", floor * 1e3)
+            for client in order:
                 result = _run(client, url, options, work)
                 if result is None:
                     continue
-                cpu[client].append(_us_per_token(result))
+                add("cpu_us", client, _us_per_token(result))
+                rows = server_rows(truth, result["window"], options.tokens, options.requests)
+                record = server_record(rows, options.chunk)
+                add("agg_pct", client, (result["agg_tok_s"] / record["agg_tok_s"] - 1) * 100)
+                add("ttft_ms", client, (result["ttft_p50_s"] - record["ttft_p50_s"]) * 1e3)
+                add("server_ttft_ms", client, record["ttft_p50_s"] * 1e3)
                 if client == "specperf":
-                    record = server_record(truth, result["window"], options.tokens)
-                    fidelity["agg"].append(result["agg_tok_s"] / record["agg_tok_s"] - 1)
-                    fidelity["per_req"].append(
-                        result["per_req_tok_s"] / record["per_req_tok_s"] - 1
+                    add(
+                        "per_req_pct",
+                        client,
+                        (result["per_req_tok_s"] / record["per_req_tok_s"] - 1) * 100,
                     )
-                    fidelity["ttft_ms"].append((result["ttft_p50_s"] - record["ttft_p50_s"]) * 1e3)
-                    memory.append(result["peak_rss_mib"])
-                    print(f"  repeat {repeat + 1}: server record {record}, ours {result}")
+                    add(
+                        "read_ms",
+                        client,
+                        _matched_gap(result["sends"], [r["t_start"] for r in rows]) * 1e3,
+                    )
+                    add(
+                        "delivery_ms",
+                        client,
+                        _matched_gap([r["t_first"] for r in rows], result["firsts"]) * 1e3,
+                    )
+                    add("memory_mib", client, result["peak_rss_mib"])
+                print(
+                    f"  repeat {repeat + 1} paced, {client}: "
+                    f"{_us_per_token(result):.1f} us CPU/token, agg {result['agg_tok_s']:,.0f} "
+                    f"(server {record['agg_tok_s']:,.0f}) tok/s, TTFT p50 "
+                    f"{result['ttft_p50_s'] * 1e3:.1f} ms "
+                    f"(server {record['ttft_p50_s'] * 1e3:.1f})",
+                    flush=True,
+                )
         with stream_server("firehose", options) as url:
-            for client in clients:
+            for client in order:
                 result = _run(client, url, options, work)
                 if result is not None:
-                    ceiling[client].append(result["agg_tok_s"])
-        print(f"repeat {repeat + 1}/{options.repeats} done", flush=True)
-    c = options.concurrency
-    print(f"\nmedians over {options.repeats} repeats, C={c}, {options.requests} requests of "
-          f"{options.tokens} tokens, {options.chunk} tokens per chunk")  # fmt: skip
-    line = ", ".join(f"{k} {_median(v):.1f} us" for k, v in cpu.items() if v)
-    print(f"CPU per token, paced at {options.rate:g} tok/s per request: {line}")
-    line = ", ".join(f"{k} {_median(v):,.0f} tok/s" for k, v in ceiling.items() if v)
-    print(f"ceiling, firehose: {line}")
+                    add("ceiling", client, result["agg_tok_s"])
+                    print(
+                        f"  repeat {repeat + 1} firehose, {client}: "
+                        f"{result['agg_tok_s']:,.0f} tok/s",
+                        flush=True,
+                    )
+    _print_compare(options, clients, table)
+
+
+def _print_compare(
+    options: argparse.Namespace, clients: list[str], table: dict[tuple[str, str], list[float]]
+) -> None:
+    from pytest_specperf.measure import loop
+
     print(
-        f"fidelity vs the server's record (paced): agg {_median(fidelity['agg']):+.2%}, "
-        f"per-request {_median(fidelity['per_req']):+.2%}, "
-        f"TTFT p50 {_median(fidelity['ttft_ms']):+.1f} ms (a blocking socket, one request at a "
-        f"time: {_median(fidelity['floor_ms']):+.1f} ms); peak client memory "
-        f"{_median(memory):.0f} MiB"
-    )
-    print(f"raw: cpu {cpu}\nceiling {ceiling}\nfidelity {fidelity}")
+        f"\n{Path(options.server).name}, C={options.concurrency}, {options.requests} requests of "
+        f"{options.tokens} tokens, {options.chunk} tokens per chunk, paced at {options.rate:g} "
+        f"tok/s per request; {options.repeats} repeats (median, then each repeat); our event loop: "
+        f"{loop.loop_name()}; {os.cpu_count()} cores\n"
+    )  # fmt: skip
+    rows = [
+        ("client CPU per streamed token, paced (us)", "cpu_us", ".1f"),
+        ("ceiling, unpaced (tok/s)", "ceiling", ",.0f"),
+        ("agg tok/s vs the server's record, paced (%)", "agg_pct", "+.2f"),
+        ("per-request tok/s vs the server's record, paced (%)", "per_req_pct", "+.2f"),
+        ("TTFT p50 minus the server's, paced (ms)", "ttft_ms", "+.1f"),
+        ("  of which: send to the server's read (ms)", "read_ms", "+.1f"),
+        ("  of which: server's first emit to our read (ms)", "delivery_ms", "+.1f"),
+        ("the server's own TTFT p50 (ms)", "server_ttft_ms", ".1f"),
+        ("peak client memory (MiB)", "memory_mib", ".0f"),
+    ]
+    print("| figure | " + " | ".join(clients) + " |")
+    print("| --- |" + " --- |" * len(clients))
+    for label, key, fmt in rows:
+        cells = [_cell(table.get((key, client), []), fmt) for client in clients]
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    floor = table.get(("ttft_floor_ms", "probe"), [])
+    print(f"\nTTFT floor, a blocking socket, one request at a time: {_cell(floor, '+.1f')} ms")
+    ours = table.get(("cpu_us", "specperf"), [])
+    python = table.get(("cpu_us", "SGLang Python"), [])
+    if ours and python:
+        ratios = [a / b for a, b in zip(ours, python, strict=False)]
+        print(f"CPU per token, ours / SGLang's Python client: {_cell(ratios, '.2f')}")
 
 
 def _run(client: str, url: str, options: argparse.Namespace, work: Path) -> dict[str, Any] | None:
     if client == "specperf":
         return run_ours(url, options, options.requests, options.client_procs)
-    if client == "SGLang Python":
-        return run_sglang_python(url, options, work)
-    return run_sglang_rust(url, options, work)
+    return run_sglang(client, url, options, work)
 
 
 def procs(options: argparse.Namespace) -> None:
@@ -417,7 +517,8 @@ def procs(options: argparse.Namespace) -> None:
     counts = [int(p) for p in options.procs.split(",")]
     workers = options.server_workers or max(1, (os.cpu_count() or 2) // 2)
     results: dict[int, list[dict[str, Any]]] = {p: [] for p in counts}
-    with stream_server("firehose", options, workers=workers) as url:
+    script = HERE / "stream_server.py"  # several server processes on one port (SO_REUSEPORT)
+    with stream_server("firehose", options, workers=workers, script=script) as url:
         for repeat in range(options.repeats):
             for count in counts if repeat % 2 == 0 else list(reversed(counts)):
                 result = run_ours(url, options, options.requests, count)
@@ -440,16 +541,17 @@ def procs(options: argparse.Namespace) -> None:
 def scale(options: argparse.Namespace) -> None:
     """Sim sweeps at high concurrency: every request accounted for, peak client memory."""
     sys.path.insert(0, str(HERE))
-    from _sim import sim_argv
+    from _sim import boot_sim
 
+    work = Path(tempfile.mkdtemp(prefix="client-overhead-scale-"))
     for concurrency in [int(c) for c in options.concurrency_list.split(",")]:
-        port = _free_port()
-        argv = sim_argv(3, port, options.speedup, "--max-running-requests", str(concurrency))
-        with server(argv, port):
+        extra = ("--max-running-requests", str(concurrency))
+        sim = boot_sim(3, options.speedup, work / f"sim-{concurrency}.log", extra)
+        try:
             options.concurrency = concurrency
-            result = run_ours(
-                f"http://127.0.0.1:{port}", options, 2 * concurrency, options.client_procs
-            )
+            result = run_ours(sim.url, options, 2 * concurrency, options.client_procs)
+        finally:
+            sim.stop()
         accounted = result["ok"] + sum(result["errors"].values())
         print(
             f"sim C={concurrency}: {result['requests']} requests, {result['ok']} ok, errors "
@@ -476,6 +578,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--chunk", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--client-procs", type=int, default=None)
+    parser.add_argument(
+        "--server",
+        default=str(HERE / "stream_server.py"),
+        help="compare mode: the reference server script (firehose.py's command line)",
+    )
     parser.add_argument("--sglang-python", default=None, help="a python with sglang 0.5.23")
     parser.add_argument("--tokenizer", default=None, help="default: the project's tiny one")
     parser.add_argument("--procs", default="1,2,4,8", help="procs mode: client processes")

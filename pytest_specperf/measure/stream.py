@@ -22,6 +22,7 @@ import asyncio
 import re
 import ssl
 import time
+from collections.abc import Callable
 from typing import cast
 from urllib.parse import urlsplit
 
@@ -31,12 +32,15 @@ from pytest_specperf.measure.fields import StreamChunk
 from pytest_specperf.results.schema import RequestRecord
 
 _decode_chunk = msgspec.json.Decoder(StreamChunk).decode
+_monotonic = time.monotonic  # once per received segment: no attribute lookup
 
 _EVENT_END = b"\n\n"
 _DATA_PREFIX = b"data:"
 _DONE = b"[DONE]"
 _TOKENS_KEY = b'"completion_tokens":'
 _FINISH_KEY = b'"finish_reason":'
+_TOKENS_KEY_LEN = len(_TOKENS_KEY)
+_FINISH_KEY_LEN = len(_FINISH_KEY)
 _TOKENS_VALUE = re.compile(rb'"completion_tokens":[ ]*([0-9]+)[ ]*[,}]')
 _FINISH_NULL = re.compile(rb'"finish_reason":[ ]*null[ ]*[,}]')
 _HEAD_END = b"\r\n\r\n"
@@ -85,13 +89,20 @@ class _Response:
         "done",
         "finished",
         "last_tokens",
+        "on_second_chunk",
         "record",
         "usage_seen",
     )
 
-    def __init__(self, record: RequestRecord, completions: bool) -> None:
+    def __init__(
+        self,
+        record: RequestRecord,
+        completions: bool,
+        on_second_chunk: Callable[[], None] | None = None,
+    ) -> None:
         self.record = record
         self.completions = completions
+        self.on_second_chunk = on_second_chunk
         self.last_tokens = 0
         self.finished = False
         self.done = False
@@ -105,6 +116,8 @@ class _Response:
                 record.first_chunk = now
             record.chunk_times.append(now)
             record.chunk_tokens.append(new_tokens)
+            if len(record.chunk_times) == 2 and self.on_second_chunk is not None:
+                self.on_second_chunk()
             self.last_tokens = total
         record.completion_tokens = total
 
@@ -159,6 +172,8 @@ class _Response:
                 record.chunk_times.append(now)
                 # OpenAI chunks carry no per-chunk count; spread after the usage chunk arrives.
                 record.chunk_tokens.append(0)
+                if len(record.chunk_times) == 2 and self.on_second_chunk is not None:
+                    self.on_second_chunk()
             if choice.finish_reason is not None:
                 self.finished = True
 
@@ -193,6 +208,7 @@ class _Connection(asyncio.Protocol):
         self._head = bytearray()
         self._in_body = False
         self._chunked = False
+        self._whole_events_first = False  # a chunked /generate body: try _whole_events
         self._remaining = -1  # Content-Length bytes left; -1: chunked or until close
         self._keep_alive = True
         self._raw = bytearray()  # chunked framing not yet decoded
@@ -221,13 +237,18 @@ class _Connection(asyncio.Protocol):
         return None  # close the transport; connection_lost reports
 
     def data_received(self, data: bytes) -> None:
-        now = time.monotonic()
+        now = _monotonic()
         self._last_arrival = now
         self._received_any = True
         if self._response is None:
             self._drop()  # bytes nobody asked for: never reuse this connection
             return
         try:
+            if self._whole_events_first and self._chunk_left == 0 and not self._raw:
+                at = self._whole_events(data, now, 0)
+                if at < len(data):
+                    self._chunked_data(data, now, at)
+                return
             if not self._in_body:
                 if not self._head:
                     data = data.lstrip(_CRLF)  # the last CRLF of the previous chunked body
@@ -248,10 +269,80 @@ class _Connection(asyncio.Protocol):
         except RequestFailed as exc:
             self._fail(exc)
 
+    def _whole_events(self, data: bytes, now: float, at: int) -> int:
+        """The hot path: the HTTP chunks from ``at`` in ``data`` that are each one whole
+        SSE event of a non-final /generate chunk, read in place (no copies, one call each);
+        returns where it stopped. Anything else (a cut chunk, the final chunk, several events
+        in a chunk, an error) is left to the general path from that offset, which reads the
+        same bytes the same way or decodes them in full."""
+        response = self._response
+        assert response is not None
+        if self._events:
+            return at
+        size = len(data)
+        while at < size:
+            line_end = data.find(b"\r", at, at + 10)
+            if line_end < 0:
+                break
+            try:
+                start = line_end + 2
+                end = start + int(data[at:line_end], 16)
+            except ValueError:
+                break
+            if (
+                end <= start
+                or end + 2 > size
+                or data[end - 3 : end + 2] != b"}\n\n\r\n"
+                or not data.startswith(_DATA_PREFIX, start)
+                or data.find(b"\n", start, end - 2) >= 0
+            ):
+                break
+            # The count: digits up to the next comma ("completion_tokens" is never meta_info's
+            # last key in SGLang's chunks, nor in the reference servers'); finish_reason null.
+            key = data.rfind(_TOKENS_KEY, start, end)
+            finish = data.rfind(_FINISH_KEY, start, end)
+            if key < 0 or finish < 0:
+                break
+            digits = key + _TOKENS_KEY_LEN
+            comma = data.find(b",", digits, digits + 24)
+            value = finish + _FINISH_KEY_LEN
+            if comma < 0 or not (
+                data.startswith(b"null", value) or data.startswith(b" null", value)
+            ):
+                break
+            try:
+                total = int(data[digits:comma])
+            except ValueError:
+                break
+            new_tokens = total - response.last_tokens
+            if new_tokens > 0:
+                record = response.record
+                if record.first_chunk is None:
+                    record.first_chunk = now
+                record.chunk_times.append(now)
+                record.chunk_tokens.append(new_tokens)
+                response.last_tokens = total
+                record.completion_tokens = total
+                if len(record.chunk_times) == 2 and response.on_second_chunk is not None:
+                    response.on_second_chunk()
+            else:
+                response.tokens(total, now)
+            at = end + 2
+        return at
+
+    @property
+    def keeps_alive(self) -> bool:
+        """False once the response in flight said the server will close the connection."""
+        return self._keep_alive
+
     # one request
 
     async def exchange(self, request: bytes, response: _Response) -> None:
-        """Send one request and wait until its stream ended; raises RequestFailed."""
+        """Send one request and wait until its stream ended; raises RequestFailed.
+
+        The request's clock (``record.start``) starts here, as its bytes go to the socket:
+        connection set-up before it is the client's business, not the server's latency.
+        """
         assert self.transport is not None
         self._response = response
         self._waiter = self._loop.create_future()
@@ -259,13 +350,14 @@ class _Connection(asyncio.Protocol):
         self._head.clear()
         self._in_body = False
         self._chunked = False
+        self._whole_events_first = False
         self._remaining = -1
         self._keep_alive = True
         self._raw.clear()
         self._chunk_left = 0
         self._events.clear()
         self.reusable = False
-        self._last_arrival = time.monotonic()
+        self._last_arrival = response.record.start = time.monotonic()
         self._stall_timer = self._loop.call_at(
             self._last_arrival + self.stall_timeout_s, self._check_stall
         )
@@ -305,6 +397,8 @@ class _Connection(asyncio.Protocol):
         self._keep_alive = headers.get(b"connection", b"").lower() != b"close"
         if b"chunked" in headers.get(b"transfer-encoding", b"").lower():
             self._chunked = True
+            assert self._response is not None
+            self._whole_events_first = not self._response.completions
         elif b"content-length" in headers:
             self._remaining = int(headers[b"content-length"])
         else:
@@ -318,13 +412,14 @@ class _Connection(asyncio.Protocol):
         if self._remaining == 0:
             self._finish()
 
-    def _chunked_data(self, data: bytes, now: float) -> None:
+    def _chunked_data(self, data: bytes, now: float, at: int = 0) -> None:
         if self._raw:  # a size line or CRLF cut by the previous segment
-            self._raw += data
+            self._raw += data[at:]
             data = bytes(self._raw)
             self._raw.clear()
-        at = 0
+            at = 0
         size = len(data)
+        whole_events = self._whole_events_first
         while at < size:
             left = self._chunk_left
             if left > 0:  # inside a chunk's payload
@@ -343,6 +438,10 @@ class _Connection(asyncio.Protocol):
                 at += 2
                 self._chunk_left = 0
                 continue
+            if whole_events:
+                at = self._whole_events(data, now, at)
+                if at >= size:
+                    break
             line_end = data.find(_CRLF, at)
             if line_end < 0:
                 break
@@ -439,7 +538,16 @@ class _ConnectionDropped(Exception):
 
 
 class StreamClient:
-    """One worker's client: sends a request, streams its answer into a RequestRecord."""
+    """One worker's client: sends a request, streams its answer into a RequestRecord.
+
+    Against a server that closes the connection after each response (``Connection: close``,
+    as the reference server firehose.py does), the next connection is opened while the
+    current stream runs, so it is ready when the next request goes: 64 workers reconnecting
+    at once put their connects into the TTFT of a round's requests (docs/load-generator.md).
+    It is opened on the stream's second chunk, not its first: the first chunks of a round
+    arrive together, and 64 connects among them would delay reading them. A keep-alive
+    server (SGLang's) never needs it.
+    """
 
     def __init__(
         self,
@@ -454,6 +562,7 @@ class StreamClient:
         self.connect_timeout_s = connect_timeout_s
         self.ssl_context = (ssl_context or ssl.create_default_context()) if tls else None
         self._connection: _Connection | None = None
+        self._spare: asyncio.Task[_Connection] | None = None
 
     async def _connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
@@ -477,24 +586,54 @@ class StreamClient:
             raise RequestFailed(f"connect failed ({type(exc).__name__})") from None
         return connection
 
+    def _open_spare(self) -> None:
+        """Called on a stream's second chunk: open the next connection if this one will close."""
+        connection = self._connection
+        if self._spare is None and connection is not None and not connection.keeps_alive:
+            self._spare = asyncio.get_running_loop().create_task(self._connect())
+            self._spare.add_done_callback(_retrieve_exception)
+
+    async def _take_spare(self) -> _Connection | None:
+        spare, self._spare = self._spare, None
+        if spare is None:
+            return None
+        try:
+            connection = await spare
+        except RequestFailed:
+            return None
+        return None if connection.closed else connection
+
+    async def _ready_connection(self) -> tuple[_Connection, bool]:
+        """The connection for the next request, and whether it was open before it (an open
+        connection the server has meanwhile dropped earns the request one retry)."""
+        connection = self._connection
+        if connection is not None and connection.reusable:
+            return connection, True
+        spare = await self._take_spare()
+        if spare is not None:
+            self._connection = spare
+            return spare, True
+        self._connection = await self._connect()
+        return self._connection, False
+
     async def stream(self, request: bytes, completions: bool) -> RequestRecord:
-        """One request, start to end; never raises for anything the server does."""
+        """One request, start to end; never raises for anything the server does.
+
+        ``start`` is when the request's bytes were sent (a failed connect: when it began).
+        """
         record = RequestRecord(ok=False, start=time.monotonic(), end=0.0)
         try:
             for attempt in (0, 1):
-                reused = self._connection is not None and self._connection.reusable
-                if not reused:
-                    self._connection = await self._connect()
-                connection = self._connection
-                assert connection is not None
+                connection, was_open = await self._ready_connection()
                 try:
-                    await connection.exchange(request, _Response(record, completions))
+                    await connection.exchange(
+                        request, _Response(record, completions, self._open_spare)
+                    )
                     break
                 except _ConnectionDropped:
                     self._connection = None
-                    if not reused or attempt == 1:
+                    if not was_open or attempt == 1:
                         raise RequestFailed("connection broken (closed before answering)") from None
-                    record.start = time.monotonic()
             record.ok = True
         except RequestFailed as exc:
             record.error = str(exc)
@@ -508,3 +647,15 @@ class StreamClient:
         if self._connection is not None:
             self._connection._drop()
             self._connection = None
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            if spare.done() and not spare.cancelled() and spare.exception() is None:
+                spare.result()._drop()
+            else:
+                spare.cancel()
+
+
+def _retrieve_exception(task: asyncio.Task[_Connection]) -> None:
+    """A spare connection that failed is reported by the request that needed it, if any."""
+    if not task.cancelled():
+        task.exception()

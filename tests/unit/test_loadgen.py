@@ -206,6 +206,65 @@ def test_server_closing_an_idle_connection_is_retried_on_a_new_one() -> None:
     assert server.connections == 3
 
 
+def test_next_connection_is_opened_while_a_stream_the_server_will_close_runs() -> None:
+    """Against Connection: close, the worker's next connection is open before its stream ends,
+    so the next request does not wait for a connect."""
+    chunks = [gen_chunk(n) for n in (1, 2, 3)] + [gen_chunk(4, finish="stop")]
+    wire = b"".join(response(sse(*chunks), extra_headers="Connection: close\r\n"))
+    # one piece per HTTP chunk (each one SSE event) so that the pauses fall between events
+    events = [part + b"\n\n\r\n" for part in wire.split(b"\n\n\r\n")]
+    events[-1] = events[-1][: -len(b"\n\n\r\n")]
+    mid_stream: list[int] = []
+
+    async def handler(seen: Seen) -> Answer:
+        if seen.connection == 1:
+
+            async def look() -> None:
+                await asyncio.sleep(0.25)  # after the second chunk, before the stream ends
+                mid_stream.append(server_connections())
+
+            asyncio.get_running_loop().create_task(look())
+        return Answer(events, pause_s=0.1, then="close")
+
+    holder: list[LocalServer] = []
+
+    def server_connections() -> int:
+        return holder[0].connections
+
+    async def main() -> list[RequestRecord]:
+        async with LocalServer(handler) as server:
+            holder.append(server)
+            target = Target(server.url)
+            clients = make_clients(target, Workload(), 1)
+            records, _ = await run_requests(
+                clients, target, Workload(), concurrency=1, requests=2, model="m"
+            )
+            for client in clients:
+                client.close()
+            return records
+
+    records = asyncio.run(main())
+    assert [record.ok for record in records] == [True, True]
+    assert mid_stream == [2]
+
+
+def test_request_clock_starts_when_the_request_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slow connect is not part of the request's TTFT or e2e: start is the send."""
+    from pytest_specperf.measure import stream
+
+    connect = stream.StreamClient._connect
+
+    async def slow_connect(self: stream.StreamClient) -> Any:
+        await asyncio.sleep(0.3)
+        return await connect(self)
+
+    monkeypatch.setattr(stream.StreamClient, "_connect", slow_connect)
+    before = time.monotonic()
+    record = one(sse(gen_chunk(2, finish="stop")))
+    assert record.ok and record.first_chunk is not None
+    assert record.start - before >= 0.3 and record.first_chunk - record.start < 0.3
+
+
 def test_connection_reset_mid_stream_is_a_broken_connection() -> None:
     """A reset after part of the stream fails the request as a broken connection."""
     pieces = response(sse(gen_chunk(2), done=False))[:-1]  # no last-chunk: the body goes on
