@@ -172,6 +172,9 @@ def _ours_main(argv: Sequence[str]) -> None:
                 "sends": [r.start for r in records if r.ok],
                 "firsts": [r.first_chunk for r in records if r.ok and r.first_chunk],
                 "processes": measured.client.processes if measured.client else 1,
+                "busiest_cpu_share": (
+                    measured.client.cpu_share_of_busiest if measured.client else 0.0
+                ),
                 "client_bound": measured.client_bound,
                 "truth_problems": measured.truth_problems,
                 "peak_rss_mib": peak_kib / 1024,
@@ -513,10 +516,23 @@ def _run(client: str, url: str, options: argparse.Namespace, work: Path) -> dict
 
 
 def procs(options: argparse.Namespace) -> None:
-    """The ceiling at one concurrency over several client-process counts (no SGLang needed)."""
+    """The ceiling at one concurrency over several client-process counts (no SGLang needed).
+
+    The server is benchmarks/stream_server.py unpaced, over --server-workers processes on one
+    port (default: half the cores), so that it outruns the client as long as it can; each
+    line says how busy the busiest client process was, so a count that no longer raises the
+    ceiling shows whether the client (near 100%) or the server (below) stopped it.
+    """
+    began = time.monotonic()
     counts = [int(p) for p in options.procs.split(",")]
     workers = options.server_workers or max(1, (os.cpu_count() or 2) // 2)
     results: dict[int, list[dict[str, Any]]] = {p: [] for p in counts}
+    loop_name = _event_loop_name()
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cores, event loop {loop_name}"
+        + ("" if loop_name == "uvloop" else " (uvloop is not installed: asyncio's own loop)"),
+        flush=True,
+    )
     script = HERE / "stream_server.py"  # several server processes on one port (SO_REUSEPORT)
     with stream_server("firehose", options, workers=workers, script=script) as url:
         for repeat in range(options.repeats):
@@ -525,17 +541,32 @@ def procs(options: argparse.Namespace) -> None:
                 results[count].append(result)
                 print(
                     f"  procs={count}: {result['agg_tok_s']:,.0f} tok/s, "
-                    f"{_us_per_token(result):.1f} us CPU/token, ok {result['ok']}/"
+                    f"{_us_per_token(result):.1f} us CPU/token, busiest client process "
+                    f"{result['busiest_cpu_share']:.0%} of a core, ok {result['ok']}/"
                     f"{result['requests']}, client_bound={result['client_bound']}",
                     flush=True,
                 )
-    print(f"\nceiling, firehose ({workers} server processes), C={options.concurrency}, "
-          f"{options.requests} requests of {options.tokens} tokens, {os.cpu_count()} cores, "
-          f"medians of {options.repeats}:")  # fmt: skip
+    print(f"\nceiling, stream_server.py unpaced ({workers} server processes), "
+          f"C={options.concurrency}, {options.requests} requests of {options.tokens} tokens, "
+          f"{os.cpu_count()} cores, event loop {loop_name}, medians of {options.repeats} "
+          f"({time.monotonic() - began:.0f} s in all):")  # fmt: skip
     for count, runs in results.items():
         agg = _median([r["agg_tok_s"] for r in runs])
         used = _median([_us_per_token(r) for r in runs])
-        print(f"  client procs {count}: {agg:,.0f} tok/s, {used:.1f} us CPU/token")
+        busiest = _median([r["busiest_cpu_share"] for r in runs])
+        print(
+            f"  client procs {count}: {agg:,.0f} tok/s, {used:.1f} us CPU/token, "
+            f"busiest client process {busiest:.0%} of a core"
+        )
+
+
+def _event_loop_name() -> str:
+    """The loop our client runs on here, asked in a child as the client itself would."""
+    done = subprocess.run(
+        [sys.executable, "-c", "from pytest_specperf.measure import loop; print(loop.loop_name())"],
+        capture_output=True, text=True, env=_child_env(), check=False,
+    )  # fmt: skip
+    return done.stdout.strip() or f"unknown ({done.stderr.strip()[-200:]})"
 
 
 def scale(options: argparse.Namespace) -> None:

@@ -3,12 +3,14 @@
 One asyncio process reads its streams on one core; past that the client, not the server, sets
 the pace. Each worker process runs its share of the workers and requests (the same closed loop
 as in one process), warms up, says it is ready, and starts its measured loop at one shared
-monotonic time (system-wide on Linux). Its RequestRecords come back whole (msgpack), so the
-point's metrics are computed from the same records as in one process: wall from the earliest
-start to the latest end over all processes.
+monotonic time (system-wide on Linux). Its RequestRecords come back whole (msgpack, in a
+file of a temporary folder the parent removes), so the point's metrics are computed from the
+same records as in one process: wall from the earliest start to the latest end over all
+processes.
 
 Workers are started as ``python -m pytest_specperf.measure.procs`` (a fresh interpreter, like
-multiprocessing's spawn) and driven over stdin/stdout: multiprocessing's spawn would re-run
+multiprocessing's spawn), given their share on stdin and the start time once all said
+"ready" on stdout: multiprocessing's spawn would re-run
 the parent's __main__ (pytest, a user's script), and its blocking pipes would need a thread
 in the parent's event loop; a subprocess's pipes are awaited directly.
 """
@@ -20,6 +22,7 @@ import math
 import os
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -53,6 +56,7 @@ class _Spec(msgspec.Struct, frozen=True, kw_only=True):
     requests: int
     model: str
     warmup: bool
+    result_path: str  # where the worker writes its LocalPoint (msgpack)
 
 
 def usable_cores() -> int:
@@ -131,6 +135,8 @@ async def run_in_processes(
     keeps_time = workload.min_point_seconds > 0
     shares = [s for s in spread(concurrency, requests, processes) if s[1] > 0 or keeps_time]
     children: list[asyncio.subprocess.Process] = []
+    results_dir = tempfile.TemporaryDirectory(prefix="specperf-client-")
+    result_paths: list[Path] = []
     try:
         for workers, count in shares:
             child = await asyncio.create_subprocess_exec(
@@ -149,7 +155,9 @@ async def run_in_processes(
                 requests=count,
                 model=model,
                 warmup=warmup,
+                result_path=str(Path(results_dir.name) / f"part-{len(children)}.msgpack"),
             )
+            result_paths.append(Path(spec.result_path))
             assert child.stdin is not None
             child.stdin.write(msgspec.json.encode(spec) + b"\n")
             children.append(child)
@@ -167,20 +175,22 @@ async def run_in_processes(
             *(child.communicate(f"{start_at!r}\n".encode()) for child in children)
         )
         parts: list[LocalPoint] = []
-        for index, (child, (out, err)) in enumerate(zip(children, results, strict=True)):
-            if child.returncode != 0 or not out:
+        for index, (child, (_out, err)) in enumerate(zip(children, results, strict=True)):
+            path = result_paths[index]
+            if child.returncode != 0 or not path.exists():
                 tail = err.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
                 raise WorkerError(
                     f"client process {index + 1} of {len(children)} failed "
                     f"(exit {child.returncode}): {tail[0]}"
                 )
-            parts.append(msgspec.msgpack.decode(out, type=LocalPoint))
+            parts.append(msgspec.msgpack.decode(path.read_bytes(), type=LocalPoint))
         return parts
     finally:
         for child in children:
             if child.returncode is None:
                 child.kill()
                 await child.wait()
+        results_dir.cleanup()
 
 
 async def _why_failed(index: int, child: asyncio.subprocess.Process, what: str) -> str:
@@ -216,8 +226,11 @@ def _child() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends us
     spec = msgspec.json.decode(sys.stdin.buffer.readline(), type=_Spec)
     part = event_loop.run(_child_main(spec))
-    sys.stdout.buffer.write(msgspec.msgpack.encode(part))
-    sys.stdout.buffer.flush()
+    # A file, not stdout: a point's records are megabytes, and once (1 run in about 40 at
+    # C=256, not reproduced since) the parent read a worker's stdout cut short with exit 0.
+    written = Path(spec.result_path).with_suffix(".partial")
+    written.write_bytes(msgspec.msgpack.encode(part))
+    written.rename(spec.result_path)
 
 
 if __name__ == "__main__":
