@@ -16,11 +16,11 @@ a real server's boot-to-boot and model noise come on top (docs/repeats.md).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import statistics
 import tempfile
 from pathlib import Path
 
+from pytest_specperf.measure import loop as event_loop
 from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.profiles import DEFAULT_PROFILE, builtin_profiles
@@ -75,7 +75,9 @@ def main() -> None:
                 samples: dict[int, list[tuple[float, float, float, int]]] = {c: [] for c in levels}
                 for _ in range(args.repeats):
                     for level in levels:
-                        point = asyncio.run(measure_point(server.url, workload, level, warmup=True))
+                        point = event_loop.run(
+                            measure_point(server.url, workload, level, warmup=True)
+                        )
                         samples[level].append(
                             (point.wall_s, point.agg_tok_s, point.per_req_tok_s or 0.0, point.ok)
                         )

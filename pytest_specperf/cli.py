@@ -9,7 +9,6 @@ specperf baseline show|diff|promote|migrate   # read, compare, promote and upgra
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
@@ -23,6 +22,7 @@ from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.gate import review
 from pytest_specperf.gate.baselines import migrate_file
+from pytest_specperf.measure import loop as event_loop
 from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.measure.speedup import control_run
 from pytest_specperf.options import (
@@ -236,7 +236,7 @@ def _bench(args: argparse.Namespace) -> int:
     model = summary.model_path or "default"
     print(f"measuring {url}: {summary.speculative_algorithm or 'no speculation'} depth={depth}")
     for index, level in enumerate(concurrency):
-        point = asyncio.run(
+        point = event_loop.run(
             measure_point(
                 url,
                 workload,
@@ -245,6 +245,7 @@ def _bench(args: argparse.Namespace) -> int:
                 api_key=api_key,
                 warmup=index == 0 and not args.no_warmup,
                 slo=values["slo"],
+                client_procs=values["client_procs"],
             )
         )
         run.points.append(point)

@@ -22,6 +22,7 @@ from pytest_specperf.depth import MAX_DEPTH, MIN_DEPTH
 from pytest_specperf.errors import UsageError
 from pytest_specperf.gate.baselines import DEFAULT_THROUGHPUT_TOLERANCE
 from pytest_specperf.measure.goodput import parse_slo
+from pytest_specperf.measure.procs import STREAMS_PER_PROCESS
 from pytest_specperf.measure.workload import (
     DEFAULT_WORKLOAD,
     SEED_CONCURRENCY,
@@ -414,6 +415,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
         short="--stall-timeout",
     ),
     OptionSpec(
+        "--specperf-client-procs",
+        "client_procs",
+        "client processes that stream each point (default: one per "
+        f"{STREAMS_PER_PROCESS} streams, at most half the cores)",
+        parse=_positive_int_or_none,
+        commands=(BENCH,),
+        short="--client-procs",
+    ),
+    OptionSpec(
         "--specperf-min-success",
         "min_success",
         "fraction of requests of a point that must succeed",
@@ -588,6 +598,7 @@ class Settings:
     lossless_min_prefix: float = 1.0
     slo: Slo | None = None
     refine: bool = False
+    client_procs: int | None = None  # None: chosen by load (measure/procs.py)
 
 
 def resolve_profile_option(name: str, dirs: tuple[str, ...], rootdir: Path) -> Profile:
@@ -658,6 +669,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         lossless_min_prefix=values["lossless_min_prefix"],
         slo=values["slo"],
         refine=values["refine"],
+        client_procs=values["client_procs"],
     )
 
 

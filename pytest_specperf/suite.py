@@ -5,7 +5,6 @@ Plain code, no pytest: the plugin's fixtures and ``specperf bench`` drive it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
 import signal
@@ -29,6 +28,7 @@ from pytest_specperf.gate.floors import workload_mismatch
 from pytest_specperf.gate.recommend import recommend, refine_concurrencies
 from pytest_specperf.gate.review import incomplete_reason
 from pytest_specperf.gate.self_test import measure_with, run_self_test
+from pytest_specperf.measure import loop as event_loop
 from pytest_specperf.measure.acceptance import merge_histograms, position_accept_rates
 from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.measure.lossless import fetch_greedy_outputs, record_and_compare
@@ -361,7 +361,7 @@ class DepthSession:
                 observed(record)
 
         try:
-            sample = asyncio.run(
+            sample = event_loop.run(
                 measure_point(
                     self.base_url,
                     s.workload,
@@ -372,6 +372,7 @@ class DepthSession:
                     api_key=s.api_key,
                     warmup=True,
                     slo=s.slo,
+                    client_procs=s.client_procs,
                     on_request_done=request_done,
                 )
             )

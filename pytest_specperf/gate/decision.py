@@ -15,7 +15,7 @@ import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import msgspec
 
@@ -429,11 +429,16 @@ def depth_verdict(
     path: str,
     refresh_hint: str,
     first: Comparison | None = None,
+    client_bound: int = 0,
 ) -> Verdict:
-    """The Verdict of the pooled test of a depth (concurrency None, metric ``throughput``)."""
+    """The Verdict of the pooled test of a depth (concurrency None, metric ``throughput``);
+    ``client_bound`` points were left out of the pool (the load generator bounded them)."""
     change = math.exp(comparison.change) - 1
     confirmed = first is not None and comparison.regression
-    where = f"steps={depth} (all {points} points pooled)"
+    if client_bound:
+        where = f"steps={depth} ({points} points pooled, {client_bound} client-bound left out)"
+    else:
+        where = f"steps={depth} (all {points} points pooled)"
     details = f"standard error {comparison.se:.1%}; noise: {comparison.noise_source}"
     if first is not None:
         details += (
@@ -487,16 +492,23 @@ def not_measured(depth: int, concurrency: int, metric: str, ref: Reference, path
     )
 
 
+CLIENT_BOUND_ADVICE = (
+    "rerun with more client processes (--specperf-client-procs N), on a less busy client "
+    "machine, or at a lower concurrency"
+)
+
+
 def unjudged(depth: int, concurrency: int, metric: str, reason: str) -> Verdict:
-    """A point the load generator bounded: its figures say nothing about the server."""
+    """A point the load generator bounded: its figures say nothing about the server, so it
+    neither passes nor fails; the message says why and what to do."""
     return Verdict(
         depth=depth,
         concurrency=concurrency,
         metric=metric,
         outcome="unjudged",
         message=(
-            f"steps={depth} C={concurrency}: the load generator was the bottleneck, not "
-            f"judged: {reason}; use --specperf-client-procs N"
+            f"steps={depth} C={concurrency}: not judged (neither pass nor fail): the load "
+            f"generator was the bottleneck, not the server ({reason}); {CLIENT_BOUND_ADVICE}"
         ),
     )
 
@@ -516,9 +528,17 @@ class PointInput:
     boots: int = 1
 
 
-# Measures more samples of the given points; returns, per point, all of its samples by metric
-# and how many boots they now span (a confirmation in a fresh boot adds one).
-Remeasure = Callable[[list[int]], dict[int, tuple[dict[str, list[float]], int]]]
+class Remeasured(NamedTuple):
+    """A point after confirmation: all of its samples by metric, how many boots they now span
+    (a confirmation in a fresh boot adds one), and why, if a new sample was client-bound."""
+
+    samples: dict[str, list[float]]
+    boots: int
+    client_bound: str | None = None
+
+
+# Measures more samples of the given points; returns each point as it now stands.
+Remeasure = Callable[[list[int]], dict[int, Remeasured]]
 
 
 def judge_depth(
@@ -536,7 +556,8 @@ def judge_depth(
     close to call) is confirmed when ``remeasure`` is given: the points concerned get more
     samples (every point when the depth test is borderline), in one go, and the final verdict
     of a borderline result is the same test on all the samples. A clear result stands. Points
-    the load generator bounded are not judged.
+    the load generator bounded are not judged, nor is a point one of whose confirmation
+    samples the load generator bounded.
     """
     judged = [p for p in points if p.client_bound is None]
     tests = sum(len(_judgeable(p)) for p in judged)
@@ -566,10 +587,15 @@ def judge_depth(
         fresh = remeasure(again)
         for point in judged:
             if point.concurrency in fresh:
-                point.samples, point.boots = fresh[point.concurrency]
+                point.samples, point.boots, client_bound = fresh[point.concurrency]
+                if client_bound is not None:
+                    point.client_bound = client_bound
+                    continue
                 second[point.concurrency] = looks(point)
-        if first_depth is not None and first_depth.borderline:
-            final_depth = _depth_look(judged, settings)
+        still = [p for p in judged if p.client_bound is None]
+        if first_depth is not None and (first_depth.borderline or len(still) < len(judged)):
+            final_depth = _depth_look(still, settings)
+        judged = still
     result: list[Verdict] = []
     for point in points:
         if point.client_bound is not None:
@@ -603,9 +629,14 @@ def judge_depth(
                 depth,
                 final_depth,
                 points=len(judged),
+                client_bound=len(points) - len(judged),
                 path=path,
                 refresh_hint=refresh_hint,
-                first=first_depth if final_depth is not first_depth else None,
+                first=first_depth
+                if first_depth is not None
+                and first_depth.borderline
+                and final_depth is not first_depth
+                else None,
             )
         )
     return result

@@ -20,7 +20,7 @@ from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.gate import floors as gate
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
-from pytest_specperf.gate.decision import GateSettings, judge_depth
+from pytest_specperf.gate.decision import GateSettings, Remeasured, judge_depth
 from pytest_specperf.measure import lossless
 from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
 from pytest_specperf.pytest_terminal import RECORDED_PROPERTY
@@ -154,7 +154,12 @@ class SpecperfGate:
         if self._recording("throughput of the depth as a whole (pooled)"):
             return
         path, baseline = self.baseline()
-        verdicts = [v for v in self.verdicts(path, baseline) if v.concurrency is None]
+        every = self.verdicts(path, baseline)
+        verdicts = [v for v in every if v.concurrency is None]
+        unjudged = [v.message for v in every if v.outcome == "unjudged"]
+        if not verdicts and unjudged and len(unjudged) == len(every):
+            # Every point was client-bound: nothing was left to pool, and saying so beats a skip.
+            pytest.fail("\n".join(dict.fromkeys(unjudged)), pytrace=False)
         if not verdicts:
             pytest.skip(
                 f"baseline {path} has no calibrated noise (published, schema 1 or one run's "
@@ -198,12 +203,15 @@ class SpecperfGate:
         self.session.store.update(record)
         return verdicts
 
-    def _remeasure(self, concurrencies: list[int]) -> dict[int, tuple[dict[str, list[float]], int]]:
+    def _remeasure(self, concurrencies: list[int]) -> dict[int, Remeasured]:
         session = self.session
         if self.settings.confirm == "fresh-boot" and session.server is not None:
             session.reboot()
         merged = {c: session.remeasure(c) for c in concurrencies}
-        return {c: (gate.samples_by_metric(p), gate.boots_of(p)) for c, p in merged.items()}
+        return {
+            c: Remeasured(gate.samples_by_metric(p), gate.boots_of(p), p.client_bound)
+            for c, p in merged.items()
+        }
 
     def _fail_on(self, verdicts: list[Verdict], point: PointMetrics | None) -> None:
         unjudged = [v.message for v in verdicts if v.outcome == "unjudged"]

@@ -280,4 +280,9 @@ def incomplete_reason(run: DepthRun) -> str | None:
     failed = sum(p.failed for p in run.points)
     if failed:
         return f"{failed} failed request(s)"
+    bound = [p for p in run.points if p.client_bound]
+    if bound:
+        # Figures the load generator bounded would make a baseline of the client, not the server.
+        where = ",".join(str(p.concurrency) for p in bound)
+        return f"client-bound at C={where}: {bound[0].client_bound}"
     return None

@@ -15,7 +15,6 @@ speedup like every simulated time, so there the sleep is given in simulated seco
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +25,7 @@ from pytest_specperf.errors import SpecperfError
 from pytest_specperf.gate.baselines import Baseline, baseline_from_run
 from pytest_specperf.gate.decision import GateSettings, judge_depth
 from pytest_specperf.gate.floors import point_input
+from pytest_specperf.measure import loop as event_loop
 from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.results.schema import DepthRun, PointMetrics, SelfTest
@@ -153,7 +153,7 @@ def measure_with(
 
     def measure(requests: int) -> PointMetrics:
         fixed = msgspec.structs.replace(workload, fixed_requests=requests, min_point_seconds=0.0)
-        return asyncio.run(
+        return event_loop.run(
             measure_point(base_url, fixed, concurrency, model=model, api_key=api_key)
         )
 

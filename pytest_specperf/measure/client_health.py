@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Sequence
 from types import TracebackType
 
 from pytest_specperf.measure.metrics import percentile
@@ -81,17 +82,47 @@ class ClientMonitor:
         )
 
 
+def _saturated(health: ClientHealth) -> bool:
+    return (
+        health.loop_lag_p99_s >= LOOP_LAG_P99_LIMIT_S
+        or health.cpu_share_of_busiest >= CPU_SHARE_LIMIT
+    )
+
+
+def _describe(health: ClientHealth) -> str:
+    lag_ms = health.loop_lag_p99_s * 1000
+    cpu = f"CPU {health.cpu_share_of_busiest:.0%} of one core"
+    if health.processes > 1:
+        cpu += f" in its busiest of {health.processes} processes"
+    return f"event-loop lag p99 {lag_ms:.0f} ms, {cpu}"
+
+
 def fell_behind(health: ClientHealth | None) -> str | None:
     """One line when the client was short of CPU during the point, else None."""
-    if health is None:
+    if health is None or not _saturated(health):
         return None
-    lagging = health.loop_lag_p99_s >= LOOP_LAG_P99_LIMIT_S
-    busy = health.cpu_share >= CPU_SHARE_LIMIT
-    if not (lagging or busy):
-        return None
-    lag_ms = health.loop_lag_p99_s * 1000
     return (
-        f"the load generator fell behind (event-loop lag p99 {lag_ms:.0f} ms, "
-        f"CPU {health.cpu_share:.0%} of one core): the server may be faster than these figures; "
-        "give the client more CPU or lower the concurrency"
+        f"the load generator fell behind ({_describe(health)}): the server may be faster than "
+        "these figures; give the client more CPU or lower the concurrency"
+    )
+
+
+def client_bound_reason(healths: Sequence[ClientHealth]) -> str | None:
+    """Why the client, not the server, bounded a point (any of its processes saturated).
+
+    Limits: event-loop lag p99 >= LOOP_LAG_P99_LIMIT_S or CPU >= CPU_SHARE_LIMIT of a core in
+    one process. The answer is what was seen; the gate, which will not judge such a point,
+    says what to do (gate/decision.py).
+    """
+    saturated = [h for h in healths if _saturated(h)]
+    if not saturated:
+        return None
+    worst = max(saturated, key=lambda h: (h.cpu_share_of_busiest, h.loop_lag_p99_s))
+    if len(healths) > 1:
+        where = f"{len(saturated)} of {len(healths)} client processes"
+    else:
+        where = "its one client process"
+    return (
+        f"load generator saturated in {where} ({_describe(worst)}; "
+        f"limits {LOOP_LAG_P99_LIMIT_S * 1000:.0f} ms, {CPU_SHARE_LIMIT:.0%})"
     )

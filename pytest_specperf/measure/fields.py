@@ -1,7 +1,9 @@
 """The streaming response fields the load generator reads, as the structs it decodes into.
 
-``pytest_specperf.measure.loadgen`` decodes every chunk through :class:`StreamChunk`, so
-these structs are exactly what the code reads; the field-name tuples below are derived from
+``pytest_specperf.measure.stream`` decodes chunks through :class:`StreamChunk` (the final
+one, and any its fast path does not recognise; that path reads only ``completion_tokens``
+and ``finish_reason`` of :class:`GenerateMeta`), so these structs are exactly what the code
+reads; the field-name tuples below are derived from
 them, and the contract tests hold those names against SGLang's source. The /server_info
 fields live beside their reader in ``pytest_specperf.server.info``.
 """

@@ -1,194 +1,68 @@
-"""Closed-loop streaming load generator (httpx, asyncio).
+"""Closed-loop streaming load generator.
 
 One point: C workers, each sending its next request as soon as its last one ends, until N
 requests have been sent and (with a minimum duration) that many seconds have passed. Every
-request streams; token counts come from the server
-(meta_info.completion_tokens or the usage chunk), never from counting chunks. A request that
-fails is recorded with its reason and the point goes on.
+request streams (measure/stream.py, one connection per worker);
+token counts come from the server (meta_info.completion_tokens or the usage chunk), never from
+counting chunks. A request that fails is recorded with its reason and the point goes on.
+Above a load threshold the workers are spread over several processes (measure/procs.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ssl
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
 
-import httpx
 import msgspec
 
-from pytest_specperf.measure.client_health import ClientMonitor
-from pytest_specperf.measure.fields import StreamChunk as _Chunk
+from pytest_specperf.measure.client_health import ClientMonitor, client_bound_reason
 from pytest_specperf.measure.goodput import point_goodput
 from pytest_specperf.measure.metrics import point_metrics
+from pytest_specperf.measure.stream import RequestFailed, StreamClient, Target
 from pytest_specperf.measure.workload import Workload, endpoint_path, request_body
-from pytest_specperf.results.schema import PointMetrics, RequestRecord, Slo
+from pytest_specperf.results.schema import ClientHealth, PointMetrics, RequestRecord, Slo
 
-_EVENT_END = b"\n\n"
-_DATA_PREFIX = b"data:"
-_DONE = b"[DONE]"
-_ERROR_SNIPPET = 200
-
-
-_decode_chunk = msgspec.json.Decoder(_Chunk).decode
-
-
-class RequestFailed(Exception):
-    """One request's failure, with a short reason that becomes its error category."""
+__all__ = [
+    "RequestFailed",
+    "Target",
+    "make_clients",
+    "measure_point",
+    "run_local_point",
+    "run_requests",
+]
 
 
-class _StreamState:
-    __slots__ = ("done", "finished", "last_tokens", "record", "usage_seen")
-
-    def __init__(self, record: RequestRecord) -> None:
-        self.record = record
-        self.last_tokens = 0
-        self.finished = False
-        self.done = False
-        self.usage_seen = False
-
-
-def _handle_generate_chunk(state: _StreamState, chunk: _Chunk, now: float) -> None:
-    meta = chunk.meta_info
-    if meta is None:
-        raise RequestFailed("chunk without meta_info")
-    record = state.record
-    new_tokens = meta.completion_tokens - state.last_tokens
-    if new_tokens > 0:
-        if record.first_chunk is None:
-            record.first_chunk = now
-        record.chunk_times.append(now)
-        record.chunk_tokens.append(new_tokens)
-        state.last_tokens = meta.completion_tokens
-    record.completion_tokens = meta.completion_tokens
-    record.prompt_tokens = meta.prompt_tokens
-    if meta.finish_reason is not None:
-        state.finished = True
-        record.spec_verify_ct = meta.spec_verify_ct
-        record.server_e2e_s = meta.e2e_latency
-        record.accept_histogram = meta.spec_correct_drafts_histogram
-
-
-def _handle_completions_chunk(state: _StreamState, chunk: _Chunk, now: float) -> None:
-    record = state.record
-    if chunk.usage is not None:
-        record.completion_tokens = chunk.usage.completion_tokens
-        record.prompt_tokens = chunk.usage.prompt_tokens
-        state.usage_seen = True
-    for choice in chunk.choices or ():
-        if choice.text:
-            if record.first_chunk is None:
-                record.first_chunk = now
-            record.chunk_times.append(now)
-            # OpenAI chunks carry no per-chunk count; spread after the usage chunk arrives.
-            record.chunk_tokens.append(0)
-        if choice.finish_reason is not None:
-            state.finished = True
-
-
-def _spread_usage_over_chunks(record: RequestRecord) -> None:
-    chunks = len(record.chunk_tokens)
-    if chunks == 0:
-        return
-    share, extra = divmod(record.completion_tokens, chunks)
-    record.chunk_tokens = [share + (1 if i < extra else 0) for i in range(chunks)]
-
-
-def _handle_event(state: _StreamState, event: bytes, completions: bool) -> None:
-    if not event.startswith(_DATA_PREFIX):
-        return  # comments and other SSE fields carry nothing the suite reads
-    payload = event[len(_DATA_PREFIX) :].strip()
-    if payload == _DONE:
-        state.done = True
-        return
-    now = time.monotonic()
-    try:
-        chunk = _decode_chunk(payload)
-    except msgspec.DecodeError as exc:
-        raise RequestFailed("malformed chunk") from exc
-    if chunk.error is not None:
-        raise RequestFailed("error chunk")
-    if completions:
-        _handle_completions_chunk(state, chunk, now)
-    else:
-        _handle_generate_chunk(state, chunk, now)
-
-
-async def _stream_request(
-    client: httpx.AsyncClient, url: str, body: dict[str, Any], completions: bool
-) -> RequestRecord:
-    record = RequestRecord(ok=False, start=time.monotonic(), end=0.0)
-    state = _StreamState(record)
-    try:
-        async with client.stream("POST", url, json=body) as response:
-            if response.status_code != httpx.codes.OK:
-                await response.aread()
-                raise RequestFailed(f"HTTP {response.status_code}")
-            content_type = response.headers.get("content-type", "")
-            if "text/event-stream" not in content_type:
-                raise RequestFailed(f"wrong content type {content_type.split(';')[0] or 'none'}")
-            buffer = b""
-            async for data in response.aiter_raw():
-                buffer += data
-                while (cut := buffer.find(_EVENT_END)) >= 0:
-                    _handle_event(state, buffer[:cut], completions)
-                    buffer = buffer[cut + len(_EVENT_END) :]
-            if buffer.strip():
-                _handle_event(state, buffer.strip(), completions)
-        if completions and state.usage_seen:
-            _spread_usage_over_chunks(record)
-        if not state.finished or (completions and not state.usage_seen):
-            raise RequestFailed("truncated stream")
-        record.ok = True
-    except RequestFailed as exc:
-        record.error = str(exc)
-    except httpx.ReadTimeout:
-        record.error = "stalled stream (read timeout)"
-    except httpx.TimeoutException:
-        record.error = "timeout"
-    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-        record.error = f"connection broken ({type(exc).__name__})"
-    except httpx.ConnectError:
-        record.error = "connection refused"
-    except httpx.HTTPError as exc:
-        record.error = f"HTTP client error ({type(exc).__name__})"
-    except Exception as exc:  # anything else odd about one request must not end the point
-        record.error = f"client error ({type(exc).__name__})"
-    record.end = time.monotonic()
-    return record
-
-
-def make_client(
-    base_url: str,
+def make_clients(
+    target: Target,
     workload: Workload,
-    api_key: str | None = None,
+    count: int,
     *,
     ssl_context: ssl.SSLContext | None = None,
-) -> httpx.AsyncClient:
-    """A client with one connection: the load generator gives every worker its own.
+) -> list[StreamClient]:
+    """One client (one connection) per worker, like one user per connection.
 
-    One shared pool of C keep-alive connections was measured sending the first requests of a
-    point late (at C=64 on the simulator they reached the server over about 1 s instead of
-    10 ms, and throughput read 6-11 % low): httpcore scans its whole pool for every request.
-    A pool of one per worker keeps the scan trivial, like one user per connection.
+    One shared pool was measured sending the first requests of a point late (httpcore scanned
+    its whole pool per request: at C=64 on the simulator they reached the server over about
+    1 s instead of 10 ms); a connection per worker has nothing to scan.
     """
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    return httpx.AsyncClient(
-        base_url=base_url,
-        headers=headers,
-        # A stall is a read that waits longer than stall_timeout_s.
-        timeout=httpx.Timeout(workload.request_timeout_s, read=workload.stall_timeout_s),
-        limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-        # Building a TLS context costs tens of ms; the workers of a point share one.
-        verify=ssl_context if ssl_context is not None else True,
-        trust_env=False,  # a proxy from the environment must never sit between us and the server
-    )
+    if target.address()[2] and ssl_context is None:
+        ssl_context = ssl.create_default_context()  # built once: it costs tens of ms
+    return [
+        StreamClient(
+            target,
+            stall_timeout_s=workload.stall_timeout_s,
+            connect_timeout_s=workload.request_timeout_s,
+            ssl_context=ssl_context,
+        )
+        for _ in range(count)
+    ]
 
 
 async def run_requests(
-    clients: httpx.AsyncClient | Sequence[httpx.AsyncClient],
+    clients: Sequence[StreamClient],
+    target: Target,
     workload: Workload,
     *,
     concurrency: int,
@@ -196,6 +70,7 @@ async def run_requests(
     model: str,
     max_new_tokens: int | None = None,
     min_seconds: float = 0.0,
+    first_prompt: int = 0,
     on_request_done: Callable[[RequestRecord], None] | None = None,
 ) -> tuple[list[RequestRecord], float]:
     """Closed loop: returns the records and the wall time from first send to last end.
@@ -203,16 +78,22 @@ async def run_requests(
     A worker sends another request while fewer than ``requests`` were sent or fewer than
     ``min_seconds`` have passed since the loop started, so a point is never shorter than
     either; past ``requests``, it stops only after a whole round (a multiple of C).
-    Worker i sends through clients[i % len(clients)]; one client may serve every worker.
+    Worker i sends through clients[i % len(clients)]. The n-th request sent carries prompt
+    ``first_prompt + n`` of the workload's set (a process of several starts at its share's
+    offset, so together they send what one process would).
     """
-    pool = [clients] if isinstance(clients, httpx.AsyncClient) else list(clients)
     path = endpoint_path(workload)
-    completions = workload.endpoint == "completions"
-    # Request i sends prompt i of the workload's set (built once per prompt, not per request).
-    bodies = [
-        request_body(workload, model, max_new_tokens=max_new_tokens, index=index)
+    # Built once per prompt, not per request: the hot path only writes bytes.
+    wire = [
+        target.request_bytes(
+            path,
+            msgspec.json.encode(
+                request_body(workload, model, max_new_tokens=max_new_tokens, index=index)
+            ),
+        )
         for index in range(len(workload.prompts))
     ]
+    completions = workload.endpoint == "completions"
     records: list[RequestRecord] = []
     sent = 0
     started = time.monotonic()
@@ -226,27 +107,95 @@ async def run_requests(
         # requests running at a lower concurrency, and how many did so would vary point to point.
         return time.monotonic() - started < min_seconds or sent % concurrency != 0
 
-    async def worker(client: httpx.AsyncClient) -> None:
+    async def worker(client: StreamClient) -> None:
         nonlocal sent
         while more_to_send():
-            body = bodies[sent % len(bodies)]
+            request = wire[(first_prompt + sent) % len(wire)]
             sent += 1
             try:
                 async with asyncio.timeout(workload.request_timeout_s):
-                    record = await _stream_request(client, path, body, completions)
+                    record = await client.stream(request, completions)
             except TimeoutError:
                 now = time.monotonic()
                 record = RequestRecord(ok=False, error="request timeout", start=now, end=now)
+                client.close()
             records.append(record)
             if on_request_done is not None:
                 on_request_done(record)
 
     workers = min(concurrency, requests) if min_seconds <= 0 else concurrency
-    await asyncio.gather(*(worker(pool[i % len(pool)]) for i in range(workers)))
-    wall = max((r.end for r in records), default=started) - min(
-        (r.start for r in records), default=started
-    )
-    return records, wall
+    await asyncio.gather(*(worker(clients[i % len(clients)]) for i in range(workers)))
+    return records, wall_of(records)
+
+
+def wall_of(records: Sequence[RequestRecord]) -> float:
+    """From the earliest start to the latest end (monotonic time is system-wide on Linux)."""
+    if not records:
+        return 0.0
+    return max(r.end for r in records) - min(r.start for r in records)
+
+
+class LocalPoint(msgspec.Struct, kw_only=True):
+    """What one process measured of a point: its records and how its client fared."""
+
+    records: list[RequestRecord]
+    health: ClientHealth
+
+
+async def run_local_point(
+    target: Target,
+    workload: Workload,
+    *,
+    concurrency: int,
+    requests: int,
+    model: str,
+    warmup: bool,
+    first_prompt: int = 0,
+    wait_for_start: Callable[[], Awaitable[float]] | None = None,
+    on_request_done: Callable[[RequestRecord], None] | None = None,
+) -> LocalPoint:
+    """Warm-up (optional), then the measured closed loop, in this process.
+
+    The warm-up (short requests, results discarded) opens the connections and lets the server
+    compile or capture whatever this batch size needs before the clock starts: on a real GPU
+    the first point after boot was seen running well below its steady rate. With
+    ``wait_for_start`` (several processes) the loop starts at the monotonic time it returns.
+    The measured loop runs at least ``workload.min_point_seconds``; with several processes
+    each runs its share that long from the shared start, ending on a whole round of its own
+    workers.
+    """
+    clients = make_clients(target, workload, concurrency)
+    try:
+        if warmup and workload.warmup_requests > 0:
+            await run_requests(
+                clients,
+                target,
+                workload,
+                concurrency=concurrency,
+                requests=max(workload.warmup_requests, concurrency),
+                model=model,
+                max_new_tokens=workload.warmup_max_new_tokens,
+            )
+        if wait_for_start is not None:
+            start_at = await wait_for_start()
+            await asyncio.sleep(max(0.0, start_at - time.monotonic()))
+        async with ClientMonitor() as monitor:
+            records, _wall = await run_requests(
+                clients,
+                target,
+                workload,
+                concurrency=concurrency,
+                requests=requests,
+                model=model,
+                min_seconds=workload.min_point_seconds,
+                first_prompt=first_prompt,
+                on_request_done=on_request_done,
+            )
+    finally:
+        for client in clients:
+            client.close()
+    assert monitor.health is not None
+    return LocalPoint(records=records, health=monitor.health)
 
 
 async def measure_point(
@@ -258,46 +207,50 @@ async def measure_point(
     api_key: str | None = None,
     warmup: bool = False,
     slo: Slo | None = None,
+    client_procs: int | None = None,
     on_request_done: Callable[[RequestRecord], None] | None = None,
 ) -> PointMetrics:
-    """One point of the sweep, preceded by a short warm-up at the same concurrency.
+    """One point of the sweep; ``client_procs`` None picks the processes by load (procs.py);
+    with ``slo`` the point's goodput under it.
 
-    The warm-up (short requests, results discarded) opens the connections and lets the server
-    compile or capture whatever this batch size needs before the clock starts: on a real GPU
-    the first point after boot was seen running well below its steady rate.
-    ``on_request_done`` is called with each measured request's record as it finishes (not
-    for the warm-up's).
+    ``on_request_done`` is called with each measured request's record (not the warm-up's):
+    as it finishes in one process; with several, when their records come back at the end.
     """
+    from pytest_specperf.measure import procs  # the process machinery only when it is used
+
+    target = Target(base_url, api_key)
     requests = workload.requests_for(concurrency)
-    ssl_context = httpx.create_ssl_context(trust_env=False)
-    async with contextlib.AsyncExitStack() as stack:
-        clients = [
-            await stack.enter_async_context(
-                make_client(base_url, workload, api_key, ssl_context=ssl_context)
-            )
-            for _ in range(concurrency)
-        ]
-        if warmup and workload.warmup_requests > 0:
-            await run_requests(
-                clients,
-                workload,
-                concurrency=concurrency,
-                requests=max(workload.warmup_requests, concurrency),
-                model=model,
-                max_new_tokens=workload.warmup_max_new_tokens,
-            )
-        async with ClientMonitor() as monitor:
-            records, wall = await run_requests(
-                clients,
-                workload,
-                concurrency=concurrency,
-                requests=requests,
-                model=model,
-                min_seconds=workload.min_point_seconds,
-                on_request_done=on_request_done,
-            )
+    processes = procs.resolve_client_procs(client_procs, concurrency)
+    if processes == 1:
+        local = await run_local_point(
+            target,
+            workload,
+            concurrency=concurrency,
+            requests=requests,
+            model=model,
+            warmup=warmup,
+            on_request_done=on_request_done,
+        )
+        parts = [local]
+    else:
+        parts = await procs.run_in_processes(
+            target,
+            workload,
+            concurrency=concurrency,
+            requests=requests,
+            model=model,
+            warmup=warmup,
+            processes=processes,
+        )
+    records = [record for part in parts for record in part.records]
+    if on_request_done is not None and processes > 1:
+        for record in records:
+            on_request_done(record)
+    wall = wall_of(records)
     metrics = point_metrics(concurrency, records, wall)
-    metrics.client = monitor.health
     if slo is not None:
         metrics.goodput = point_goodput(records, wall, slo)
+    healths = [part.health for part in parts]
+    metrics.client = procs.merge_health(healths)
+    metrics.client_bound = client_bound_reason(healths)
     return metrics

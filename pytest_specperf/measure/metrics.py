@@ -7,13 +7,18 @@
   TPOT: (last - first chunk time) / (tokens after the first chunk). e2e: end - start.
 - Accept length: sum(completion_tokens) / sum(spec_verify_ct) over the point's requests.
 - Acceptance per draft position: from the summed per-request histograms (acceptance.py).
+
+Truth checks (truth_problems): figures that cannot be true of a successful request are named
+per point, never silently used: a request without a server token count, chunk counts that do
+not add up to the server's final count, an end before the first token, or a last token seen
+sooner after sending than the server itself took (its e2e_latency).
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pytest_specperf.measure.acceptance import merge_histograms, position_accept_rates
 from pytest_specperf.results.schema import Percentiles, PointMetrics, RequestRecord
@@ -63,6 +68,45 @@ def inter_token_latencies(record: RequestRecord) -> list[float]:
     return gaps
 
 
+# The client's clock and the server's differ by scheduling: the client may see the last token
+# a little sooner after its send than the server's e2e_latency only by this much.
+SERVER_E2E_SLACK_S = 0.002
+SERVER_E2E_SLACK_FRACTION = 0.01
+
+
+def _faster_than_server(record: RequestRecord) -> bool:
+    if record.server_e2e_s is None or not record.chunk_times:
+        return False
+    seen = record.chunk_times[-1] - record.start
+    slack = SERVER_E2E_SLACK_S + SERVER_E2E_SLACK_FRACTION * record.server_e2e_s
+    return seen < record.server_e2e_s - slack
+
+
+TRUTH_CHECKS: tuple[tuple[str, Callable[[RequestRecord], bool]], ...] = (
+    ("no token count from the server", lambda r: r.completion_tokens <= 0),
+    (
+        "chunk token counts do not add up to the server's final count",
+        lambda r: bool(r.chunk_tokens) and sum(r.chunk_tokens) != r.completion_tokens,
+    ),
+    (
+        "e2e shorter than TTFT",
+        lambda r: r.first_chunk is not None and r.end < r.first_chunk,
+    ),
+    ("last token seen sooner than the server's own e2e_latency", _faster_than_server),
+)
+
+
+def truth_problems(records: Sequence[RequestRecord]) -> list[str]:
+    """One line per impossible figure found among the successful requests."""
+    good = [r for r in records if r.ok]
+    problems = []
+    for description, check in TRUTH_CHECKS:
+        count = sum(1 for r in good if check(r))
+        if count:
+            problems.append(f"{count}/{len(good)} requests: {description}")
+    return problems
+
+
 def point_metrics(
     concurrency: int, records: Sequence[RequestRecord], wall_s: float
 ) -> PointMetrics:
@@ -95,4 +139,5 @@ def point_metrics(
         chunks=sum(len(r.chunk_times) for r in good),
         accept_histogram=histogram,
         position_accept_rate=position_accept_rates(histogram),
+        truth_problems=truth_problems(records),
     )

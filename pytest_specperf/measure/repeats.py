@@ -76,6 +76,14 @@ def _flatten(points: Sequence[PointMetrics]) -> list[PointMetrics]:
     return flat
 
 
+def _client_bound(samples: Sequence[PointMetrics]) -> str | None:
+    """The first client-bound sample's reason, saying which sample it was."""
+    for index, sample in enumerate(samples):
+        if sample.client_bound:
+            return f"sample {index + 1} of {len(samples)}: {sample.client_bound}"
+    return None
+
+
 def merge_samples(
     points: Sequence[PointMetrics], summarize: Summarize | None = None
 ) -> PointMetrics:
@@ -135,7 +143,7 @@ def merge_samples(
         client=max(clients, key=lambda health: health.loop_lag_p99_s) if clients else None,
         intervals=intervals,
         samples=samples,
-        client_bound=next((s.client_bound for s in samples if s.client_bound), None),
+        client_bound=_client_bound(samples),
         truth_problems=truth,
         accept_histogram=merge_histograms(sample.accept_histogram for sample in samples),
         position_accept_rate=_median_position_rates(samples),

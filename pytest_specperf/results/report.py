@@ -96,6 +96,8 @@ def seed_table(run: DepthRun) -> str:
         note = fell_behind(point.client)
         if note:
             lines.append(f"note C={point.concurrency}: {note}")
+        for problem in point.truth_problems:
+            lines.append(f"note C={point.concurrency}: figures that cannot be true: {problem}")
     return "\n".join(lines)
 
 

@@ -46,11 +46,19 @@ class ClientHealth(msgspec.Struct, frozen=True, kw_only=True):
     loop_lag_p99_s: float
     loop_lag_max_s: float
     samples: int
+    # Client processes of the point; with several, cpu_s is their sum, the lags their worst.
+    processes: int = 1
+    busiest_cpu_share: float | None = None
 
     @property
     def cpu_share(self) -> float:
-        """CPU time of the client process per second of wall time (1.0 = one core busy)."""
+        """CPU time of the client per second of wall time (1.0 = one core busy)."""
         return self.cpu_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def cpu_share_of_busiest(self) -> float:
+        """The busiest client process's CPU share (one asyncio process tops out at 1.0)."""
+        return self.cpu_share if self.busiest_cpu_share is None else self.busiest_cpu_share
 
 
 class Interval(msgspec.Struct, frozen=True, kw_only=True):

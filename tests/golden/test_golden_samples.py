@@ -12,17 +12,17 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
 
 from pytest_specperf.measure.fields import META_INFO_FIELDS
-from pytest_specperf.measure.loadgen import run_requests
+from pytest_specperf.measure.loadgen import Target, make_clients, run_requests
 from pytest_specperf.measure.metrics import point_metrics
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.results.schema import RequestRecord
 from pytest_specperf.server.info import SERVER_INFO_FIELDS
 from pytest_specperf.server.process import depth_of, summarize_server_info
 from tests.support.data import SGLANG_SAMPLES, sse_payloads
+from tests.support.local_http import Answer, LocalServer, response
 from tests.support.sim import SimServer
 
 DATA = SGLANG_SAMPLES
@@ -40,21 +40,19 @@ def sample_chunks(name: str) -> list[dict[str, Any]]:
 
 
 def replay(name: str, endpoint: str) -> RequestRecord:
-    """Stream the sample's lines back, one network chunk per SSE event, through the loadgen."""
-    events = [f"{line}\n\n".encode() for line in sample_lines(name)]
-
-    async def body() -> Any:
-        for event in events:
-            yield event
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body())
+    """Serve the sample's lines back from a local server, one HTTP chunk per SSE event."""
+    body = b"".join(f"{line}\n\n".encode() for line in sample_lines(name))
+    pieces = response(body, piece=1 << 20)
+    workload = Workload(endpoint="completions" if endpoint == "completions" else "generate")
 
     async def run() -> list[RequestRecord]:
-        transport = httpx.MockTransport(handler)
-        async with httpx.AsyncClient(transport=transport, base_url="http://sample") as client:
-            workload = Workload(endpoint="completions" if endpoint == "completions" else "generate")
-            records, _ = await run_requests(client, workload, concurrency=1, requests=1, model="m")
+        async with LocalServer(lambda seen: Answer(pieces)) as server:
+            target = Target(server.url)
+            clients = make_clients(target, workload, 1)
+            records, _ = await run_requests(
+                clients, target, workload, concurrency=1, requests=1, model="m"
+            )
+            clients[0].close()
         return records
 
     (record,) = asyncio.run(run())

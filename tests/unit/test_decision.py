@@ -13,6 +13,7 @@ from pytest_specperf.gate.decision import (
     MetricNoise,
     PointInput,
     Reference,
+    Remeasured,
     compare,
     estimate_noise,
     judge_depth,
@@ -169,9 +170,9 @@ def test_borderline_failure_is_re_measured_and_can_be_confirmed() -> None:
     """A result near the threshold asks for more samples once; a drop that holds is confirmed."""
     asked: list[list[int]] = []
 
-    def remeasure(concurrencies: list[int]) -> dict[int, tuple[dict[str, list[float]], int]]:
+    def remeasure(concurrencies: list[int]) -> dict[int, Remeasured]:
         asked.append(concurrencies)
-        return {c: ({"agg_tok_s": [96.0] * 10}, 2) for c in concurrencies}
+        return {c: Remeasured({"agg_tok_s": [96.0] * 10}, 2) for c in concurrencies}
 
     verdicts = judge_depth(
         3,
@@ -190,8 +191,8 @@ def test_borderline_failure_is_re_measured_and_can_be_confirmed() -> None:
 def test_borderline_failure_that_does_not_hold_passes() -> None:
     """When the new samples show no drop, the borderline result is not confirmed and passes."""
 
-    def remeasure(concurrencies: list[int]) -> dict[int, tuple[dict[str, list[float]], int]]:
-        return {c: ({"agg_tok_s": [96.0] * 5 + [104.0] * 5}, 2) for c in concurrencies}
+    def remeasure(concurrencies: list[int]) -> dict[int, Remeasured]:
+        return {c: Remeasured({"agg_tok_s": [96.0] * 5 + [104.0] * 5}, 2) for c in concurrencies}
 
     verdicts = judge_depth(
         3,
@@ -204,6 +205,32 @@ def test_borderline_failure_that_does_not_hold_passes() -> None:
     depth = next(v for v in verdicts if v.concurrency is None)
     assert depth.outcome == "pass" and not depth.confirmed and "not confirmed" in depth.message
     assert depth.remeasured
+
+
+def test_point_whose_confirmation_sample_was_client_bound_is_not_judged() -> None:
+    """A borderline point re-measured with a client-bound sample is unjudged, not confirmed,
+    and the depth pools only the points still judged."""
+
+    def remeasure(concurrencies: list[int]) -> dict[int, Remeasured]:
+        return {
+            c: Remeasured(
+                {"agg_tok_s": [96.0] * 10}, 2, "sample 7 of 10: saturated" if c == 4 else None
+            )
+            for c in concurrencies
+        }
+
+    verdicts = judge_depth(
+        3,
+        _points(dict.fromkeys((1, 4, 16), 96.0)),
+        SETTINGS,
+        path="p",
+        refresh_hint="r",
+        remeasure=remeasure,
+    )
+    at_4 = [v for v in verdicts if v.concurrency == 4]
+    depth = next(v for v in verdicts if v.concurrency is None)
+    assert [v.outcome for v in at_4] == ["unjudged"] and "sample 7 of 10" in at_4[0].message
+    assert "2 points pooled, 1 client-bound left out" in depth.message
 
 
 def test_regression_message_keeps_the_old_shape_and_adds_the_evidence() -> None:

@@ -161,3 +161,47 @@ def test_percentile_is_monotone_and_bounded(values: list[float], low: float, hig
     tolerance = 1e-9 * max(1.0, abs(ordered[0]), abs(ordered[-1]))
     assert ordered[0] - tolerance <= a <= b + tolerance
     assert b <= ordered[-1] + tolerance
+
+
+def test_consistent_records_have_no_truth_problem() -> None:
+    """Requests whose figures agree with each other and with the server raise nothing."""
+    record = ok_record([0.1, 0.2, 0.3], [1, 2, 2], end=0.31)
+    record.server_e2e_s = 0.29
+    assert point_metrics(1, [record], 1.0).truth_problems == []
+
+
+def test_chunk_counts_not_adding_up_to_the_final_count_are_flagged() -> None:
+    """Chunk counts that sum to more than the server's final count are named with their share."""
+    record = ok_record([0.1, 0.2], [3, 3])
+    record.completion_tokens = 4
+    problems = point_metrics(1, [record, ok_record([0.1], [2])], 1.0).truth_problems
+    assert problems == [
+        "1/2 requests: chunk token counts do not add up to the server's final count"
+    ]
+
+
+def test_request_without_server_count_is_flagged() -> None:
+    """A successful request with no token count from the server is flagged."""
+    record = RequestRecord(ok=True, start=0.0, end=1.0)
+    assert point_metrics(1, [record], 1.0).truth_problems == [
+        "1/1 requests: no token count from the server"
+    ]
+
+
+def test_end_before_first_token_is_flagged() -> None:
+    """An e2e shorter than the TTFT is impossible and flagged."""
+    record = ok_record([0.5], [2], end=0.4)
+    assert "1/1 requests: e2e shorter than TTFT" in point_metrics(1, [record], 1.0).truth_problems
+
+
+def test_last_token_sooner_than_server_e2e_is_flagged() -> None:
+    """Seeing the last token 0.2 s after sending when the server took 0.3 s cannot be true."""
+    record = ok_record([0.1, 0.2], [1, 1])
+    record.server_e2e_s = 0.3
+    problems = point_metrics(1, [record], 1.0).truth_problems
+    assert problems == ["1/1 requests: last token seen sooner than the server's own e2e_latency"]
+
+
+def test_failed_requests_are_not_truth_checked() -> None:
+    """A failed request's partial figures are not held to the truth checks."""
+    assert point_metrics(1, [failed_record("HTTP 500")], 1.0).truth_problems == []

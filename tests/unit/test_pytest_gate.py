@@ -59,8 +59,8 @@ def test_confirmation_reboots_only_in_fresh_boot_mode(mode: str, reboots: int, b
     gate = SpecperfGate(cast(DepthSession, session))
     result = gate._remeasure([4])
     assert session.reboots == reboots
-    samples, seen_boots = result[4]
-    assert samples["agg_tok_s"] == [100.0, 90.0] and seen_boots == boots
+    samples, seen_boots, client_bound = result[4]
+    assert samples["agg_tok_s"] == [100.0, 90.0] and seen_boots == boots and client_bound is None
 
 
 def test_confirmation_stays_in_the_boot_of_a_server_it_did_not_launch() -> None:

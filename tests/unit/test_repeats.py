@@ -107,11 +107,18 @@ def test_merged_point_shows_the_client_health_of_the_sample_that_lagged_most() -
     assert point.client is not None and point.client.loop_lag_p99_s == 0.2
 
 
-def test_a_client_bound_sample_makes_the_point_client_bound() -> None:
+def test_a_client_bound_sample_makes_the_point_client_bound_naming_the_sample() -> None:
     point = merge_samples(
         [sample(90.0), sample(100.0, client_bound="loop lag p99 80 ms")], fake_summarize
     )
-    assert point.client_bound == "loop lag p99 80 ms"
+    assert point.client_bound == "sample 2 of 2: loop lag p99 80 ms"
+
+
+def test_merging_more_samples_names_the_client_bound_one_among_all() -> None:
+    """Merging a merged point with new samples counts every sample, without nesting names."""
+    earlier = merge_samples([sample(90.0), sample(95.0)], fake_summarize)
+    point = merge_samples([earlier, sample(100.0, client_bound="lag")], fake_summarize)
+    assert point.client_bound == "sample 3 of 3: lag"
 
 
 def test_samples_of_different_concurrencies_do_not_merge() -> None:

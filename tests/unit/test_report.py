@@ -114,3 +114,11 @@ def test_full_report_places_the_speedup_table_after_the_trade_off() -> None:
     """With depth 0 in the run, the speculation sections follow the trade-off table."""
     text = full_report([make_run(0, 2000), make_run(3, 1000)])
     assert text.index("Speculation depth trade-off") < text.index("Speedup over no speculation")
+
+
+def test_point_with_truth_problems_gets_a_note_per_problem() -> None:
+    """Every impossible figure of a point is named beside the table."""
+    run = make_run(3, 1000)
+    run.points[1].truth_problems = ["2/2 requests: e2e shorter than TTFT"]
+    notes = [line for line in seed_table(run).splitlines() if line.startswith("note ")]
+    assert notes == ["note C=1: figures that cannot be true: 2/2 requests: e2e shorter than TTFT"]

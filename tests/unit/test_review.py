@@ -12,6 +12,7 @@ from pytest_specperf.gate.review import (
     diff,
     figures_of_baseline,
     figures_of_run,
+    incomplete_reason,
     promote,
     show,
 )
@@ -95,6 +96,14 @@ def test_promote_of_a_run_across_boots_records_calibrated_noise(tmp_path: Path) 
     assert written is not None
     noise = written.points["1"].noise["agg_tok_s"]
     assert (noise.source, noise.boots) == ("calibrated", 2)
+
+
+def test_a_client_bound_run_cannot_become_a_baseline() -> None:
+    """A baseline of figures the load generator bounded would hold the client to them."""
+    bound = run(100.0)
+    bound.points[0].client_bound = "load generator saturated"
+    reason = incomplete_reason(bound)
+    assert reason is not None and "client-bound at C=1" in reason
 
 
 def test_promote_refuses_a_run_that_did_not_complete(tmp_path: Path) -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-import httpx
-
 from pytest_specperf.measure.workload import (
     LONG_CONTEXT_WORDS,
     Workload,
@@ -15,7 +13,8 @@ from pytest_specperf.measure.workload import (
     realistic_prompts,
     workload_preset,
 )
-from tests.unit.test_loadgen import gen_chunk, run, sse, streamed
+from tests.support.local_http import Answer, Seen, response
+from tests.unit.test_loadgen import gen_chunk, run, sse
 
 
 def test_greedy_synthetic_is_the_seed_benchmark() -> None:
@@ -72,9 +71,9 @@ def test_requests_cycle_through_the_prompts_in_order() -> None:
     """Request i of a point sends prompt i mod n."""
     seen: list[str] = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(json.loads(request.content)["text"])
-        return streamed(sse(gen_chunk(2, finish={"type": "length"})))
+    def handler(request: Seen) -> Answer:
+        seen.append(json.loads(request.body)["text"])
+        return Answer(response(sse(gen_chunk(2, finish={"type": "length"}))))
 
     workload = Workload(prompts=("p0", "p1", "p2"))
     run(handler, workload=workload, concurrency=1, requests=5)

@@ -1,0 +1,661 @@
+"""The streaming transport: one HTTP/1.1 connection per worker on an asyncio.Protocol.
+
+The hot path is per received segment: take the arrival time once, de-chunk, cut SSE events,
+and for every /generate event read only ``completion_tokens`` and whether ``finish_reason`` is
+null, with two anchored regex matches found by ``rfind`` from the end (meta_info is last in
+SGLang's chunks, after the cumulative text). A key with its closing quote cannot occur inside
+a JSON string (a quote there is escaped), so the match is the key itself. Any event the fast
+path does not recognise -- the final chunk, an error, a wrong type, broken JSON -- is decoded
+in full with msgspec into measure/fields.py's StreamChunk, so every failure category of the
+full decode stays; the fast path reads two of GenerateMeta's fields, by the same names. OpenAI
+``/v1/completions`` events are small delta chunks and are always decoded in full.
+
+Why not httpx or aiohttp for the stream: measured side by side (docs/load-generator.md,
+benchmarks/client_overhead.py), their per-segment machinery (httpcore's h11 state machine and
+async iterators; aiohttp's StreamReader and per-line parsing) cost several times the CPU per
+token of this parser. httpx stays for the control plane (server_info, health).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import ssl
+import time
+from collections.abc import Callable
+from typing import cast
+from urllib.parse import urlsplit
+
+import msgspec
+
+from pytest_specperf.measure.fields import StreamChunk
+from pytest_specperf.results.schema import RequestRecord
+
+_decode_chunk = msgspec.json.Decoder(StreamChunk).decode
+_monotonic = time.monotonic  # once per received segment: no attribute lookup
+
+_EVENT_END = b"\n\n"
+_DATA_PREFIX = b"data:"
+_DONE = b"[DONE]"
+_TOKENS_KEY = b'"completion_tokens":'
+_FINISH_KEY = b'"finish_reason":'
+_TOKENS_KEY_LEN = len(_TOKENS_KEY)
+_FINISH_KEY_LEN = len(_FINISH_KEY)
+_TOKENS_VALUE = re.compile(rb'"completion_tokens":[ ]*([0-9]+)[ ]*[,}]')
+_FINISH_NULL = re.compile(rb'"finish_reason":[ ]*null[ ]*[,}]')
+_HEAD_END = b"\r\n\r\n"
+_CRLF = b"\r\n"
+_READ_BUFFER_BYTES = 64 * 1024
+
+
+class RequestFailed(Exception):
+    """One request's failure, with a short reason that becomes its error category."""
+
+
+class Target(msgspec.Struct, frozen=True):
+    """Where the streams go: base URL (http or https, optional path prefix) and API key."""
+
+    base_url: str
+    api_key: str | None = None
+
+    def address(self) -> tuple[str, int, bool, str]:
+        """(host, port, tls, path prefix) of the base URL."""
+        parts = urlsplit(self.base_url)
+        tls = parts.scheme == "https"
+        host = parts.hostname or "127.0.0.1"
+        port = parts.port or (443 if tls else 80)
+        return host, port, tls, parts.path.rstrip("/")
+
+    def request_bytes(self, path: str, body: bytes) -> bytes:
+        """The whole POST, built once per point and written as is for every request."""
+        host, port, _tls, prefix = self.address()
+        lines = [
+            f"POST {prefix}{path} HTTP/1.1",
+            f"Host: {host}:{port}",
+            "Content-Type: application/json",
+            "Accept: text/event-stream",
+            f"Content-Length: {len(body)}",
+        ]
+        if self.api_key:
+            lines.append(f"Authorization: Bearer {self.api_key}")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+class _Response:
+    """What one request's stream has delivered so far, filled in by the protocol."""
+
+    __slots__ = (
+        "completions",
+        "done",
+        "finished",
+        "last_tokens",
+        "on_second_chunk",
+        "record",
+        "usage_seen",
+    )
+
+    def __init__(
+        self,
+        record: RequestRecord,
+        completions: bool,
+        on_second_chunk: Callable[[], None] | None = None,
+    ) -> None:
+        self.record = record
+        self.completions = completions
+        self.on_second_chunk = on_second_chunk
+        self.last_tokens = 0
+        self.finished = False
+        self.done = False
+        self.usage_seen = False
+
+    def tokens(self, total: int, now: float) -> None:
+        record = self.record
+        new_tokens = total - self.last_tokens
+        if new_tokens > 0:
+            if record.first_chunk is None:
+                record.first_chunk = now
+            record.chunk_times.append(now)
+            record.chunk_tokens.append(new_tokens)
+            if len(record.chunk_times) == 2 and self.on_second_chunk is not None:
+                self.on_second_chunk()
+            self.last_tokens = total
+        record.completion_tokens = total
+
+    def event(self, event: bytes, now: float) -> None:
+        if not event.startswith(_DATA_PREFIX):
+            return  # comments and other SSE fields carry nothing the suite reads
+        if not self.completions and event.endswith(b"}"):
+            at = event.rfind(_TOKENS_KEY)
+            if at >= 0:
+                tokens = _TOKENS_VALUE.match(event, at)
+                finish_at = event.rfind(_FINISH_KEY)
+                if tokens and finish_at >= 0 and _FINISH_NULL.match(event, finish_at):
+                    self.tokens(int(tokens.group(1)), now)
+                    return
+        payload = event[len(_DATA_PREFIX) :].strip()
+        if payload == _DONE:
+            self.done = True
+            return
+        try:
+            chunk = _decode_chunk(payload)
+        except msgspec.DecodeError as exc:
+            raise RequestFailed("malformed chunk") from exc
+        if chunk.error is not None:
+            raise RequestFailed("error chunk")
+        if self.completions:
+            self._completions_chunk(chunk, now)
+        else:
+            self._generate_chunk(chunk, now)
+
+    def _generate_chunk(self, chunk: StreamChunk, now: float) -> None:
+        meta = chunk.meta_info
+        if meta is None:
+            raise RequestFailed("chunk without meta_info")
+        self.tokens(meta.completion_tokens, now)
+        record = self.record
+        record.prompt_tokens = meta.prompt_tokens
+        if meta.finish_reason is not None:
+            self.finished = True
+            record.spec_verify_ct = meta.spec_verify_ct
+            record.server_e2e_s = meta.e2e_latency
+
+    def _completions_chunk(self, chunk: StreamChunk, now: float) -> None:
+        record = self.record
+        if chunk.usage is not None:
+            record.completion_tokens = chunk.usage.completion_tokens
+            record.prompt_tokens = chunk.usage.prompt_tokens
+            self.usage_seen = True
+        for choice in chunk.choices or ():
+            if choice.text:
+                if record.first_chunk is None:
+                    record.first_chunk = now
+                record.chunk_times.append(now)
+                # OpenAI chunks carry no per-chunk count; spread after the usage chunk arrives.
+                record.chunk_tokens.append(0)
+                if len(record.chunk_times) == 2 and self.on_second_chunk is not None:
+                    self.on_second_chunk()
+            if choice.finish_reason is not None:
+                self.finished = True
+
+    def close(self) -> None:
+        """The body ended: check it was whole and spread OpenAI usage over its chunks."""
+        record = self.record
+        if self.completions and self.usage_seen and record.chunk_tokens:
+            share, extra = divmod(record.completion_tokens, len(record.chunk_tokens))
+            record.chunk_tokens = [share + (i < extra) for i in range(len(record.chunk_tokens))]
+        if not self.finished or (self.completions and not self.usage_seen):
+            raise RequestFailed("truncated stream")
+
+
+class _Connection(asyncio.Protocol):
+    """One keep-alive HTTP/1.1 connection carrying one streaming response at a time.
+
+    Body framing: chunked, Content-Length, or until close. Anything unexpected fails the
+    request in flight and the connection is dropped, never reused.
+    """
+
+    def __init__(self, stall_timeout_s: float) -> None:
+        self.stall_timeout_s = stall_timeout_s
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self.reusable = False
+        self._loop = asyncio.get_running_loop()
+        self._response: _Response | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._stall_timer: asyncio.TimerHandle | None = None
+        self._received_any = False
+        self._last_arrival = 0.0
+        self._head = bytearray()
+        self._in_body = False
+        self._chunked = False
+        self._whole_events_first = False  # a chunked /generate body: try _whole_events
+        self._remaining = -1  # Content-Length bytes left; -1: chunked or until close
+        self._keep_alive = True
+        self._raw = bytearray()  # chunked framing not yet decoded
+        self._chunk_left = 0  # payload bytes left in the current HTTP chunk
+        self._events = bytearray()  # SSE bytes not yet cut into events
+
+    # asyncio.Protocol
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if self._response is None:
+            return
+        if not self._received_any:
+            self._fail(_ConnectionDropped())
+        elif self._in_body and self._remaining == -1 and not self._chunked:
+            self._finish()  # a body delimited by the close
+        elif exc is not None:
+            self._fail(RequestFailed(f"connection broken (reset: {type(exc).__name__})"))
+        else:
+            self._fail(RequestFailed("connection broken (closed mid-response)"))
+
+    def eof_received(self) -> bool | None:
+        return None  # close the transport; connection_lost reports
+
+    def data_received(self, data: bytes) -> None:
+        now = _monotonic()
+        self._last_arrival = now
+        self._received_any = True
+        if self._response is None:
+            self._drop()  # bytes nobody asked for: never reuse this connection
+            return
+        try:
+            if self._whole_events_first and self._chunk_left == 0 and not self._raw:
+                at = self._whole_events(data, now, 0)
+                if at < len(data):
+                    self._chunked_data(data, now, at)
+                return
+            if not self._in_body:
+                if not self._head:
+                    data = data.lstrip(_CRLF)  # the last CRLF of the previous chunked body
+                self._head += data
+                end = self._head.find(_HEAD_END)
+                if end < 0:
+                    return
+                data = bytes(self._head[end + 4 :])
+                self._start_body(bytes(self._head[:end]))
+                if not data:
+                    if self._remaining == 0:
+                        self._finish()
+                    return
+            if self._chunked:
+                self._chunked_data(data, now)
+            else:
+                self._plain_data(data, now)
+        except RequestFailed as exc:
+            self._fail(exc)
+
+    def _whole_events(self, data: bytes, now: float, at: int) -> int:
+        """The hot path: the HTTP chunks from ``at`` in ``data`` that are each one whole
+        SSE event of a non-final /generate chunk, read in place (no copies, one call each);
+        returns where it stopped. Anything else (a cut chunk, the final chunk, several events
+        in a chunk, an error) is left to the general path from that offset, which reads the
+        same bytes the same way or decodes them in full."""
+        response = self._response
+        assert response is not None
+        if self._events:
+            return at
+        size = len(data)
+        while at < size:
+            line_end = data.find(b"\r", at, at + 10)
+            if line_end < 0:
+                break
+            try:
+                start = line_end + 2
+                end = start + int(data[at:line_end], 16)
+            except ValueError:
+                break
+            if (
+                end <= start
+                or end + 2 > size
+                or data[end - 3 : end + 2] != b"}\n\n\r\n"
+                or not data.startswith(_DATA_PREFIX, start)
+                or data.find(b"\n", start, end - 2) >= 0
+            ):
+                break
+            # The count: digits up to the next comma ("completion_tokens" is never meta_info's
+            # last key in SGLang's chunks, nor in the reference servers'); finish_reason null.
+            key = data.rfind(_TOKENS_KEY, start, end)
+            finish = data.rfind(_FINISH_KEY, start, end)
+            if key < 0 or finish < 0:
+                break
+            digits = key + _TOKENS_KEY_LEN
+            comma = data.find(b",", digits, digits + 24)
+            value = finish + _FINISH_KEY_LEN
+            if comma < 0 or not (
+                data.startswith(b"null", value) or data.startswith(b" null", value)
+            ):
+                break
+            try:
+                total = int(data[digits:comma])
+            except ValueError:
+                break
+            new_tokens = total - response.last_tokens
+            if new_tokens > 0:
+                record = response.record
+                if record.first_chunk is None:
+                    record.first_chunk = now
+                record.chunk_times.append(now)
+                record.chunk_tokens.append(new_tokens)
+                response.last_tokens = total
+                record.completion_tokens = total
+                if len(record.chunk_times) == 2 and response.on_second_chunk is not None:
+                    response.on_second_chunk()
+            else:
+                response.tokens(total, now)
+            at = end + 2
+        return at
+
+    @property
+    def keeps_alive(self) -> bool:
+        """False once the response in flight said the server will close the connection."""
+        return self._keep_alive
+
+    # one request
+
+    async def exchange(self, request: bytes, response: _Response) -> None:
+        """Send one request and wait until its stream ended; raises RequestFailed.
+
+        The request's clock (``record.start``) starts here, as its bytes go to the socket:
+        connection set-up before it is the client's business, not the server's latency.
+        """
+        assert self.transport is not None
+        self._response = response
+        self._waiter = self._loop.create_future()
+        self._received_any = False
+        self._head.clear()
+        self._in_body = False
+        self._chunked = False
+        self._whole_events_first = False
+        self._remaining = -1
+        self._keep_alive = True
+        self._raw.clear()
+        self._chunk_left = 0
+        self._events.clear()
+        self.reusable = False
+        self._last_arrival = response.record.start = time.monotonic()
+        self._stall_timer = self._loop.call_at(
+            self._last_arrival + self.stall_timeout_s, self._check_stall
+        )
+        self.transport.write(request)
+        try:
+            await self._waiter
+        finally:
+            self._stall_timer.cancel()
+            if not self._waiter.done():  # cancelled (request timeout): the stream is abandoned
+                self._drop()
+            self._response = None
+            self._waiter = None
+
+    def _check_stall(self) -> None:
+        due = self._last_arrival + self.stall_timeout_s
+        if time.monotonic() >= due - 1e-3:  # uvloop's clock ticks in ms
+            self._fail(RequestFailed("stalled stream (read timeout)"))
+        else:
+            self._stall_timer = self._loop.call_at(due, self._check_stall)
+
+    def _start_body(self, head: bytes) -> None:
+        lines = head.split(_CRLF)
+        status_line = lines[0].split(b" ", 2)
+        if len(status_line) < 2 or not status_line[0].startswith(b"HTTP/1."):
+            raise RequestFailed("connection broken (not an HTTP/1.1 response)")
+        status = int(status_line[1]) if status_line[1].isdigit() else 0
+        headers: dict[bytes, bytes] = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(b":")
+            headers[name.strip().lower()] = value.strip()
+        if status != 200:
+            raise RequestFailed(f"HTTP {status}")
+        content_type = headers.get(b"content-type", b"").decode("latin-1")
+        if "text/event-stream" not in content_type:
+            raise RequestFailed(f"wrong content type {content_type.split(';')[0] or 'none'}")
+        self._in_body = True
+        self._keep_alive = headers.get(b"connection", b"").lower() != b"close"
+        if b"chunked" in headers.get(b"transfer-encoding", b"").lower():
+            self._chunked = True
+            assert self._response is not None
+            self._whole_events_first = not self._response.completions
+        elif b"content-length" in headers:
+            self._remaining = int(headers[b"content-length"])
+        else:
+            self._keep_alive = False
+
+    def _plain_data(self, data: bytes, now: float) -> None:
+        if self._remaining >= 0:
+            data = data[: self._remaining]
+            self._remaining -= len(data)
+        self._sse(data, now)
+        if self._remaining == 0:
+            self._finish()
+
+    def _chunked_data(self, data: bytes, now: float, at: int = 0) -> None:
+        if self._raw:  # a size line or CRLF cut by the previous segment
+            self._raw += data[at:]
+            data = bytes(self._raw)
+            self._raw.clear()
+            at = 0
+        size = len(data)
+        whole_events = self._whole_events_first
+        while at < size:
+            left = self._chunk_left
+            if left > 0:  # inside a chunk's payload
+                end = at + left
+                if end <= size:
+                    self._sse(data[at:end], now)
+                    self._chunk_left = -2  # the CRLF after the payload comes next
+                else:
+                    self._sse(data[at:], now)
+                    self._chunk_left = end - size
+                at = min(end, size)
+                continue
+            if left == -2:
+                if size - at < 2:
+                    break
+                at += 2
+                self._chunk_left = 0
+                continue
+            if whole_events:
+                at = self._whole_events(data, now, at)
+                if at >= size:
+                    break
+            line_end = data.find(_CRLF, at)
+            if line_end < 0:
+                break
+            size_field = data[at:line_end].split(b";", 1)[0].strip()
+            try:
+                chunk_size = int(size_field, 16)
+            except ValueError:
+                raise RequestFailed("connection broken (bad chunk framing)") from None
+            at = line_end + 2
+            if chunk_size == 0:
+                self._finish()
+                return
+            self._chunk_left = chunk_size
+        if at < size:
+            self._raw += data[at:]
+
+    def _sse(self, data: bytes, now: float) -> None:
+        # Events end with a blank line; JSON payloads hold no raw newline, so the first "\n"
+        # of an event is its end. One-byte finds: bytes.find of a 2-byte pattern is ~40x
+        # slower than memchr on chunks of cumulative text.
+        response = self._response
+        assert response is not None
+        events = self._events
+        if not events and data.find(b"\n") == len(data) - 2 and data.endswith(_EVENT_END):
+            response.event(data[:-2], now)  # the common case: one whole event per chunk
+            return
+        events += data
+        start = 0
+        while True:
+            cut = events.find(b"\n", start)
+            if cut < 0 or cut + 1 >= len(events):
+                break
+            if events[cut + 1] != 10:  # a line break inside an event (several SSE fields)
+                nxt = events.find(_EVENT_END, cut)
+                if nxt < 0:
+                    break
+                cut = nxt
+            response.event(bytes(events[start:cut]), now)
+            start = cut + 2
+        if start:
+            del events[:start]
+
+    def _finish(self) -> None:
+        response, waiter = self._response, self._waiter
+        if response is None or waiter is None or waiter.done():
+            return
+        leftover = bytes(self._events).strip()
+        try:
+            if leftover:
+                response.event(leftover, self._last_arrival)
+            response.close()
+        except RequestFailed as exc:
+            self._fail(exc)
+            return
+        self.reusable = self._keep_alive and not self.closed
+        waiter.set_result(None)
+
+    def _fail(self, exc: Exception) -> None:
+        waiter = self._waiter
+        self._drop()
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(exc)
+
+    def _drop(self) -> None:
+        self.reusable = False
+        if self.transport is not None and not self.closed:
+            self.transport.abort()
+        self.closed = True
+
+
+class _BufferedConnection(_Connection, asyncio.BufferedProtocol):
+    """The same connection reading into one preallocated buffer, for asyncio's own loop.
+
+    asyncio's selector loop gives a plain Protocol a fresh max_size (256 KiB) bytes per recv,
+    which glibc serves by mmap/munmap: measured as the largest single cost per chunk when
+    chunks arrive one at a time (paced). uvloop reads into its own buffer, and there the
+    extra get_buffer call per read costs more than it saves.
+    """
+
+    def __init__(self, stall_timeout_s: float) -> None:
+        super().__init__(stall_timeout_s)
+        self._read_buffer = bytearray(_READ_BUFFER_BYTES)
+        self._read_view = memoryview(self._read_buffer)
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._read_view
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.data_received(bytes(self._read_view[:nbytes]))
+
+
+class _ConnectionDropped(Exception):
+    """The server closed a connection before answering (a stale keep-alive): retry once."""
+
+
+class StreamClient:
+    """One worker's client: sends a request, streams its answer into a RequestRecord.
+
+    Against a server that closes the connection after each response (``Connection: close``,
+    as the reference server firehose.py does), the next connection is opened while the
+    current stream runs, so it is ready when the next request goes: 64 workers reconnecting
+    at once put their connects into the TTFT of a round's requests (docs/load-generator.md).
+    It is opened on the stream's second chunk, not its first: the first chunks of a round
+    arrive together, and 64 connects among them would delay reading them. A keep-alive
+    server (SGLang's) never needs it.
+    """
+
+    def __init__(
+        self,
+        target: Target,
+        *,
+        stall_timeout_s: float,
+        connect_timeout_s: float,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        self.host, self.port, tls, _prefix = target.address()
+        self.stall_timeout_s = stall_timeout_s
+        self.connect_timeout_s = connect_timeout_s
+        self.ssl_context = (ssl_context or ssl.create_default_context()) if tls else None
+        self._connection: _Connection | None = None
+        self._spare: asyncio.Task[_Connection] | None = None
+
+    async def _connect(self) -> _Connection:
+        loop = asyncio.get_running_loop()
+        kind = _BufferedConnection if isinstance(loop, asyncio.BaseEventLoop) else _Connection
+        try:
+            async with asyncio.timeout(self.connect_timeout_s):
+                _transport, connection = await loop.create_connection(
+                    lambda: kind(self.stall_timeout_s),
+                    self.host,
+                    self.port,
+                    ssl=self.ssl_context,
+                    server_hostname=self.host if self.ssl_context else None,
+                )
+        except TimeoutError:
+            raise RequestFailed("timeout") from None
+        except ConnectionRefusedError:
+            raise RequestFailed("connection refused") from None
+        except ssl.SSLError as exc:
+            raise RequestFailed(f"TLS error ({exc.reason})") from None
+        except OSError as exc:
+            raise RequestFailed(f"connect failed ({type(exc).__name__})") from None
+        return connection
+
+    def _open_spare(self) -> None:
+        """Called on a stream's second chunk: open the next connection if this one will close."""
+        connection = self._connection
+        if self._spare is None and connection is not None and not connection.keeps_alive:
+            self._spare = asyncio.get_running_loop().create_task(self._connect())
+            self._spare.add_done_callback(_retrieve_exception)
+
+    async def _take_spare(self) -> _Connection | None:
+        spare, self._spare = self._spare, None
+        if spare is None:
+            return None
+        try:
+            connection = await spare
+        except RequestFailed:
+            return None
+        return None if connection.closed else connection
+
+    async def _ready_connection(self) -> tuple[_Connection, bool]:
+        """The connection for the next request, and whether it was open before it (an open
+        connection the server has meanwhile dropped earns the request one retry)."""
+        connection = self._connection
+        if connection is not None and connection.reusable:
+            return connection, True
+        spare = await self._take_spare()
+        if spare is not None:
+            self._connection = spare
+            return spare, True
+        self._connection = await self._connect()
+        return self._connection, False
+
+    async def stream(self, request: bytes, completions: bool) -> RequestRecord:
+        """One request, start to end; never raises for anything the server does.
+
+        ``start`` is when the request's bytes were sent (a failed connect: when it began).
+        """
+        record = RequestRecord(ok=False, start=time.monotonic(), end=0.0)
+        try:
+            for attempt in (0, 1):
+                connection, was_open = await self._ready_connection()
+                try:
+                    await connection.exchange(
+                        request, _Response(record, completions, self._open_spare)
+                    )
+                    break
+                except _ConnectionDropped:
+                    self._connection = None
+                    if not was_open or attempt == 1:
+                        raise RequestFailed("connection broken (closed before answering)") from None
+            record.ok = True
+        except RequestFailed as exc:
+            record.error = str(exc)
+        except Exception as exc:  # anything else odd about one request must not end the point
+            record.error = f"client error ({type(exc).__name__})"
+            self.close()
+        record.end = time.monotonic()
+        return record
+
+    def close(self) -> None:
+        if self._connection is not None:
+            self._connection._drop()
+            self._connection = None
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            if spare.done() and not spare.cancelled() and spare.exception() is None:
+                spare.result()._drop()
+            else:
+                spare.cancel()
+
+
+def _retrieve_exception(task: asyncio.Task[_Connection]) -> None:
+    """A spare connection that failed is reported by the request that needed it, if any."""
+    if not task.cancelled():
+        task.exception()
