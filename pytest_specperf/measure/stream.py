@@ -158,6 +158,7 @@ class _Response:
             self.finished = True
             record.spec_verify_ct = meta.spec_verify_ct
             record.server_e2e_s = meta.e2e_latency
+            record.accept_histogram = meta.spec_correct_drafts_histogram
 
     def _completions_chunk(self, chunk: StreamChunk, now: float) -> None:
         record = self.record
