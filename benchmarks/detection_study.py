@@ -33,7 +33,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_specperf.gate.baselines import baseline_from_runs
-from pytest_specperf.gate.decision import GateSettings, PointInput, Reference, judge_depth
+from pytest_specperf.gate.decision import (
+    GateSettings,
+    NoiseSource,
+    PointInput,
+    Reference,
+    Remeasured,
+    judge_depth,
+)
 from pytest_specperf.results.schema import DepthRun, PointMetrics
 from pytest_specperf.sim import model
 from pytest_specperf.sim.noise import NoiseModel
@@ -176,7 +183,7 @@ def record_baseline(
                 points=[_point(c, v, k) for c, v in values.items()],
             )
         )
-    source = "calibrated" if boots > 1 else "recorded repeats"
+    source: NoiseSource = "calibrated" if boots > 1 else "recorded repeats"
     baseline = baseline_from_runs(runs, how_recorded="detection study", source=source)
     references = {}
     for c in shapes:
@@ -223,7 +230,7 @@ def trial(
     confirmations = 0
     boots_seen = 1
 
-    def remeasure(concurrencies: list[int]) -> dict[int, tuple[dict[str, list[float]], int]]:
+    def remeasure(concurrencies: list[int]) -> dict[int, Remeasured]:
         nonlocal confirmations, boot, boots_seen
         confirmations += 1
         if confirm == "fresh-boot":
@@ -232,7 +239,7 @@ def trial(
         for _ in range(repeats):
             for c in concurrencies:
                 values[c].append(boot.sample(shapes[c], slowdown))
-        return {c: (by_metric(values[c]), boots_seen) for c in concurrencies}
+        return {c: Remeasured(by_metric(values[c]), boots_seen) for c in concurrencies}
 
     points = [
         PointInput(concurrency=c, samples=by_metric(values[c]), references=references[c])

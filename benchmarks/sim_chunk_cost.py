@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 
 import aiohttp
 import psutil
@@ -63,7 +64,7 @@ def serve_starlette(port: int, size: int) -> None:
     async def stream(request: Request) -> StreamingResponse:
         n = int(request.query_params["n"])
 
-        async def gen():  # type: ignore[no-untyped-def]
+        async def gen() -> AsyncIterator[bytes]:
             for _ in range(n):
                 yield payload
 

@@ -191,7 +191,7 @@ async def _serve(options: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     options = _options(argv)
-    children = []
+    children: list[int] = []
     for _ in range(options.workers - 1):
         pid = os.fork()
         if pid == 0:

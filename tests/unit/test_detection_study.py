@@ -1,0 +1,25 @@
+"""benchmarks/detection_study.py runs against the gate as it is now (a few seeded trials)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+STUDY = Path(__file__).resolve().parents[2] / "benchmarks" / "detection_study.py"
+
+
+def test_study_runs_and_a_large_slowdown_is_always_red() -> None:
+    done = subprocess.run(
+        [sys.executable, str(STUDY), "--trials", "4", "--scenario", "a", "--repeats", "1"]
+        + ["--slowdowns", "0", "0.2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| a | 1 |")]
+    assert len(rows) == 2, done.stdout
+    slowed = rows[1].split("|")
+    assert slowed[3].strip() == "20%" and slowed[4].strip() == "100.0%", rows[1]
