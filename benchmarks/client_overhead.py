@@ -48,7 +48,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -74,11 +74,11 @@ def _wait_listening(port: int, proc: subprocess.Popen[bytes], seconds: float = 6
 
 
 @contextmanager
-def server(argv: list[str], port: int) -> Iterator[None]:
+def server(argv: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait_listening(port, proc)
-        yield
+        yield proc
     finally:
         proc.terminate()
         try:
@@ -88,9 +88,21 @@ def server(argv: list[str], port: int) -> Iterator[None]:
             proc.wait()
 
 
+class Served(NamedTuple):
+    url: str
+    pid: int
+
+
+def _process_cpu_s(pid: int) -> float:
+    import psutil
+
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
+
+
 @contextmanager
 def stream_server(mode: str, options: argparse.Namespace, truth: Path | None = None,
-                  workers: int = 1, script: Path | None = None) -> Iterator[str]:  # fmt: skip
+                  workers: int = 1, script: Path | None = None) -> Iterator[Served]:  # fmt: skip
     """A reference server script with the CLI firehose.py and stream_server.py share."""
     port = _free_port()
     argv = [
@@ -101,8 +113,8 @@ def stream_server(mode: str, options: argparse.Namespace, truth: Path | None = N
         argv += ["--workers", str(workers)]
     if truth is not None:
         argv += ["--truth", str(truth)]
-    with server(argv, port):
-        yield f"http://127.0.0.1:{port}"
+    with server(argv, port) as proc:
+        yield Served(f"http://127.0.0.1:{port}", proc.pid)
 
 
 def _child_env() -> dict[str, str]:
@@ -420,7 +432,7 @@ def compare(options: argparse.Namespace) -> None:
     for repeat in range(options.repeats):
         order = clients if repeat % 2 == 0 else list(reversed(clients))
         truth = work / f"truth-{repeat}.jsonl"
-        with stream_server("paced", options, truth) as url:
+        with stream_server("paced", options, truth) as (url, _pid):
             probe, window = probe_ttft(url)
             probe_rows = server_rows(truth, window, PROBE_TOKENS, len(probe))
             floor = _median(probe) - server_record(probe_rows, options.chunk)["ttft_p50_s"]
@@ -460,14 +472,22 @@ def compare(options: argparse.Namespace) -> None:
                     f"(server {record['ttft_p50_s'] * 1e3:.1f})",
                     flush=True,
                 )
-        with stream_server("firehose", options) as url:
+        with stream_server("firehose", options) as (url, pid):
             for client in order:
+                # The server's CPU per measured token (the clients' warm-ups, the same for all,
+                # included): on a small machine the single-process reference server is what
+                # saturates, and how much it works per token depends on the client (a reader
+                # that falls behind lets it batch its writes).
+                before = _process_cpu_s(pid)
                 result = _run(client, url, options, work)
                 if result is not None:
+                    server_us = (_process_cpu_s(pid) - before) / result["tokens"] * 1e6
                     add("ceiling", client, result["agg_tok_s"])
+                    add("server_us", client, server_us)
                     print(
                         f"  repeat {repeat + 1} firehose, {client}: "
-                        f"{result['agg_tok_s']:,.0f} tok/s",
+                        f"{result['agg_tok_s']:,.0f} tok/s, the server's CPU "
+                        f"{server_us:.1f} us/token",
                         flush=True,
                     )
     _print_compare(options, clients, table)
@@ -487,6 +507,7 @@ def _print_compare(
     rows = [
         ("client CPU per streamed token, paced (us)", "cpu_us", ".1f"),
         ("ceiling, unpaced (tok/s)", "ceiling", ",.0f"),
+        ("  the reference server's CPU per token meanwhile (us)", "server_us", ".1f"),
         ("agg tok/s vs the server's record, paced (%)", "agg_pct", "+.2f"),
         ("per-request tok/s vs the server's record, paced (%)", "per_req_pct", "+.2f"),
         ("TTFT p50 minus the server's, paced (ms)", "ttft_ms", "+.1f"),
@@ -534,7 +555,7 @@ def procs(options: argparse.Namespace) -> None:
         flush=True,
     )
     script = HERE / "stream_server.py"  # several server processes on one port (SO_REUSEPORT)
-    with stream_server("firehose", options, workers=workers, script=script) as url:
+    with stream_server("firehose", options, workers=workers, script=script) as (url, _pid):
         for repeat in range(options.repeats):
             for count in counts if repeat % 2 == 0 else list(reversed(counts)):
                 result = run_ours(url, options, options.requests, count)
