@@ -15,6 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_specperf.results.plot_style import (
+    concurrency_axis,
+    depth_color,
+    depth_label,
+    depth_marker,
+    new_figure,
+    thousands,
+)
 from pytest_specperf.results.recommendation_plot import RECOMMENDATION_PNG, recommendation_figure
 from pytest_specperf.results.report import METRIC_LABELS, Plot
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, Recommendation
@@ -26,7 +34,6 @@ from pytest_specperf.results.speculation_plots import (
 )
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 PLOTS_HINT = 'plots: not drawn (matplotlib is not installed): pip install "pytest-specperf[plots]"'
@@ -134,35 +141,6 @@ def _save(figure: Figure, path: Path) -> None:
     partial.replace(path)
 
 
-def _new_figure(columns: int = 1, width: float = 6.4) -> tuple[Figure, list[Axes]]:
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(1, columns, figsize=(width * columns, 4.4), facecolor="white")
-    axes_list = list(axes) if columns > 1 else [axes]
-    for ax in axes_list:
-        ax.set_facecolor("white")
-        ax.grid(True, color="#dddddd", linewidth=0.8)
-        ax.set_axisbelow(True)
-    return figure, axes_list
-
-
-# Depth colours: no red or green, which mark a regression and an improvement in floors.png.
-_DEPTH_COLORS = (
-    "#1f77b4",  # blue
-    "#ff7f0e",  # orange
-    "#9467bd",  # purple
-    "#8c564b",  # brown
-    "#17becf",  # cyan
-    "#e377c2",  # pink
-    "#7f7f7f",  # grey
-    "#bcbd22",  # olive
-)
-
-
-def _color(depth: int) -> str:
-    return _DEPTH_COLORS[(depth - 1) % len(_DEPTH_COLORS)]
-
-
 def _points(run: DepthRun) -> list[PointMetrics]:
     return sorted(run.points, key=lambda point: point.concurrency)
 
@@ -184,16 +162,8 @@ def _error_bars(
     return [below, above]
 
 
-def _concurrency_axis(ax: Axes, concurrencies: Sequence[int]) -> None:
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(list(concurrencies))
-    ax.set_xticklabels([str(c) for c in concurrencies])
-    ax.minorticks_off()
-    ax.set_xlabel("concurrency C (requests in flight)")
-
-
 def _throughput_figure(runs: list[DepthRun]) -> Figure:
-    figure, (agg_ax, per_req_ax) = _new_figure(columns=2)
+    figure, (agg_ax, per_req_ax) = new_figure(columns=2)
     concurrencies = sorted({p.concurrency for run in runs for p in run.points})
     for run in runs:
         points = _points(run)
@@ -208,19 +178,19 @@ def _throughput_figure(runs: list[DepthRun]) -> Figure:
                 [x for x, _ in shown],
                 [v for _, v in shown],
                 yerr=None if errors is None else _keep_shown(errors, values),
-                marker="o",
+                marker=depth_marker(run.depth),
                 capsize=4,
-                color=_color(run.depth),
-                label=f"steps={run.depth}",
+                color=depth_color(run.depth),
+                label=depth_label(run.depth),
             )
     agg_ax.set_title("Aggregate throughput")
     agg_ax.set_ylabel("aggregate tok/s (all requests)")
     per_req_ax.set_title("Per-request throughput")
     per_req_ax.set_ylabel("per-request tok/s (mean over requests)")
     for ax in (agg_ax, per_req_ax):
-        _concurrency_axis(ax, concurrencies)
+        concurrency_axis(ax, concurrencies)
         ax.set_ylim(bottom=0)
-        ax.yaxis.set_major_formatter(_thousands())
+        ax.yaxis.set_major_formatter(thousands())
         ax.legend(title="speculation depth")
     return figure
 
@@ -231,7 +201,7 @@ def _keep_shown(errors: list[list[float]], values: Sequence[float | None]) -> li
 
 
 def _pareto_figure(runs: list[DepthRun]) -> Figure | None:
-    figure, (ax,) = _new_figure(width=7.2)
+    figure, (ax,) = new_figure(width=7.2)
     curves = [(run, [p for p in _points(run) if p.per_req_tok_s is not None]) for run in runs]
     curves = [(run, points) for run, points in curves if points]
     x_span = max((p.agg_tok_s for _, points in curves for p in points), default=0.0) or 1.0
@@ -239,7 +209,13 @@ def _pareto_figure(runs: list[DepthRun]) -> Figure | None:
     for run, points in curves:
         xs = [p.agg_tok_s for p in points]
         ys = [p.per_req_tok_s or 0.0 for p in points]
-        ax.plot(xs, ys, marker="o", color=_color(run.depth), label=f"steps={run.depth}")
+        ax.plot(
+            xs,
+            ys,
+            marker=depth_marker(run.depth),
+            color=depth_color(run.depth),
+            label=depth_label(run.depth),
+        )
         for label, x, y in _pareto_labels(points, x_span, y_span or 1.0):
             ax.annotate(
                 label,
@@ -247,7 +223,7 @@ def _pareto_figure(runs: list[DepthRun]) -> Figure | None:
                 textcoords="offset points",
                 xytext=(5, 5),
                 fontsize=8,
-                color=_color(run.depth),
+                color=depth_color(run.depth),
             )
     if not curves:
         import matplotlib.pyplot as plt
@@ -260,8 +236,8 @@ def _pareto_figure(runs: list[DepthRun]) -> Figure | None:
     # Room above and to the right for the "C=..." labels of the outermost points.
     ax.set_xlim(left=0, right=ax.get_xlim()[1] * 1.08)
     ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.06)
-    ax.xaxis.set_major_formatter(_thousands())
-    ax.yaxis.set_major_formatter(_thousands())
+    ax.xaxis.set_major_formatter(thousands())
+    ax.yaxis.set_major_formatter(thousands())
     ax.legend(title="speculation depth")
     return figure
 
@@ -292,7 +268,7 @@ def _capacity_figure(runs: list[DepthRun]) -> Figure | None:
     running = [(run.depth, run.server.max_running_requests) for run in known if run.server]
     if all(value is None for _, value in tokens + running):
         return None
-    figure, (tokens_ax, running_ax) = _new_figure(columns=2, width=5.2)
+    figure, (tokens_ax, running_ax) = new_figure(columns=2, width=5.2)
     for ax, pairs, ylabel, title in (
         (tokens_ax, tokens, "KV cache capacity (tokens)", "KV capacity (max_total_num_tokens)"),
         (running_ax, running, "max running requests", "Max running requests"),
@@ -302,22 +278,16 @@ def _capacity_figure(runs: list[DepthRun]) -> Figure | None:
         bars = ax.bar(
             labels,
             [value for _, value in shown],
-            color=[_color(depth) for depth, _ in shown],
+            color=[depth_color(depth) for depth, _ in shown],
         )
         ax.bar_label(bars, labels=[f"{value:,}" for _, value in shown], fontsize=8)
         ax.set_title(title)
         ax.set_xlabel("speculation depth")
         ax.set_ylabel(ylabel)
         ax.ticklabel_format(axis="y", style="plain")
-        ax.yaxis.set_major_formatter(_thousands())
+        ax.yaxis.set_major_formatter(thousands())
         ax.margins(y=0.15)
     return figure
-
-
-def _thousands() -> Any:
-    from matplotlib.ticker import FuncFormatter
-
-    return FuncFormatter(lambda value, _pos: f"{value:,.0f}")
 
 
 def _floors_figure(runs: list[DepthRun]) -> Figure | None:
@@ -332,7 +302,7 @@ def _floors_figure(runs: list[DepthRun]) -> Figure | None:
     ]
     if not judged:
         return None
-    figure, axes = _new_figure(columns=2)
+    figure, axes = new_figure(columns=2)
     for ax, metric in zip(axes, metrics, strict=True):
         verdicts = sorted(
             (v for v in judged if v.metric == metric),
@@ -343,7 +313,7 @@ def _floors_figure(runs: list[DepthRun]) -> Figure | None:
         ax.bar(
             positions,
             measured,
-            color=[_color(v.depth) for v in verdicts],
+            color=[depth_color(v.depth) for v in verdicts],
             edgecolor=[_OUTCOME_LOOK.get(v.outcome, ("none", ""))[0] for v in verdicts],
             hatch=[_OUTCOME_LOOK.get(v.outcome, ("none", ""))[1] for v in verdicts],
             linewidth=1.5,
@@ -381,7 +351,7 @@ def _floors_figure(runs: list[DepthRun]) -> Figure | None:
         repeated = any(len(v.samples) > 1 for v in verdicts)
         ax.set_ylabel(f"{label} (geometric mean of the samples)" if repeated else label)
         ax.set_ylim(bottom=0)
-        ax.yaxis.set_major_formatter(_thousands())
+        ax.yaxis.set_major_formatter(thousands())
     _floors_legend(
         figure,
         sorted({v.depth for v in judged}),
@@ -408,7 +378,9 @@ def _floors_legend(
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    handles: list[Any] = [Patch(color=_color(depth), label=f"steps={depth}") for depth in depths]
+    handles: list[Any] = [
+        Patch(color=depth_color(depth), label=depth_label(depth)) for depth in depths
+    ]
     handles.append(Line2D([], [], color="black", linewidth=2.5, label="floor"))
     handles.append(
         Line2D(
@@ -438,12 +410,12 @@ def _accept_figure(runs: list[DepthRun]) -> Figure | None:
     measured = [run for run in runs if run.accept_length is not None]
     if not measured:
         return None
-    figure, (ax,) = _new_figure(width=7.2)
+    figure, (ax,) = new_figure(width=7.2)
     positions = list(range(len(measured)))
     bars = ax.bar(
         positions,
         [run.accept_length or 0.0 for run in measured],
-        color=[_color(run.depth) for run in measured],
+        color=[depth_color(run.depth) for run in measured],
         alpha=0.6,
     )
     ax.bar_label(

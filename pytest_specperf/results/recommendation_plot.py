@@ -10,6 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_specperf.results.plot_style import (
+    concurrency_axis,
+    depth_color,
+    depth_label,
+    depth_marker,
+    new_figure,
+    thousands,
+)
+from pytest_specperf.results.recommendation_report import SCHEDULE_METRIC_LABELS
 from pytest_specperf.results.schema import DepthRun, PointMetrics, Recommendation
 
 if TYPE_CHECKING:
@@ -19,17 +28,13 @@ if TYPE_CHECKING:
 RECOMMENDATION_PNG = "recommendation.png"
 
 
-def _color(depth: int) -> Any:
-    import matplotlib
-
-    return matplotlib.colormaps["tab10"](depth % 10)
-
-
 def _goodput(point: PointMetrics) -> float | None:
     return point.goodput.goodput_tok_s if point.goodput is not None else None
 
 
-def _series(ax: Axes, runs: Sequence[DepthRun], value: Any, label: str) -> None:
+def _series(
+    ax: Axes, runs: Sequence[DepthRun], value: Any, label: str, concurrencies: Sequence[int]
+) -> None:
     for run in runs:
         points = [
             (p.concurrency, v)
@@ -39,26 +44,34 @@ def _series(ax: Axes, runs: Sequence[DepthRun], value: Any, label: str) -> None:
         if not points:
             continue
         xs, ys = zip(*points, strict=True)
-        ax.plot(xs, ys, marker="o", color=_color(run.depth), label=f"steps={run.depth}")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("concurrency")
+        ax.plot(
+            xs,
+            ys,
+            marker=depth_marker(run.depth),
+            color=depth_color(run.depth),
+            label=depth_label(run.depth),
+        )
+    concurrency_axis(ax, concurrencies)
     ax.set_ylabel(label)
-    ax.grid(True, color="#dddddd", linewidth=0.8)
-    ax.legend(fontsize=8)
+    ax.set_ylim(bottom=0)
+    ax.yaxis.set_major_formatter(thousands())
+    ax.legend(title="speculation depth", fontsize=8)
 
 
 def _bands(ax: Axes, recommendation: Recommendation, top: int) -> None:
+    """Each range of the schedule shaded in the colour of the depth it recommends."""
     for item in recommendation.schedule:
         low = item.min_concurrency - 0.5 if item.min_concurrency > 1 else 1
         high = (item.max_concurrency or top) + 0.5
-        ax.axvspan(low, high, color=_color(item.depth), alpha=0.12, linewidth=0)
+        ax.axvspan(low, high, color=depth_color(item.depth), alpha=0.12, linewidth=0)
         ax.text(
             (low * high) ** 0.5,
-            0.02,
-            f"steps={item.depth}",
+            0.03,
+            f"best: {depth_label(item.depth)}",
             transform=ax.get_xaxis_transform(),
             ha="center",
             fontsize=8,
+            color=depth_color(item.depth),
         )
 
 
@@ -69,18 +82,20 @@ def recommendation_figure(
     when the run had some, else per-request tok/s. None without a schedule."""
     if recommendation is None or not recommendation.schedule:
         return None
-    import matplotlib.pyplot as plt
-
     ordered = sorted(runs, key=lambda r: r.depth)
-    top = max((p.concurrency for r in ordered for p in r.points), default=1)
-    figure, (left, right) = plt.subplots(1, 2, figsize=(12.8, 4.4), facecolor="white")
-    _series(left, ordered, lambda p: p.agg_tok_s, "aggregate tok/s")
+    concurrencies = sorted({p.concurrency for r in ordered for p in r.points})
+    top = max(concurrencies, default=1)
+    figure, (left, right) = new_figure(columns=2)
+    _series(left, ordered, lambda p: p.agg_tok_s, "aggregate tok/s", concurrencies)
     _bands(left, recommendation, top)
-    left.set_title(f"schedule by {recommendation.metric}", fontsize=10)
+    metric = SCHEDULE_METRIC_LABELS.get(recommendation.metric, recommendation.metric)
+    left.set_title(f"Which depth at which load (shaded: the schedule, by {metric})")
     if any(_goodput(p) is not None for r in ordered for p in r.points):
-        _series(right, ordered, _goodput, "goodput tok/s (requests meeting the SLOs)")
+        label = "goodput tok/s (requests meeting the SLOs)"
+        _series(right, ordered, _goodput, label, concurrencies)
+        right.set_title("Goodput under the SLOs")
     else:
-        _series(
-            right, ordered, lambda p: p.median_request_tok_s, "per-request tok/s (median request)"
-        )
+        label = "per-request tok/s (median request)"
+        _series(right, ordered, lambda p: p.median_request_tok_s, label, concurrencies)
+        right.set_title("Per-request speed (median request)")
     return figure

@@ -8,7 +8,7 @@ from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.results.schema import DepthRun, Recommendation, ScheduleRange, Slo
 from pytest_specperf.results.tables import Table
 
-_METRIC_LABEL = {
+SCHEDULE_METRIC_LABELS = {
     "agg_tok_s": "aggregate tok/s",
     "per_req_tok_s": "per-request tok/s (median request)",
     "goodput_tok_s": "goodput tok/s",
@@ -97,18 +97,17 @@ def _recommendation_notes(rec: Recommendation) -> list[str]:
     lines: list[str] = []
     if rec.best:
         lines.append(
-            f"schedule (by {_METRIC_LABEL.get(rec.metric, rec.metric)}): "
+            f"schedule (by {SCHEDULE_METRIC_LABELS.get(rec.metric, rec.metric)}): "
             f"{schedule_text(rec.schedule)}"
         )
         for name, ranges in rec.schedules.items():
             if name != rec.metric:
-                lines.append(
-                    f"schedule (by {_METRIC_LABEL.get(name, name)}): {schedule_text(ranges)}"
-                )
+                label = SCHEDULE_METRIC_LABELS.get(name, name)
+                lines.append(f"schedule (by {label}): {schedule_text(ranges)}")
     for item in rec.stops_paying:
         if item.metric == "per_req_tok_s":
             continue  # per-request speed is what depth buys; it rarely stops paying
-        label = _METRIC_LABEL.get(item.metric, item.metric)
+        label = SCHEDULE_METRIC_LABELS.get(item.metric, item.metric)
         if item.concurrency is None:
             lines.append(
                 f"steps={item.deeper} over steps={item.shallower}: pays ({label}) at every "

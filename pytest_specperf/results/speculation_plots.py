@@ -11,6 +11,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pytest_specperf.measure.speedup import speedups
+from pytest_specperf.results.plot_style import (
+    concurrency_axis,
+    depth_color,
+    depth_label,
+    depth_marker,
+    new_figure,
+)
 from pytest_specperf.results.schema import DepthRun
 
 if TYPE_CHECKING:
@@ -25,27 +32,32 @@ def speedup_figure(runs: Sequence[DepthRun]) -> Figure | None:
     found = speedups(runs)
     if not found:
         return None
-    import matplotlib.pyplot as plt
-
-    figure, (agg_ax, per_req_ax) = plt.subplots(1, 2, figsize=(12.8, 4.4), facecolor="white")
+    figure, (agg_ax, per_req_ax) = new_figure(columns=2)
     for depth in sorted({s.depth for s in found}):
         mine = sorted((s for s in found if s.depth == depth), key=lambda s: s.concurrency)
-        xs = [s.concurrency for s in mine]
-        agg_ax.plot(xs, [s.agg for s in mine], marker="o", label=f"steps={depth}")
+        marker, color, label = depth_marker(depth), depth_color(depth), depth_label(depth)
+        agg_ax.plot(
+            [s.concurrency for s in mine],
+            [s.agg for s in mine],
+            marker=marker,
+            color=color,
+            label=label,
+        )
         per_req = [(s.concurrency, s.per_req) for s in mine if s.per_req is not None]
         per_req_ax.plot(
-            [c for c, _ in per_req], [v for _, v in per_req], marker="o", label=f"steps={depth}"
+            [c for c, _ in per_req],
+            [v for _, v in per_req],
+            marker=marker,
+            color=color,
+            label=label,
         )
     concurrencies = sorted({s.concurrency for s in found})
-    for ax, what in ((agg_ax, "agg tok/s"), (per_req_ax, "per-req tok/s")):
-        ax.axhline(1.0, color="#888888", linewidth=1, linestyle="--")
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(concurrencies, [str(c) for c in concurrencies])
-        ax.minorticks_off()
-        ax.set_xlabel("concurrency C")
-        ax.set_ylabel(f"{what} / steps=0")
-        ax.grid(True, color="#dddddd", linewidth=0.8)
-        ax.legend()
+    for ax, what in ((agg_ax, "agg tok/s"), (per_req_ax, "per-req tok/s (median request)")):
+        ax.axhline(1.0, color=depth_color(0), linewidth=1, linestyle="--", label="steps=0 (1x)")
+        concurrency_axis(ax, concurrencies)
+        ax.set_ylabel(f"{what}, depth / steps=0")
+        ax.set_ylim(bottom=0)
+        ax.legend(title="speculation depth")
     agg_ax.set_title("Aggregate speedup over no speculation")
     per_req_ax.set_title("Per-request speedup over no speculation")
     return figure
@@ -56,18 +68,31 @@ def position_acceptance_figure(runs: Sequence[DepthRun]) -> Figure | None:
     rows = [run for run in sorted(runs, key=lambda r: r.depth) if run.position_accept_rate]
     if not rows:
         return None
-    import matplotlib.pyplot as plt
-
-    figure, ax = plt.subplots(figsize=(6.4, 4.4), facecolor="white")
-    for run in rows:
+    figure, (ax,) = new_figure(width=6.4)
+    # Depths often accept alike: the shallower ones are drawn last, in smaller markers, so
+    # every line stays visible on top of the deeper one it shares its points with.
+    for order, run in enumerate(sorted(rows, key=lambda r: -r.depth)):
         positions = list(range(1, len(run.position_accept_rate) + 1))
-        ax.plot(positions, run.position_accept_rate, marker="o", label=f"steps={run.depth}")
+        ax.plot(
+            positions,
+            run.position_accept_rate,
+            marker=depth_marker(run.depth),
+            markersize=10 - 2 * min(order, 3),
+            color=depth_color(run.depth),
+            label=depth_label(run.depth),
+        )
     longest = max(len(run.position_accept_rate) for run in rows)
     ax.set_xticks(list(range(1, longest + 1)))
     ax.set_ylim(0.0, 1.02)
-    ax.set_xlabel("draft position")
-    ax.set_ylabel("share of verify steps that accepted it")
+    ax.set_xlabel("draft position k")
+    ax.set_ylabel("share of verify steps accepting k drafts or more")
     ax.set_title("Acceptance per draft position")
-    ax.grid(True, color="#dddddd", linewidth=0.8)
-    ax.legend()
+    handles, labels = ax.get_legend_handles_labels()
+    order_by_depth = sorted(range(len(labels)), key=lambda i: labels[i])
+    ax.legend(
+        [handles[i] for i in order_by_depth],
+        [labels[i] for i in order_by_depth],
+        title="speculation depth",
+        loc="lower left",
+    )
     return figure
