@@ -20,13 +20,16 @@ SHIPPED_FILE = Path(__file__).with_name("run_profiles.toml")
 OPTION = "--specperf-run-profile"
 
 Positive = Annotated[int, msgspec.Meta(ge=1)]
+# Depth 0 is the no-speculation control; the depth rule's upper bound is checked with the
+# option the profile fills (--spec-steps).
+Depth = Annotated[int, msgspec.Meta(ge=0)]
 
 
 class RunProfile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, frozen=True):
     """One run profile; a field left out leaves that option to its default."""
 
     description: str = ""
-    depths: list[Positive] | None = None
+    depths: list[Depth] | None = None
     concurrency: list[Positive] | None = None
     max_new_tokens: Positive | None = None
     repeats: Positive | None = None

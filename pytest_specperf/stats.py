@@ -68,5 +68,5 @@ def summarize(
         low=math.exp(mean - half),
         high=math.exp(mean + half),
         level=level,
-        method=f"t interval of the mean of log values (geometric mean), {level:.0%}",
+        method="t interval of the mean of log values (geometric mean)",
     )

@@ -10,9 +10,9 @@ STUDY = Path(__file__).resolve().parents[2] / "benchmarks" / "detection_study.py
 
 
 def test_study_runs_and_a_large_slowdown_is_always_red() -> None:
+    arguments = ["--trials", "4", "--scenario", "a", "--repeats", "1", "--slowdowns", "0", "0.2"]
     done = subprocess.run(
-        [sys.executable, str(STUDY), "--trials", "4", "--scenario", "a", "--repeats", "1"]
-        + ["--slowdowns", "0", "0.2"],
+        [sys.executable, str(STUDY), *arguments],
         capture_output=True,
         text=True,
         timeout=120,

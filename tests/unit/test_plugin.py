@@ -48,9 +48,9 @@ def test_ini_value_applies_when_the_command_line_leaves_it_out(pytester: pytest.
 
 
 def test_run_profile_sets_depths_concurrency_and_tokens(pytester: pytest.Pytester) -> None:
-    """--specperf-run-profile=nightly measures every depth and concurrency of the seed."""
+    """--specperf-run-profile=nightly measures the control and every depth and concurrency."""
     settings = pytester.parseconfigure("--specperf-run-profile=nightly").stash[settings_key]
-    assert settings.depths == (1, 2, 3)
+    assert settings.depths == (0, 1, 2, 3)
     assert settings.concurrency == (1, 4, 16, 32, 64)
     assert settings.run_profile == "nightly"
 

@@ -24,10 +24,10 @@ def test_smoke_pr_and_nightly_are_shipped() -> None:
     assert {"smoke", "pr", "nightly"} <= load_run_profiles().keys()
 
 
-def test_nightly_measures_every_depth_and_concurrency_of_the_seed() -> None:
-    """nightly is the seed benchmark: depths 1-3 at C = 1, 4, 16, 32, 64."""
+def test_nightly_measures_every_depth_and_concurrency_of_the_seed_with_the_control() -> None:
+    """nightly is the seed benchmark, depths 1-3 at C = 1, 4, 16, 32, 64, plus depth 0."""
     defaults = option_defaults(resolve_run_profile("nightly"))
-    assert defaults["spec_steps"] == "1,2,3"
+    assert defaults["spec_steps"] == "0,1,2,3"
     assert defaults["concurrency"] == "1,4,16,32,64"
 
 
@@ -80,7 +80,7 @@ def test_profile_fills_only_options_not_given() -> None:
     given: dict[str, Any] = {"concurrency": "2", "spec_steps": None, "server_arg": []}
     get = with_run_profile(given.get, resolve_run_profile("nightly"))
     assert get("concurrency") == "2"
-    assert get("spec_steps") == "1,2,3"
+    assert get("spec_steps") == "0,1,2,3"
     assert get("server_arg") == []
     assert get("temperature") is None
 
