@@ -416,11 +416,6 @@ def _finished_results(config: pytest.Config) -> RunResults | None:
     return results if results is not None and results.runs else None
 
 
-def _finished_runs(config: pytest.Config) -> list[DepthRun]:
-    results = _finished_results(config)
-    return list(results.runs) if results else []
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """After teardown (an interrupted run's fixtures are torn down in sessionfinish)."""
