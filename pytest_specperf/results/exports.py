@@ -3,9 +3,9 @@
 github-action-benchmark keeps a history chart per figure from a JSON list of
 ``{"name", "unit", "value", "range"?, "extra"?}``; one file is read either as
 ``customBiggerIsBetter`` or as ``customSmallerIsBetter``, so the figures are split in two files
-by their direction: speed, capacity and accept length (bigger is better) and latencies
-(smaller is better). Names are stable across runs (``steps=3 C=16 agg tok/s``): the chart of a
-name is its history.
+by their direction: speed, goodput, capacity, accept length, acceptance per draft position and
+the speedup over the control (bigger is better) and latencies (smaller is better). Names are
+stable across runs (``steps=3 C=16 agg tok/s``): the chart of a name is its history.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 import msgspec
 
 from pytest_specperf.files import atomic_write_bytes
+from pytest_specperf.measure.speedup import speedups
 from pytest_specperf.results.schema import DepthRun, Interval, Percentiles, PointMetrics
 
 BIGGER_IS_BETTER_FILE = "benchmark-bigger-is-better.json"
@@ -70,6 +71,24 @@ def bigger_is_better(runs: Sequence[DepthRun]) -> list[BenchmarkEntry]:
                         extra=_extra(run, point),
                     )
                 )
+            if point.goodput is not None:
+                entries.append(
+                    BenchmarkEntry(
+                        name=f"{where} goodput tok/s",
+                        unit="tok/s",
+                        value=point.goodput.goodput_tok_s,
+                        extra=_extra(run, point),
+                    )
+                )
+        for position, rate in enumerate(run.position_accept_rate, start=1):
+            entries.append(
+                BenchmarkEntry(
+                    name=f"steps={run.depth} acceptance of draft position {position}",
+                    unit="share of verify steps",
+                    value=rate,
+                    extra=_extra(run),
+                )
+            )
         server = run.server
         for label, value, unit in (
             ("KV tokens", server.max_total_num_tokens if server else None, "tokens"),
@@ -85,6 +104,29 @@ def bigger_is_better(runs: Sequence[DepthRun]) -> list[BenchmarkEntry]:
                         extra=_extra(run),
                     )
                 )
+    # Each depth over the control, when it is in the run: the history that a driver or clock
+    # change, which moves every absolute figure, leaves standing.
+    by_depth = {run.depth: run for run in runs}
+    for found in speedups(runs):
+        run = by_depth[found.depth]
+        where = f"steps={found.depth} C={found.concurrency}"
+        entries.append(
+            BenchmarkEntry(
+                name=f"{where} agg speedup over steps=0",
+                unit="x",
+                value=found.agg,
+                extra=_extra(run),
+            )
+        )
+        if found.per_req is not None:
+            entries.append(
+                BenchmarkEntry(
+                    name=f"{where} per-req speedup over steps=0",
+                    unit="x",
+                    value=found.per_req,
+                    extra=_extra(run),
+                )
+            )
     return entries
 
 
