@@ -69,7 +69,10 @@ async def _cancelled_by_sigterm(main: Coroutine[Any, Any, T], received: list[int
         received.append(signal.SIGTERM)
         task.cancel()
 
-    loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+    try:
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+    except (NotImplementedError, RuntimeError):  # a loop without signal support (Windows)
+        return await main
     try:
         return await main
     finally:
