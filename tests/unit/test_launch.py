@@ -173,7 +173,7 @@ def test_profile_env_is_carried(tmp_path: Path) -> None:
     assert build_launch(profile, 1).env == {"SGLANG_FLAG": "1"}
 
 
-SIMULATED = '[simulated_accept_length]\n1 = 1.85\n3 = 3.19\n'
+SIMULATED = "[simulated_accept_length]\n1 = 1.85\n3 = 3.19\n"
 
 
 def test_simulated_accept_length_sets_sglang_env_at_its_depth(tmp_path: Path) -> None:
