@@ -75,15 +75,14 @@ def tiny_qwen3_config() -> dict[str, Any]:
 
 
 def qwen3_next_real_width_config() -> dict[str, Any]:
-    """Qwen3-Next at its real width and depth, halved in experts, block-FP8 weights.
+    """Qwen3-Next at its real width and depth, halved in experts.
 
     Qwen3-Next-80B-A3B's shape (hidden 2048, 48 layers with full attention every 4th,
     16 query / 2 KV heads of 256, linear attention 16 key / 32 value heads of 128, 10 routed
-    experts of width 512 plus a shared one, one MTP layer) with 256 experts instead of 512,
-    so that a GPU of 96 GB or more holds it with room for the KV cache. The
-    ``quantization_config`` is the block-FP8 layout of Qwen's published FP8 checkpoints (the
-    seed deployment's too): SGLang builds FP8 weights with their scales, and dummy loading
-    fills them with random values.
+    experts of width 512 plus a shared one, one MTP layer) with 256 experts instead of 512.
+    BF16 in the config; the profile has SGLang quantize it to FP8 at load. (A block-FP8
+    ``quantization_config``, as in Qwen's FP8 checkpoints, does not boot with SGLang 0.5.12:
+    the 32-wide linear-attention projection does not divide into 128-wide blocks.)
     """
     return {
         **_COMMON,
@@ -110,25 +109,13 @@ def qwen3_next_real_width_config() -> dict[str, Any]:
         "norm_topk_prob": True,
         "num_nextn_predict_layers": 1,
         "max_position_embeddings": 32768,
-        "quantization_config": {
-            "quant_method": "fp8",
-            "fmt": "e4m3",
-            "activation_scheme": "dynamic",
-            "weight_block_size": [128, 128],
-        },
     }
-
-
-def without_quantization(config: dict[str, Any]) -> dict[str, Any]:
-    """The same model with BF16 weights (for runners whose SGLang cannot build FP8 ones)."""
-    return {key: value for key, value in config.items() if key != "quantization_config"}
 
 
 FACTORIES: dict[str, Callable[[], dict[str, Any]]] = {
     "tiny-qwen3-next": tiny_qwen3_next_config,
     "tiny-qwen3": tiny_qwen3_config,
-    "qwen3-next-real-width-fp8": qwen3_next_real_width_config,
-    "qwen3-next-real-width-bf16": lambda: without_quantization(qwen3_next_real_width_config()),
+    "qwen3-next-real-width": qwen3_next_real_width_config,
 }
 
 

@@ -9,7 +9,6 @@ import pytest
 from pytest_specperf import contract
 from pytest_specperf.profiles import Profile, builtin_profiles, load_profile_file
 from pytest_specperf.server.launch import SIMULATE_ACCEPT_LENGTH_ENV, build_launch
-from pytest_specperf.server.model_factory import FACTORIES
 
 pytestmark = pytest.mark.contract
 pytest.importorskip(
@@ -150,14 +149,3 @@ def test_sglang_reads_the_simulated_accept_length_the_profiles_set(
     assert environ.envs.SGLANG_SIMULATE_ACC_LEN.get() < 0  # off unless set
     monkeypatch.setenv(SIMULATE_ACCEPT_LENGTH_ENV, "3.19")
     assert environ.envs.SGLANG_SIMULATE_ACC_LEN.get() == pytest.approx(3.19)
-
-
-@pytest.mark.parametrize("factory", ["qwen3-next-real-width-fp8"])
-def test_sglang_reads_a_generated_block_fp8_config_as_a_serialized_fp8_checkpoint(
-    factory: str,
-) -> None:
-    """The generated quantization_config is read as Qwen's FP8 checkpoints are: block FP8."""
-    fp8 = contract._import("sglang.srt.layers.quantization.fp8")
-    config = fp8.Fp8Config.from_config(FACTORIES[factory]()["quantization_config"])
-    assert config.is_checkpoint_fp8_serialized
-    assert list(config.weight_block_size) == [128, 128]

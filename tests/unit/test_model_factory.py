@@ -24,20 +24,11 @@ def test_every_factory_writes_a_servable_folder(tmp_path: Path, factory: str) ->
 
 def test_real_width_model_has_the_seed_family_shape() -> None:
     """Real width: hidden 2048, 48 layers, full attention every 4th, 10 of 256 experts, MTP."""
-    config = FACTORIES["qwen3-next-real-width-fp8"]()
+    config = FACTORIES["qwen3-next-real-width"]()
     assert (config["hidden_size"], config["num_hidden_layers"]) == (2048, 48)
     assert config["full_attention_interval"] == 4
     assert (config["num_experts"], config["num_experts_per_tok"]) == (256, 10)
     assert config["num_nextn_predict_layers"] == 1
-
-
-def test_real_width_fp8_and_bf16_differ_only_in_quantization() -> None:
-    """The BF16 variant is the FP8 one without its block-FP8 quantization_config."""
-    fp8 = FACTORIES["qwen3-next-real-width-fp8"]()
-    bf16 = FACTORIES["qwen3-next-real-width-bf16"]()
-    assert fp8["quantization_config"]["weight_block_size"] == [128, 128]
-    assert "quantization_config" not in bf16
-    assert {k: v for k, v in fp8.items() if k != "quantization_config"} == bf16
 
 
 def test_rebuilding_leaves_an_unchanged_folder_alone(tmp_path: Path) -> None:
