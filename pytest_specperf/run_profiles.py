@@ -33,6 +33,9 @@ class RunProfile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, froze
     concurrency: list[Positive] | None = None
     max_new_tokens: Positive | None = None
     repeats: Positive | None = None
+    # False: an exploratory run, a depth nothing judged does not fail it
+    # (--specperf-allow-no-baseline); true or left out: every depth needs a verdict.
+    require_verdicts: bool | None = None
 
 
 # Run profile field -> the option key (options.OPTIONS) it fills.

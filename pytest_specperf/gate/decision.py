@@ -412,8 +412,10 @@ def verdict(
 def _details(
     current: Sequence[float], median: float, interval: Interval | None, comparison: Comparison
 ) -> str:
-    what = "geometric mean" if len(current) > 1 else "one sample"
-    text = f"{what} of {len(current)} sample(s), median {median:,.1f}"
+    if len(current) == 1:
+        text = f"one sample, {median:,.1f}"
+    else:
+        text = f"geometric mean of {len(current)} samples, median {median:,.1f}"
     if interval is not None:
         text += f", {interval.level:.0%} interval {interval.low:,.1f}-{interval.high:,.1f}"
     if comparison.se is not None:
