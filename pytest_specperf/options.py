@@ -276,7 +276,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "deployment profile: a name or a .toml path",
         default=DEFAULT_PROFILE,
         parse=_required_text,
-        commands=(LAUNCH_CMD,),
+        commands=(LAUNCH_CMD, BENCH),
     ),
     OptionSpec(
         "--specperf-profile-dir",
@@ -284,7 +284,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "extra directories of profile .toml files (comma-separated, repeatable)",
         parse=lambda option, raw: parse_dir_list(raw),
         kind="append",
-        commands=(LAUNCH_CMD,),
+        commands=(LAUNCH_CMD, BENCH),
     ),
     OptionSpec(
         "--specperf-run-profile",
@@ -664,8 +664,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
     A run profile fills the options that ``get`` leaves out (None); the rest keep their
     given value or their default.
     """
-    run_profile = resolve_run_profile_option(get, rootdir)
-    values = option_values(with_run_profile(get, run_profile))
+    values = option_values(with_run_profile(get, resolve_run_profile_option(get, rootdir)))
     baselines_dir = _directory_option("--specperf-baselines", values["baselines"], rootdir)
     out_dir = _directory_option("--specperf-out", values["out"], rootdir)
     return Settings(
@@ -704,8 +703,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         profile_dirs=values["profile_dir"],
         baselines_option=values["baselines"],
         allow_baseline_downgrade=values["allow_baseline_downgrade"],
-        allow_no_baseline=values["allow_no_baseline"]
-        or (run_profile is not None and run_profile.require_verdicts is False),
+        allow_no_baseline=values["allow_no_baseline"],
     )
 
 

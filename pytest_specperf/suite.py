@@ -683,3 +683,31 @@ def load_baseline_safely(session: DepthSession) -> tuple[Path | None, Baseline |
     except BaselineError as exc:
         return None, None, str(exc)
     return path, baseline, None
+
+
+def why_unjudged(
+    settings: Settings, depth: int, hardware: str
+) -> tuple[str, Baseline | None, bool]:
+    """Why a depth's throughput got no verdict, as a few words: (reason, the baseline found
+    or None, whether it is another workload's, which a re-recording must replace on purpose)."""
+    try:
+        path = baseline_path(
+            settings.baselines_dir, settings.profile.name, hardware, depth, settings.workload.name
+        )
+        baseline = load_baseline(path)
+    except BaselineError as exc:
+        return str(exc), None, False
+    if baseline is None:
+        return f"no baseline ({path} is missing)", None, False
+    mismatch = workload_mismatch(settings.workload.key(), baseline)
+    if mismatch:
+        return f"{mismatch}: not comparable ({path})", baseline, True
+    measured = [c for c in settings.concurrency if baseline.point(c) is not None]
+    if not measured:
+        levels = ",".join(sorted(baseline.points, key=int))
+        return (
+            f"{path} has no figures for the measured concurrencies (it has C={levels})",
+            (baseline),
+            False,
+        )
+    return f"every throughput check was skipped ({path})", baseline, False
