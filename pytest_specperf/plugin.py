@@ -457,6 +457,18 @@ def specperf_gate(request: pytest.FixtureRequest, specperf_session: DepthSession
     return SpecperfGate(specperf_session, request.node.user_properties)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A failed check's short-summary line starts with its figure (`steps=3 C=1 agg 856.8 <
+    floor 964.2 (-20.0%)`), not with pytest's "Failed: " prefix."""
+    report = yield
+    crash = getattr(report.longrepr, "reprcrash", None)
+    message = getattr(crash, "message", None)
+    if report.failed and isinstance(message, str) and message.startswith("Failed: steps="):
+        crash.message = message.removeprefix("Failed: ")  # type: ignore[union-attr]
+    return report
+
+
 def pytest_report_teststatus(report: pytest.TestReport) -> Any:
     """A test that recorded figures (--specperf-update-baselines) reads RECORDED / R."""
     return recorded_status(report)
