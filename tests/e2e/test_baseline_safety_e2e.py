@@ -174,3 +174,61 @@ def test_a_gate_that_judged_nothing_fails_with_one_line_and_the_record_command(
         "--specperf-update-baselines",
     ):
         assert option in argv, command
+
+
+def test_url_mode_takes_its_depth_from_the_server_and_labels_runs_as_bench_does(
+    running_sim: str, pytester: pytest.Pytester, suite_dir: Path, tmp_path: Path
+) -> None:
+    """Against a depth-3 server, --spec-steps=0,1 is a usage error before anything is
+    measured; pytest and `specperf bench` label the server with the same profile."""
+    # running_sim comes first (see test_suite_e2e.py: httpx imports and pytester snapshots).
+    url = f"--specperf-url={running_sim}"
+    wrong = pytester.runpytest_subprocess("perf_tests", url, "--spec-steps=0,1", *TINY[3:])
+    assert wrong.ret == pytest.ExitCode.USAGE_ERROR
+    wrong.stderr.fnmatch_lines(
+        [f"*--spec-steps=0,1: the server at {running_sim} runs steps=3 (its /server_info)*"]
+    )
+    assert not (suite_dir / ".specperf" / "results.json").exists()
+
+    measured = pytester.runpytest_subprocess(
+        "perf_tests", url, *TINY[3:], "--specperf-allow-no-baseline"
+    )
+    assert measured.ret == 0, measured.stdout.str()
+    pytest_profile = json.loads((suite_dir / ".specperf" / "results.json").read_text())["runs"][0][
+        "profile"
+    ]
+    out = tmp_path / "bench.json"
+    bench = _specperf(
+        "bench",
+        "--url",
+        running_sim,
+        "--concurrency",
+        "1",
+        "--max-new-tokens",
+        "100",
+        "--min-point-seconds",
+        "0",
+        "--out",
+        str(out),
+    )
+    assert bench.returncode == 0, bench.stderr
+    assert json.loads(out.read_text())["runs"][0]["profile"] == pytest_profile == DEFAULT_PROFILE
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--specperf-baselines=a-file"], "*--specperf-baselines: 'a-file' is not a directory*"),
+        (["--specperf-out=a-file/out"], "*--specperf-out: 'a-file/out' is not a directory (*"),
+        (["--specperf-refine", "-n", "2"], "*--specperf-refine: not under xdist (-n)*"),
+    ],
+)
+def test_options_that_can_be_checked_before_boot_are_usage_errors(
+    pytester: pytest.Pytester, suite_dir: Path, args: list[str], message: str
+) -> None:
+    """A baselines (or out) path that is a file, refine under xdist: one line, nothing booted."""
+    (suite_dir / "a-file").write_text("not a directory\n")
+    result = pytester.runpytest_subprocess("perf_tests", *TINY, *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert not (suite_dir / ".specperf").exists()
