@@ -12,6 +12,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from pytest_specperf.errors import UsageError
 from pytest_specperf.gate.baselines import baseline_from_run, portable_command
 from pytest_specperf.gate.coverage import (
     depths_without_verdict,
@@ -32,6 +33,7 @@ from pytest_specperf.results.schema import ServerSummary
 from pytest_specperf.stats import MIN_MAX_METHOD, summarize
 from tests.support.data import REPO
 from tests.unit.results_samples import sample_run, sample_verdict
+from tests.unit.test_options import settings_from
 from tests.unit.test_review import run as review_run
 from tests.unit.test_review import sample
 
@@ -162,3 +164,18 @@ def test_depths_without_a_judged_verdict_are_found() -> None:
     assert throughput_test_depth("perf_tests/test_capacity.py::test_kv[steps3]") is None
     line = no_verdict_line({9: "no baseline (x is missing)"}, "pytest perf_tests", "--allow")
     assert "\n" not in line and line.startswith("specperf: no throughput verdict for steps=9")
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ({"baselines": "a-file"}, "--specperf-baselines: 'a-file' is not a directory"),
+        ({"out": "a-file/x"}, "--specperf-out: 'a-file/x' is not a directory"),
+    ],
+)
+def test_paths_that_cannot_work_are_usage_errors_before_boot(
+    tmp_path: Path, option: dict[str, object], message: str
+) -> None:
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(UsageError, match=re.escape(message)):
+        settings_from(tmp_path, **option)
