@@ -29,6 +29,11 @@ from pytest_specperf.results.speculation_report import self_test_line
 from pytest_specperf.suite import DepthSession, load_baseline_safely
 
 PROPERTY_PREFIX = "specperf."
+# With --specperf-url the depth is the server's: --spec-steps cannot add another.
+ONE_SERVER = (
+    "--specperf-url measures one server at its one depth; compare depths on servers the "
+    "suite boots (--spec-steps=0,3 without --specperf-url)"
+)
 
 
 class BaselineDriftWarning(UserWarning):
@@ -312,7 +317,11 @@ class SpecperfGate:
     def require_speedup(self) -> None:
         """Speedup floors of every (depth, control) pair that became judgeable with this depth."""
         if CONTROL_DEPTH not in self.settings.depths:
-            pytest.skip("no control in this run: add 0 to --spec-steps to measure the speedup")
+            pytest.skip(
+                f"no control in this run: {ONE_SERVER}"
+                if self.settings.url
+                else "no control in this run: add 0 to --spec-steps to measure the speedup"
+            )
         if self.settings.update_baselines:
             pytest.skip("recording baselines this run: speedup floors are not gated")
         judged = self.session.speedups_to_judge()
@@ -354,7 +363,11 @@ class SpecperfGate:
     def require_lossless(self) -> None:
         """This depth's greedy outputs equal those of every depth stored before it."""
         if len(self.settings.depths) < 2:
-            pytest.skip("one depth in this run: add another (e.g. --spec-steps=0,3) to compare")
+            pytest.skip(
+                f"one depth in this run: {ONE_SERVER}"
+                if self.settings.url
+                else "one depth in this run: add another (e.g. --spec-steps=0,3) to compare"
+            )
         try:
             comparisons = self.session.compare_greedy_outputs()
         except lossless.GreedyOutputError as exc:

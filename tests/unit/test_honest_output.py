@@ -179,3 +179,15 @@ def test_paths_that_cannot_work_are_usage_errors_before_boot(
     (tmp_path / "a-file").write_text("x")
     with pytest.raises(UsageError, match=re.escape(message)):
         settings_from(tmp_path, **option)
+
+
+def test_throughput_plot_says_when_its_bars_are_min_max() -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from pytest_specperf.results import plots
+
+    figure = plots._throughput_figure([_two_sample_run()])
+    texts = [text.get_text() for text in figure.texts]
+    assert any(text.startswith("error bars: min-max of the samples") for text in texts)
+    plt.close(figure)
