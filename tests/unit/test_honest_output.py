@@ -191,3 +191,14 @@ def test_throughput_plot_says_when_its_bars_are_min_max() -> None:
     texts = [text.get_text() for text in figure.texts]
     assert any(text.startswith("error bars: min-max of the samples") for text in texts)
     plt.close(figure)
+
+
+@pytest.mark.parametrize(
+    ("run_profile", "allowed"), [("smoke", True), ("pr", False), ("nightly", False)]
+)
+def test_only_the_smoke_run_profile_is_exploratory(
+    tmp_path: Path, run_profile: str, allowed: bool
+) -> None:
+    """smoke checks the path is alive; pr and nightly gate, so every depth needs a verdict."""
+    assert settings_from(tmp_path, run_profile=run_profile).allow_no_baseline is allowed
+    assert settings_from(tmp_path, allow_no_baseline=True).allow_no_baseline is True
