@@ -26,6 +26,7 @@ from pytest_specperf.results.schema import (
     Recommendation,
     Slo,
     Verdict,
+    Warmup,
 )
 from pytest_specperf.results.speculation_report import (
     self_test_lines,
@@ -86,12 +87,32 @@ def _int(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
+def warmup_line(warmup: Warmup) -> str:
+    """``warm-up boot 1: 3 rounds in 12.4 s, settled within 5%; agg tok/s by round: C=1 ...``"""
+    why = {
+        "settled": f"settled within {warmup.tolerance:.0%}",
+        "rounds": f"NOT settled within {warmup.tolerance:.0%} in {warmup.max_rounds} rounds",
+        "seconds": f"NOT settled within {warmup.tolerance:.0%}: stopped by the "
+        f"{warmup.max_seconds or 0:g} s bound",
+    }.get(warmup.stopped_by, warmup.stopped_by)
+    plural = "round" if warmup.rounds == 1 else "rounds"
+    figures = "; ".join(
+        f"C={level} " + " / ".join(_num(r[index]) for r in warmup.agg_tok_s if index < len(r))
+        for index, level in enumerate(warmup.concurrency)
+    )
+    return (
+        f"warm-up boot {warmup.boot + 1}: {warmup.rounds} {plural} in {warmup.seconds:.1f} s, "
+        f"{why}; agg tok/s by round: {figures}"
+    )
+
+
 def seed_table(run: DepthRun) -> str:
     lines = [depth_heading(run), SEED_HEADER, "-" * len(SEED_HEADER)]
     points = sorted(run.points, key=lambda p: p.concurrency)
     lines += [point_row(p) for p in points]
     if not run.points:
         lines.append("(no point measured)")
+    lines += [warmup_line(w) for w in run.warmups]
     for point in points:
         note = fell_behind(point.client)
         if note:
@@ -478,6 +499,7 @@ def depth_markdown(run: DepthRun) -> str:
     else:
         lines.append("(no point measured)")
     notes = [note for point in points for note in _point_notes(point)]
+    notes += [f"- {warmup_line(w)}" for w in run.warmups]
     if notes:
         lines += ["", *notes]
     return "\n".join(lines)

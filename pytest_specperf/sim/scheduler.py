@@ -117,6 +117,11 @@ class StepStats:
 EOS_TOKEN_ID = 0
 
 
+def _bucket(count: int) -> int:
+    """The power of two ``count`` rounds up to, as its exponent: 1 -> 0, 3 -> 2, 129 -> 8."""
+    return max(0, count - 1).bit_length()
+
+
 class Scheduler:
     """FIFO admission under max_running_requests and the KV budget; decode steps batch all."""
 
@@ -259,13 +264,13 @@ class Scheduler:
     def _cold_seconds(self, kind: str, batch: list[SimRequest]) -> float:
         """Real seconds of a cold start if this step's shape is new since boot, else 0.
 
-        The shape: prefill or decode, the batch size and the longest sequence in the batch
-        rounded up to a power of two (a kernel is compiled per such bucket on a real GPU).
+        The shape: prefill or decode, the batch size and the longest sequence in the batch, each
+        rounded up to a power of two (as CUDA graphs and compiled kernels are kept per bucket).
         """
         if self.config.cold_shape_ms <= 0 or not batch:
             return 0.0
         longest = max(r.prompt_tokens + len(r.tokens) for r in batch)
-        shape = (kind, len(batch), max(0, longest - 1).bit_length())
+        shape = (kind, _bucket(len(batch)), _bucket(longest))
         if shape in self.warm_shapes:
             return 0.0
         self.warm_shapes.add(shape)

@@ -234,7 +234,6 @@ def test_corrupt_output_alters_one_token_of_the_named_depth_only() -> None:
     assert untouched == clean
 
 
-
 async def _together(s: Scheduler, count: int, new_tokens: int) -> float:
     """Seconds ``count`` identical requests take together on a started scheduler."""
     reqs = [s.new_request(60, new_tokens, 0.0, True) for _ in range(count)]
