@@ -12,10 +12,12 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from pytest_specperf.cli import main
 from pytest_specperf.options import build_settings
-from pytest_specperf.results.schema import DepthRun
+from pytest_specperf.results.schema import DepthRun, RunResults
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.suite import DepthSession
 
@@ -66,3 +68,26 @@ def test_without_the_warmup_the_first_sample_reads_low(tmp_path: Path) -> None:
     run = _sweep(tmp_path, warmup_rounds="0")
     assert run.warmups == []
     assert min(_first_over_rest(run, c) for c in (1, 4)) < 0.8
+
+
+def test_specperf_bench_warms_the_sweep_and_records_it(
+    running_sim: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench.json"
+    argv = ["bench", "--url", running_sim, "--concurrency", "1,4", "--max-new-tokens", "64"]
+    argv += ["--min-point-seconds", "0", "--warmup-rounds", "2", "--out", str(out)]
+    assert main(argv) == 0
+    results = msgspec.json.decode(out.read_bytes(), type=RunResults)
+    (warmup,) = results.runs[0].warmups
+    assert warmup.concurrency == [1, 4] and 1 <= warmup.rounds <= 2
+    assert len(warmup.agg_tok_s) == warmup.rounds
+    assert "warm-up boot 1: " in capsys.readouterr().out
+
+
+def test_specperf_bench_without_warmup_records_none(running_sim: str, tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    argv = ["bench", "--url", running_sim, "--concurrency", "1", "--max-new-tokens", "64"]
+    argv += ["--min-point-seconds", "0", "--no-warmup", "--out", str(out)]
+    assert main(argv) == 0
+    results = msgspec.json.decode(out.read_bytes(), type=RunResults)
+    assert results.runs[0].warmups == []
