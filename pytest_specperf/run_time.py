@@ -8,9 +8,10 @@ with boots = depths x boots per depth (--specperf-calibrate-boots), samples = bo
 repeats. A boot's time is --specperf-boot-estimate, else the profile's ``boot_estimate_s``
 (measured on the hardware it names), else a default per backend. A sample lasts at least
 --specperf-min-point-seconds; with a baseline of the same key its length is the baseline's
-rate applied to the sample's requests (and its few short warm-up requests), and a warm-up round
-is the same at 2C requests. Without a baseline the speed is unknown: the estimate then counts
-samples at their minimum length and no warm-up, and says it is a lower bound.
+rate applied to the sample's requests (and its few short warm-up requests); a warm-up round
+measures every point once as a sample does, --specperf-warmup-rounds times (the most it may).
+Without a baseline the speed is unknown: the estimate then counts samples and warm-up rounds at
+their minimum length, and says it is a lower bound.
 
 Not counted: a re-measured borderline verdict (--specperf-confirm may boot again), the
 self-test, --specperf-refine's points, pytest's own start.
@@ -134,7 +135,7 @@ def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -
             count = settings.repeats * per_depth_boots
             samples += count
             measure_s += count * (sample_s + SAMPLE_OVERHEAD_S)
-            round_s += _seconds(2 * level, workload.max_new_tokens, agg) or 0.0
+            round_s += max(workload.min_point_seconds, loop_s or 0.0)
         warmup_s = round_s * settings.warmup.max_rounds
         if settings.warmup.max_seconds is not None:
             warmup_s = min(warmup_s, settings.warmup.max_seconds + round_s)
@@ -142,7 +143,7 @@ def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -
     speed_from = (
         f"baselines of {len(baselines)} of {len(settings.depths)} depth(s)"
         if baselines
-        else "no baseline: samples at their minimum length, warm-ups not counted"
+        else "no baseline: samples and warm-up rounds at their minimum length"
     )
     return RunEstimate(
         boots=boots,

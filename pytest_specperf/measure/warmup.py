@@ -7,10 +7,13 @@ although every point began with a few short requests at its own concurrency: 32-
 requests never reach the sequence lengths (nor the batch sizes between points) that a
 measured point runs.
 
-So, before the first measured sample of a boot, each round runs every concurrency of the sweep
-with the workload's own requests (its prompts, its full max_new_tokens, 2C requests so that the
-closed loop's refills happen too), and the rounds go on until two consecutive rounds agree
-within a tolerance at every concurrency, or a bound (rounds, seconds) is reached. Each round's
+So, before the first measured sample of a boot, each round measures every concurrency of the
+sweep exactly as a sample does (the workload's prompts and full max_new_tokens, its N requests
+and minimum length, so that the closed loop's refills reach the same batch states), discarding
+the figures, and the rounds go on until two consecutive rounds agree within a tolerance at
+every concurrency, or a bound (rounds, seconds) is reached. Rounds of 2C requests without the
+minimum length were tried first: on the simulator with cold shapes the first measured sample
+still read 0.83x to 1.13x the later ones (benchmarks/warmup_bias.py). Each round's
 aggregate tok/s is recorded (results/schema.py ``Warmup``), so a report shows what the warm-up
 saw.
 """
@@ -20,8 +23,6 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import msgspec
 
 from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.measure.workload import Workload
@@ -42,11 +43,6 @@ class WarmupPlan:
     @property
     def enabled(self) -> bool:
         return self.max_rounds > 0
-
-
-def round_workload(workload: Workload, concurrency: int) -> Workload:
-    """One warm-up round at ``concurrency``: 2C of the workload's requests, no minimum time."""
-    return msgspec.structs.replace(workload, fixed_requests=2 * concurrency, min_point_seconds=0.0)
 
 
 def settled(previous: Sequence[float], current: Sequence[float], tolerance: float) -> bool:
@@ -89,7 +85,7 @@ async def warm_up(
         for level in levels:
             point = await measure_point(
                 base_url,
-                round_workload(workload, level),
+                workload,
                 level,
                 model=model,
                 api_key=api_key,

@@ -3,8 +3,8 @@
 The suite's own DepthSession boots the simulator and sweeps C = 1, 4 three times; the first
 sample of a point is compared with the later ones of the same boot. With the warm-up the
 first sample reads like the others; without it (--specperf-warmup-rounds 0, only each
-sample's few short requests) it reads far lower: the test fails if the warm-up stops
-covering the shapes a measured sample runs.
+sample's few short requests) it reads far lower (C=4: about half): the test fails if the
+warm-up stops covering the shapes a measured sample runs.
 """
 
 from __future__ import annotations
@@ -60,14 +60,16 @@ def test_with_the_warmup_the_first_sample_reads_like_the_later_ones(tmp_path: Pa
     run = _sweep(tmp_path, warmup_rounds="6")
     assert len(run.warmups) == 1 and run.warmups[0].rounds >= 2
     assert run.warmups[0].concurrency == [1, 4]
+    # Without the warm-up C=4 reads 0.42-0.55 (benchmarks/warmup_bias.py); with it 0.89-1.02
+    # (a rare batch state can still meet a cold shape later, in any sample).
     for concurrency in (1, 4):
-        assert _first_over_rest(run, concurrency) > 0.9, concurrency
+        assert _first_over_rest(run, concurrency) > 0.85, concurrency
 
 
 def test_without_the_warmup_the_first_sample_reads_low(tmp_path: Path) -> None:
     run = _sweep(tmp_path, warmup_rounds="0")
     assert run.warmups == []
-    assert min(_first_over_rest(run, c) for c in (1, 4)) < 0.8
+    assert _first_over_rest(run, 4) < 0.7
 
 
 def test_specperf_bench_warms_the_sweep_and_records_it(

@@ -42,7 +42,8 @@ def baseline(agg: dict[int, float], per_req: float = 100.0) -> Baseline:
 def test_without_a_baseline_samples_count_at_their_minimum_length(tmp_path: Path) -> None:
     found = estimate(settings(tmp_path, repeats="3"), {})
     assert found.lower_bound and found.boots == 1 and found.samples == 6
-    assert found.total_s == pytest.approx(50 + 6 * (2 + SAMPLE_OVERHEAD_S))
+    # A boot, its warm-up (3 rounds x 2 points x 2 s) and 6 samples of 2 s.
+    assert found.total_s == pytest.approx(50 + 12 + 6 * (2 + SAMPLE_OVERHEAD_S))
     assert found.line().startswith("estimated run time: at least ")
 
 
@@ -52,8 +53,8 @@ def test_a_baseline_gives_each_sample_and_warmup_round_its_length(tmp_path: Path
     found = estimate(settings(tmp_path, warmup_rounds="3"), {3: baseline({1: 50.0, 4: 800.0})})
     assert not found.lower_bound
     assert found.measure_s == pytest.approx(8 + 2 + 2 * (0.32 + SAMPLE_OVERHEAD_S))
-    # A warm-up round: 2C requests: 2 x 100 / 50 + 8 x 100 / 800 = 5 s, three rounds.
-    assert found.warmup_s == pytest.approx(15.0)
+    # A warm-up round measures each point as a sample does: 8 s + 2 s, three rounds.
+    assert found.warmup_s == pytest.approx(30.0)
 
 
 def test_calibration_boots_every_depth_that_many_times(tmp_path: Path) -> None:
@@ -80,16 +81,18 @@ def test_a_run_within_the_budget_passes(tmp_path: Path) -> None:
 
 
 def test_a_run_over_the_budget_is_refused_saying_what_would_fit(tmp_path: Path) -> None:
-    # 2 boots x 50 s + 2 x 3 repeats x 2 points x 2.5 s = 130 s; R=2: 120 s; R=1: 110 s.
-    over = settings(tmp_path, calibrate="1", calibrate_boots="2", repeats="3", time_budget="121")
+    # 2 boots x (50 s + warm-up 3 rounds x 2 points x 2 s) + 2 x 3 repeats x 2 points x 2.5 s
+    # = 154 s; R=2: 144 s; C=1 only: 127 s; one boot: 77 s; one warm-up round: 138 s.
+    over = settings(tmp_path, calibrate="1", calibrate_boots="2", repeats="3", time_budget="145")
     with pytest.raises(UsageError) as caught:
         check_budget(over, {})
     message = str(caught.value)
     assert "\n" not in message
-    assert message.startswith("--specperf-time-budget: the run is estimated at 130 s")
-    assert "--specperf-repeats 2 (~120 s)" in message
-    assert "--specperf-concurrency 1 (~115 s)" in message
-    assert "--specperf-calibrate-boots 1" in message
+    assert message.startswith("--specperf-time-budget: the run is estimated at 154 s")
+    assert "--specperf-repeats 2 (~144 s)" in message
+    assert "--specperf-concurrency 1 (~127 s)" in message
+    assert "--specperf-calibrate-boots 1 (~77 s)" in message
+    assert "--specperf-warmup-rounds 1 (~138 s)" in message
 
 
 def test_nothing_fits_when_the_boots_alone_exceed_the_budget(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_specperf.measure.warmup import WarmupPlan, round_workload, settled, warm_up
+from pytest_specperf.measure.warmup import WarmupPlan, settled, warm_up
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.results.schema import PointMetrics, Warmup
 
@@ -83,25 +83,11 @@ def test_max_seconds_stops_before_a_round_that_would_end_past_it(script: Any) ->
     assert warmup.rounds == 1 and warmup.stopped_by == "seconds"
 
 
-def test_a_round_runs_the_workloads_own_requests_at_2c(script: Any) -> None:
+def test_a_round_measures_each_point_as_a_sample_does(script: Any) -> None:
     fake = script({4: [100.0, 100.0]})
-    asyncio.run(
-        warm_up(
-            "http://127.0.0.1:1",
-            Workload(max_new_tokens=256, min_point_seconds=2.0),
-            [4],
-            WarmupPlan(),
-        )
-    )
-    level, workload = fake.workloads[0]
-    assert level == 4 and workload.max_new_tokens == 256
-    assert workload.requests_for(4) == 8 and workload.min_point_seconds == 0.0
-
-
-def test_round_workload_keeps_the_prompts() -> None:
-    workload = Workload(prompts=("a b", "c d e"))
-    assert round_workload(workload, 16).prompts == ("a b", "c d e")
-    assert round_workload(workload, 16).requests_for(16) == 32
+    workload = Workload(max_new_tokens=256, min_point_seconds=2.0)
+    asyncio.run(warm_up("http://127.0.0.1:1", workload, [4], WarmupPlan()))
+    assert fake.workloads == [(4, workload), (4, workload)]
 
 
 @pytest.mark.parametrize(
