@@ -73,7 +73,7 @@ def test_a_given_url_boots_nothing(tmp_path: Path) -> None:
 def test_the_profiles_boot_estimate_is_used_when_no_option_gives_one(tmp_path: Path) -> None:
     values = {"profile": "smoke-tiny-qwen3next-mtp", "spec_steps": "3"}
     found = estimate(build_settings(lambda key: values.get(key), tmp_path), {})
-    assert found.boot_s == 130 and "smoke-tiny-qwen3next-mtp" in found.boot_from
+    assert found.boot_s == 150 and "smoke-tiny-qwen3next-mtp" in found.boot_from
 
 
 def test_a_run_within_the_budget_passes(tmp_path: Path) -> None:
