@@ -439,6 +439,14 @@ class DepthSession:
         )
         warmup.boot = self.boot
         self.store.update(lambda results: self._run_in(results).warmups.append(warmup))
+        if self.server is not None and not self.server.alive():
+            message = (
+                f"server (steps={self.depth}) {describe_exit(self.server.exit_code())} "
+                f"while warming up (boot {self.boot + 1}) (log: {self.log_path})\n"
+                f"--- server log tail ---\n{self.server.log_tail()}"
+            )
+            self.fail_run(message)
+            raise ServerDied(message)
 
     def _add_point(self, results: RunResults, point: PointMetrics) -> None:
         run = self._run_in(results)

@@ -224,3 +224,27 @@ def test_zero_warmup_rounds_turn_the_boot_warmup_off(
     depth.measure(4)
     assert warmups.calls == [] and recorder.calls == [4]
     assert depth.run_snapshot().warmups == []
+
+
+class DeadServer:
+    """A server process that died (as ServerProcess reports it)."""
+
+    def alive(self) -> bool:
+        return False
+
+    def exit_code(self) -> int:
+        return -9
+
+    def log_tail(self) -> str:
+        return "killed"
+
+
+def test_a_server_that_dies_during_the_warmup_fails_the_run_before_any_sample(
+    tmp_path: Path, recorder: Recorder, warmups: WarmupRecorder
+) -> None:
+    depth = session(tmp_path)
+    depth.server = DeadServer()  # type: ignore[assignment]
+    with pytest.raises(ServerDied, match=r"was killed by SIGKILL while warming up \(boot 1\)"):
+        depth.measure(1)
+    assert recorder.calls == []
+    assert depth.run_snapshot().status == "failed"
