@@ -6,10 +6,11 @@ A run's time is its boots, each boot's warm-up and its samples:
 
 with boots = depths x boots per depth (--specperf-calibrate-boots), samples = boots x points x
 repeats. A boot's time is --specperf-boot-estimate, else the profile's ``boot_estimate_s``
-(measured on the hardware it names), else a default per backend. A sample lasts at least
---specperf-min-point-seconds; with a baseline of the same key its length is the baseline's
-rate applied to the sample's requests (and its few short warm-up requests); a warm-up round
-measures every point once as a sample does, --specperf-warmup-rounds times (the most it may).
+(measured with the real server; not for the simulator), else a default per backend. A
+sample lasts at least --specperf-min-point-seconds; with a baseline of the same key its length
+is the baseline's rate applied to the sample's requests (and its few short warm-up requests);
+a warm-up round measures every point once as a sample does, --specperf-warmup-rounds times
+(the most it may).
 Without a baseline the speed is unknown: the estimate then counts samples and warm-up rounds at
 their minimum length, and says it is a lower bound.
 
@@ -69,7 +70,8 @@ def boots_of(settings: Settings) -> int:
 def boot_estimate(settings: Settings) -> tuple[float, str]:
     if settings.boot_estimate_s is not None:
         return settings.boot_estimate_s, "--specperf-boot-estimate"
-    if settings.profile.boot_estimate_s is not None:
+    # The profile's figure is its real server's: the simulator boots in seconds whatever it is.
+    if settings.profile.boot_estimate_s is not None and settings.backend != "sim":
         return settings.profile.boot_estimate_s, f"profile {settings.profile.name}"
     return DEFAULT_BOOT_S.get(settings.backend, DEFAULT_BOOT_S["sglang"]), "default"
 

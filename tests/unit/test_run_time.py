@@ -98,3 +98,9 @@ def test_a_run_over_the_budget_is_refused_saying_what_would_fit(tmp_path: Path) 
 def test_nothing_fits_when_the_boots_alone_exceed_the_budget(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="nothing smaller fits either"):
         check_budget(settings(tmp_path, time_budget="10"), {})
+
+
+def test_the_simulator_ignores_the_profiles_boot_estimate(tmp_path: Path) -> None:
+    values = {"profile": "smoke-tiny-qwen3next-mtp", "backend": "sim", "spec_steps": "3"}
+    found = estimate(build_settings(lambda key: values.get(key), tmp_path), {})
+    assert found.boot_s == 5 and found.boot_from == "default"
