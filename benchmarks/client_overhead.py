@@ -236,10 +236,16 @@ if kind == "rust":
         if code:
             raise SystemExit(code)
 else:
-    import sglang.benchmark.serving as serving
-    def run(argv):
-        sys.argv = ["serving", *argv]
-        serving.cli_main()
+    try:
+        import sglang.benchmark.serving as serving
+        def run(argv):
+            sys.argv = ["serving", *argv]
+            serving.cli_main()
+    except ImportError:  # SGLang before the benchmark package (0.5.12): sglang.bench_serving
+        import runpy
+        def run(argv):
+            sys.argv = ["bench_serving", *argv]
+            runpy.run_module("sglang.bench_serving", run_name="__main__")
 def cpu():
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
@@ -539,14 +545,19 @@ def _run(client: str, url: str, options: argparse.Namespace, work: Path) -> dict
 def procs(options: argparse.Namespace) -> None:
     """The ceiling at one concurrency over several client-process counts (no SGLang needed).
 
-    The server is benchmarks/stream_server.py unpaced, over --server-workers processes on one
-    port (default: half the cores), so that it outruns the client as long as it can; each
+    The server is --server unpaced: benchmarks/stream_server.py (the default) over
+    --server-workers processes on one port (default: half the cores), so that it outruns the
+    client as long as it can, or a one-process script such as firehose.py; each
     line says how busy the busiest client process was, so a count that no longer raises the
     ceiling shows whether the client (near 100%) or the server (below) stopped it.
     """
     began = time.monotonic()
     counts = [int(p) for p in options.procs.split(",")]
-    workers = options.server_workers or max(1, (os.cpu_count() or 2) // 2)
+    script = Path(options.server)
+    # stream_server.py serves from several processes on one port (SO_REUSEPORT); a script
+    # given by --server (the project's firehose.py) is one process with no --workers flag.
+    several = script.name == "stream_server.py"
+    workers = (options.server_workers or max(1, (os.cpu_count() or 2) // 2)) if several else 1
     results: dict[int, list[dict[str, Any]]] = {p: [] for p in counts}
     loop_name = _event_loop_name()
     print(
@@ -554,7 +565,6 @@ def procs(options: argparse.Namespace) -> None:
         + ("" if loop_name == "uvloop" else " (uvloop is not installed: asyncio's own loop)"),
         flush=True,
     )
-    script = HERE / "stream_server.py"  # several server processes on one port (SO_REUSEPORT)
     with stream_server("firehose", options, workers=workers, script=script) as (url, _pid):
         for repeat in range(options.repeats):
             for count in counts if repeat % 2 == 0 else list(reversed(counts)):
@@ -567,7 +577,7 @@ def procs(options: argparse.Namespace) -> None:
                     f"{result['requests']}, client_bound={result['client_bound']}",
                     flush=True,
                 )
-    print(f"\nceiling, stream_server.py unpaced ({workers} server processes), "
+    print(f"\nceiling, {script.name} unpaced ({workers} server processes), "
           f"C={options.concurrency}, {options.requests} requests of {options.tokens} tokens, "
           f"{os.cpu_count()} cores, event loop {loop_name}, medians of {options.repeats} "
           f"({time.monotonic() - began:.0f} s in all):")  # fmt: skip
@@ -633,7 +643,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--server",
         default=str(HERE / "stream_server.py"),
-        help="compare mode: the reference server script (firehose.py's command line)",
+        help="the reference server script (firehose.py's command line); procs mode: default "
+        "stream_server.py over --server-workers processes",
     )
     parser.add_argument("--sglang-python", default=None, help="a python with sglang 0.5.23")
     parser.add_argument("--tokenizer", default=None, help="default: the project's tiny one")

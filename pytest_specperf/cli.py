@@ -25,6 +25,7 @@ from pytest_specperf.gate.baselines import migrate_file
 from pytest_specperf.measure import loop as event_loop
 from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.measure.speedup import control_run
+from pytest_specperf.measure.warmup import warm_up
 from pytest_specperf.options import (
     API_KEY_ENV,
     BENCH,
@@ -33,10 +34,11 @@ from pytest_specperf.options import (
     parse_float,
     parse_positive_int,
     resolve_profile_option,
+    warmup_plan_from,
     workload_from,
 )
 from pytest_specperf.profiles import available_profiles
-from pytest_specperf.results.report import seed_table
+from pytest_specperf.results.report import seed_table, warmup_line
 from pytest_specperf.results.schema import DepthRun, RunResults
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.server.hardware import hardware_key
@@ -88,7 +90,11 @@ def _parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser(BENCH, help="one closed-loop sweep against a running server")
     _add_table_options(bench, BENCH)
-    bench.add_argument("--no-warmup", action="store_true", help="skip the warm-up requests")
+    bench.add_argument(
+        "--no-warmup",
+        action="store_true",
+        help="skip every warm-up: the sweep's warm-up rounds and each point's short requests",
+    )
     bench.add_argument(
         "--out", default=None, help="write results (the suite's schema) to this file"
     )
@@ -254,7 +260,22 @@ def _bench(args: argparse.Namespace) -> int:
     )
     model = summary.model_path or "default"
     print(f"measuring {url}: {summary.speculative_algorithm or 'no speculation'} depth={depth}")
-    for index, level in enumerate(concurrency):
+    plan = warmup_plan_from(values)
+    if plan.enabled and not args.no_warmup:
+        warmup = event_loop.run(
+            warm_up(
+                url,
+                workload,
+                concurrency,
+                plan,
+                model=model,
+                api_key=api_key,
+                client_procs=values["client_procs"],
+            )
+        )
+        run.warmups.append(warmup)
+        print(f"  {warmup_line(warmup)}")
+    for level in concurrency:
         point = event_loop.run(
             measure_point(
                 url,
@@ -262,7 +283,7 @@ def _bench(args: argparse.Namespace) -> int:
                 level,
                 model=model,
                 api_key=api_key,
-                warmup=index == 0 and not args.no_warmup,
+                warmup=not args.no_warmup,
                 slo=values["slo"],
                 client_procs=values["client_procs"],
             )

@@ -14,7 +14,7 @@ import math
 import os
 import shlex
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,6 +23,7 @@ from pytest_specperf.errors import UsageError
 from pytest_specperf.gate.baselines import DEFAULT_THROUGHPUT_TOLERANCE
 from pytest_specperf.measure.goodput import parse_slo
 from pytest_specperf.measure.procs import STREAMS_PER_PROCESS
+from pytest_specperf.measure.warmup import DEFAULT_MAX_ROUNDS, DEFAULT_TOLERANCE, WarmupPlan
 from pytest_specperf.measure.workload import (
     DEFAULT_WORKLOAD,
     SEED_CONCURRENCY,
@@ -97,6 +98,17 @@ def parse_positive_int(option: str, raw: Any) -> int:
         raise UsageError(f"{option}: {raw!r} is not a whole number") from None
     if value < 1:
         raise UsageError(f"{option}: {raw!r} must be >= 1")
+    return value
+
+
+def parse_count(option: str, raw: Any) -> int:
+    """A whole number >= 0."""
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        raise UsageError(f"{option}: {raw!r} is not a whole number") from None
+    if value < 0:
+        raise UsageError(f"{option}: {raw!r} must be >= 0")
     return value
 
 
@@ -575,6 +587,52 @@ OPTIONS: tuple[OptionSpec, ...] = (
         kind="flag",
         ini=False,
     ),
+    # -- warm-up of each boot and the run's time (issue 21) --------------------------------
+    OptionSpec(
+        "--specperf-warmup-rounds",
+        "warmup_rounds",
+        "before the first measured sample of each boot, warm every concurrency of the sweep "
+        "with the workload's own requests, in rounds, until two rounds agree within "
+        "--specperf-warmup-tolerance, at most this many rounds; 0 turns it off",
+        default=str(DEFAULT_MAX_ROUNDS),
+        parse=parse_count,
+        commands=(BENCH,),
+        short="--warmup-rounds",
+    ),
+    OptionSpec(
+        "--specperf-warmup-seconds",
+        "warmup_seconds",
+        "a bound on each boot's warm-up: no round is started that would end past it "
+        "(the first round always runs)",
+        parse=_float_in(0.0, low_open=True, optional=True),
+        commands=(BENCH,),
+        short="--warmup-seconds",
+    ),
+    OptionSpec(
+        "--specperf-warmup-tolerance",
+        "warmup_tolerance",
+        "the warm-up has settled when every concurrency's agg tok/s moved by at most this "
+        "fraction between two consecutive rounds",
+        default=f"{DEFAULT_TOLERANCE:g}",
+        parse=_float_in(0.0, 1.0, low_open=True),
+        commands=(BENCH,),
+        short="--warmup-tolerance",
+    ),
+    OptionSpec(
+        "--specperf-time-budget",
+        "time_budget",
+        "seconds the run may take: the run's estimated time (boots, warm-ups, points x "
+        "repeats) is printed before anything boots, and a run estimated longer is refused, "
+        "saying what would fit",
+        parse=_float_in(0.0, low_open=True, optional=True),
+    ),
+    OptionSpec(
+        "--specperf-boot-estimate",
+        "boot_estimate",
+        "seconds one server boot takes, for the run's time estimate (default: the profile's "
+        "boot_estimate_s, else 120 for sglang and 5 for sim)",
+        parse=_float_in(0.0, optional=True),
+    ),
 )
 OPTIONS_BY_KEY: Mapping[str, OptionSpec] = {spec.key: spec for spec in OPTIONS}
 
@@ -626,6 +684,9 @@ class Settings:
     baselines_option: str = "baselines"
     allow_baseline_downgrade: bool = False
     allow_no_baseline: bool = False
+    warmup: WarmupPlan = field(default_factory=WarmupPlan)
+    time_budget_s: float | None = None
+    boot_estimate_s: float | None = None  # None: the profile's, else the backend's default
 
 
 def resolve_profile_option(name: str, dirs: tuple[str, ...], rootdir: Path) -> Profile:
@@ -704,6 +765,18 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         baselines_option=values["baselines"],
         allow_baseline_downgrade=values["allow_baseline_downgrade"],
         allow_no_baseline=values["allow_no_baseline"],
+        warmup=warmup_plan_from(values),
+        time_budget_s=values["time_budget"],
+        boot_estimate_s=values["boot_estimate"],
+    )
+
+
+def warmup_plan_from(values: Mapping[str, Any]) -> WarmupPlan:
+    """Each boot's warm-up as the warm-up options describe it."""
+    return WarmupPlan(
+        max_rounds=values["warmup_rounds"],
+        max_seconds=values["warmup_seconds"],
+        tolerance=values["warmup_tolerance"],
     )
 
 

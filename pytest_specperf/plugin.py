@@ -48,6 +48,7 @@ from pytest_specperf.results.store import (
     git_commit,
     new_run_id,
 )
+from pytest_specperf.run_time import RunEstimate, check_budget
 from pytest_specperf.server.gpus import (
     PresentGpus,
     check_gpu_plan,
@@ -67,6 +68,7 @@ from pytest_specperf.suite import (
 )
 
 settings_key = pytest.StashKey[Settings]()
+estimate_key = pytest.StashKey[RunEstimate]()
 run_id_key = pytest.StashKey[str]()
 tested_commit_key = pytest.StashKey[str | None]()
 sessions_key = pytest.StashKey[dict[int, DepthSession]]()
@@ -138,6 +140,8 @@ def pytest_configure(config: pytest.Config) -> None:
                 "depths' servers; drop -n, or drop --specperf-refine"
             )
         config.stash[present_gpus_key] = _plan_gpus(config, settings)
+        if not _is_worker(config):
+            config.stash[estimate_key] = check_budget(settings)
     except SpecperfError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[settings_key] = settings
@@ -274,6 +278,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"depths={list(settings.depths)} concurrency={list(settings.concurrency)} "
         f"out={settings.out_dir}"
     ]
+    estimate = config.stash.get(estimate_key, None)
+    if estimate is not None:
+        lines.append(f"specperf: {estimate.line()}")
     dist = getattr(config.option, "dist", "no")
     if dist in _SPLITTING_DIST_MODES and getattr(config.option, "tx", None):
         lines.append(f"specperf: xdist --dist {dist}: each depth's tests run on one worker")

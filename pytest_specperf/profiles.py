@@ -97,6 +97,8 @@ class Profile(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=T
     simulated_accept_length: dict[str, float] = {}
     sim_profile: str = "qwen3.5-122b-a10b-fp8-4x-rtx-pro-6000"
     launch_timeout_s: float | None = None
+    # Seconds one boot takes (start to healthy, and the stop), for the run's time estimate.
+    boot_estimate_s: float | None = None
     source: str = ""
 
     def simulated_accept_length_at(self, steps: int) -> float | None:
@@ -163,6 +165,9 @@ def _validate(profile: Profile, source: str) -> Profile:
     timeout = profile.launch_timeout_s
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         raise bad("launch_timeout_s", "must be a positive number of seconds")
+    boot = profile.boot_estimate_s
+    if boot is not None and not (math.isfinite(boot) and boot >= 0):
+        raise bad("boot_estimate_s", "must be a number of seconds >= 0")
     return msgspec.structs.replace(profile, source=source)
 
 

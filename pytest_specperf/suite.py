@@ -36,6 +36,7 @@ from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.measure.lossless import fetch_greedy_outputs, record_and_compare
 from pytest_specperf.measure.repeats import interleaved, merge_samples, split_by_boot
 from pytest_specperf.measure.speedup import control_run, depth_speedups, speedups
+from pytest_specperf.measure.warmup import warm_up
 from pytest_specperf.options import ALLOW_DOWNGRADE_FLAG, Settings
 from pytest_specperf.results.schema import (
     DepthRun,
@@ -134,6 +135,8 @@ class DepthSession:
         self.observer: PointObserver | None = None
         # This server's own GPUs (server/gpus.py), or None: the environment's, unchanged.
         self.gpus: tuple[str, ...] | None = None
+        # The boot whose warm-up ran (measure/warmup.py): one warm-up per boot.
+        self.warmed_boot: int | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
     def launch_command(self, port: int) -> LaunchCommand:
@@ -346,6 +349,13 @@ class DepthSession:
         ``refined``: a point --specperf-refine added between the planned ones."""
         assert self.base_url is not None, "open() first"
         s = self.settings
+        try:
+            self._warm_up_boot(concurrency)
+        except KeyboardInterrupt as exc:
+            self.interrupt(exc)
+            raise
+        finally:
+            self.activity = None
         self.activity = label
         durations: list[float] = []
         observed = (
@@ -406,6 +416,39 @@ class DepthSession:
         self.request_e2e_s.setdefault(concurrency, []).extend(durations)
         self.store.update(lambda results: self._add_point(results, point))
         return point
+
+    def _warm_up_boot(self, concurrency: int) -> None:
+        """Before the first sample of a boot: warm every concurrency of the sweep (and this
+        one), so that no measured sample pays for shapes the server runs for the first time."""
+        s = self.settings
+        if self.warmed_boot == self.boot or not s.warmup.enabled:
+            return
+        assert self.base_url is not None
+        self.warmed_boot = self.boot
+        self.activity = f"warming up (boot {self.boot + 1})"
+        warmup = event_loop.run(
+            warm_up(
+                self.base_url,
+                s.workload,
+                sorted({*s.concurrency, concurrency}),
+                s.warmup,
+                model=self.summary.model_path
+                if self.summary and self.summary.model_path
+                else "default",
+                api_key=s.api_key,
+                client_procs=s.client_procs,
+            )
+        )
+        warmup.boot = self.boot
+        self.store.update(lambda results: self._run_in(results).warmups.append(warmup))
+        if self.server is not None and not self.server.alive():
+            message = (
+                f"server (steps={self.depth}) {describe_exit(self.server.exit_code())} "
+                f"while warming up (boot {self.boot + 1}) (log: {self.log_path})\n"
+                f"--- server log tail ---\n{self.server.log_tail()}"
+            )
+            self.fail_run(message)
+            raise ServerDied(message)
 
     def _add_point(self, results: RunResults, point: PointMetrics) -> None:
         run = self._run_in(results)

@@ -90,6 +90,8 @@ class Step:
             return "green"
         if self.exit_code == 1 and self.failed_points:
             return f"red ({self.failed_points} throughput point(s) failed)"
+        if self.exit_code == 4:
+            return "refused: estimated past the time left (see the step's .txt)"
         return f"error (exit {self.exit_code})"
 
 
@@ -138,6 +140,8 @@ class Proof:
             f"--specperf-baselines={self.baselines}",
             f"--specperf-out={run_out}",
             f"--specperf-repeats={self.repeats}",
+            # The suite refuses at once a run it estimates past the time left (exit 4).
+            f"--specperf-time-budget={max(1.0, self.time_left() - 10):.0f}",
             *self.sweep,
             *args,
         ]

@@ -26,6 +26,7 @@ from pytest_specperf.results.schema import (
     Recommendation,
     Slo,
     Verdict,
+    Warmup,
 )
 from pytest_specperf.results.speculation_report import (
     self_test_lines,
@@ -74,6 +75,25 @@ def _int(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
+def warmup_line(warmup: Warmup) -> str:
+    """``warm-up boot 1: 3 rounds in 12.4 s, settled within 5%; agg tok/s by round: C=1 ...``"""
+    why = {
+        "settled": f"settled within {warmup.tolerance:.0%}",
+        "rounds": f"NOT settled within {warmup.tolerance:.0%} in {warmup.max_rounds} rounds",
+        "seconds": f"NOT settled within {warmup.tolerance:.0%}: stopped by the "
+        f"{warmup.max_seconds or 0:g} s bound",
+    }.get(warmup.stopped_by, warmup.stopped_by)
+    plural = "round" if warmup.rounds == 1 else "rounds"
+    figures = "; ".join(
+        f"C={level} " + " / ".join(_num(r[index]) for r in warmup.agg_tok_s if index < len(r))
+        for index, level in enumerate(warmup.concurrency)
+    )
+    return (
+        f"warm-up boot {warmup.boot + 1}: {warmup.rounds} {plural} in {warmup.seconds:.1f} s, "
+        f"{why}; agg tok/s by round: {figures}"
+    )
+
+
 def seed_table(run: DepthRun) -> str:
     """The depth's table as plain text: the same header, cells and notes as report.md's."""
     lines = [depth_heading(run)]
@@ -84,6 +104,7 @@ def seed_table(run: DepthRun) -> str:
     lines += [" | ".join(row) for row in rows]
     if not run.points:
         lines.append("(no point measured)")
+    lines += [warmup_line(w) for w in run.warmups]
     for point in points:
         lines += [f"note C={point.concurrency}: {note}" for note in point_notes(run, point)]
     note = min_max_note([run])
@@ -529,6 +550,7 @@ def depth_markdown(run: DepthRun) -> str:
     min_max = min_max_note([run])
     if min_max:
         notes.append(f"- {min_max}")
+    notes += [f"- {warmup_line(w)}" for w in run.warmups]
     if notes:
         lines += ["", *notes]
     return "\n".join(lines)

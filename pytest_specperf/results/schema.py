@@ -249,6 +249,27 @@ class OutputComparison(msgspec.Struct, kw_only=True):
         return self.identical / self.prompts if self.prompts else 1.0
 
 
+WarmupStop = Literal["settled", "rounds", "seconds"]
+
+
+class Warmup(msgspec.Struct, kw_only=True):
+    """The warm-up before the first measured sample of one boot (measure/warmup.py)."""
+
+    # Which boot of its depth (0: the first), as PointMetrics.boot.
+    boot: int = 0
+    seconds: float
+    rounds: int
+    # Two consecutive rounds agreed within ``tolerance`` at every concurrency.
+    settled: bool
+    stopped_by: WarmupStop
+    concurrency: list[int]
+    # Aggregate tok/s of each round (outer), per concurrency in ``concurrency`` order (inner).
+    agg_tok_s: list[list[float]] = []
+    tolerance: float
+    max_rounds: int
+    max_seconds: float | None = None
+
+
 class DepthRun(msgspec.Struct, kw_only=True):
     """One server (one speculation depth) and the points measured on it."""
 
@@ -269,6 +290,8 @@ class DepthRun(msgspec.Struct, kw_only=True):
     # Greedy output ids of the fixed prompt set, by prompt name (measure/lossless.py).
     greedy_outputs: dict[str, list[int]] = {}
     self_test: SelfTest | None = None
+    # One per boot of the depth: each boot's warm-up before its first measured sample.
+    warmups: list[Warmup] = []
 
     def point(self, concurrency: int) -> PointMetrics | None:
         for item in self.points:

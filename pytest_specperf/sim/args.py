@@ -71,6 +71,8 @@ class SimConfig:
     server_args: dict[str, Any] = field(default_factory=dict)
     # --sim-corrupt-output named this server's depth: greedy outputs are altered.
     corrupt_output: bool = False
+    # --sim-cold-shape-ms: model ms added to the first step of each step shape of a boot.
+    cold_shape_ms: float = 0.0
     warnings: tuple[str, ...] = ()
 
     @property
@@ -344,6 +346,15 @@ def _add_sim_performance_knobs(g: argparse._ArgumentGroup) -> None:
         f"a different token at index {model.CORRUPT_OUTPUT_AT}. Greedy outputs otherwise "
         "depend on the prompt alone, at every depth.",
     )
+    g.add_argument(
+        "--sim-cold-shape-ms",
+        type=_float_in(0.0, 1e6),
+        default=0.0,
+        help="A cold start, as a real GPU's first step of each new shape (kernels compiled "
+        "for a batch size and sequence length not run before): the first step of each shape "
+        "(prefill or decode, batch size, longest sequence rounded up to a power of two) after "
+        "boot takes this many simulated ms more. 0: every shape is warm from the start.",
+    )
 
 
 def _add_sim_failure_knobs(g: argparse._ArgumentGroup) -> None:
@@ -496,6 +507,7 @@ def parse_args(argv: Sequence[str]) -> SimConfig:
         slowdown=ns.sim_slowdown,
         acceptance=ns.sim_acceptance,
         corrupt_output=ns.sim_corrupt_output is not None and ns.sim_corrupt_output == chain,
+        cold_shape_ms=ns.sim_cold_shape_ms,
         boot_delay=ns.sim_boot_delay,
         crash_after=ns.sim_crash_after,
         hang_at_boot=ns.sim_hang_at_boot,

@@ -94,6 +94,8 @@ class StepStats:
     model_sum: float = 0.0
     max_lateness: float = 0.0
     lateness_sum: float = 0.0
+    # Steps that paid --sim-cold-shape-ms (the first of their shape since boot).
+    cold_count: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         n = max(self.count, 1)
@@ -108,10 +110,16 @@ class StepStats:
             "achieved_over_model": (mean_achieved / mean_model) if mean_model else None,
             "max_lateness_s": self.max_lateness,
             "mean_lateness_s": self.lateness_sum / n,
+            "cold_count": self.cold_count,
         }
 
 
 EOS_TOKEN_ID = 0
+
+
+def _bucket(count: int) -> int:
+    """The power of two ``count`` rounds up to, as its exponent: 1 -> 0, 3 -> 2, 129 -> 8."""
+    return max(0, count - 1).bit_length()
 
 
 class Scheduler:
@@ -145,6 +153,8 @@ class Scheduler:
         self.lifetime_verify = 0
         self.last_gen_throughput = 0.0
         self._crash_at_step: int | None = None
+        # Step shapes run since boot (--sim-cold-shape-ms); never reset, like compiled kernels.
+        self.warm_shapes: set[tuple[str, int, int]] = set()
         self._task: asyncio.Task[None] | None = None
 
     # ---- requests -------------------------------------------------------------------
@@ -251,6 +261,22 @@ class Scheduler:
         seconds = model_ms / 1000.0 * factor / (1.0 - cfg.slowdown) + self.forward_sleep_s
         return seconds / cfg.speedup
 
+    def _cold_seconds(self, kind: str, batch: list[SimRequest]) -> float:
+        """Real seconds of a cold start if this step's shape is new since boot, else 0.
+
+        The shape: prefill or decode, the batch size and the longest sequence in the batch, each
+        rounded up to a power of two (as CUDA graphs and compiled kernels are kept per bucket).
+        """
+        if self.config.cold_shape_ms <= 0 or not batch:
+            return 0.0
+        longest = max(r.prompt_tokens + len(r.tokens) for r in batch)
+        shape = (kind, _bucket(len(batch)), _bucket(longest))
+        if shape in self.warm_shapes:
+            return 0.0
+        self.warm_shapes.add(shape)
+        self.stats.cold_count += 1
+        return self.config.cold_shape_ms / 1000.0 / self.config.speedup
+
     def _admit(self) -> list[SimRequest]:
         count = model.admit_count(
             (r.kv_need for r in self.waiting),
@@ -289,7 +315,8 @@ class Scheduler:
             else:
                 batch = list(self.running)
                 model_ms = model.decode_step_ms(self.profile, len(batch), self.chain, self.width)
-            duration = self._scale(model_ms)
+            cold = self._cold_seconds("prefill" if admitted else "decode", batch)
+            duration = self._scale(model_ms) + cold
             deadline += duration
             delay = deadline - loop.time()
             # Always yield, even when late, so handlers drain their queues between steps.

@@ -24,7 +24,9 @@ from tests.reliability.suite_runs import (
 # once the first point is in results.json, so the interruption always lands mid-sweep (with
 # FAST_ARGS' 200 tokens the rest of the sweep took under a second and could finish first).
 LONG_SWEEP = ("--specperf-concurrency=1,4,16", "--specperf-max-new-tokens=2000")
-COMMON_ARGS = ["--spec-steps=3", "--specperf-update-baselines"]
+# Without warm-up rounds: the scenarios count requests (--sim-crash-after) and interrupt
+# points by the sample being measured (the warm-up's own failures: tests/unit/test_suite.py).
+COMMON_ARGS = ["--spec-steps=3", "--specperf-update-baselines", "--specperf-warmup-rounds=0"]
 
 FAILING_USER_TEST = '''
 """A user's own check on every measured point, failing on purpose."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 
 import pytest
 
@@ -231,3 +232,46 @@ def test_corrupt_output_alters_one_token_of_the_named_depth_only() -> None:
     differing = [i for i, (a, b) in enumerate(zip(clean, corrupted, strict=True)) if a != b]
     assert differing == [CORRUPT_OUTPUT_AT]
     assert untouched == clean
+
+
+async def _together(s: Scheduler, count: int, new_tokens: int) -> float:
+    """Seconds ``count`` identical requests take together on a started scheduler."""
+    reqs = [s.new_request(60, new_tokens, 0.0, True) for _ in range(count)]
+    begun = time.monotonic()
+    for r in reqs:
+        s.submit(r)
+    await asyncio.gather(*(drain(r) for r in reqs))
+    return time.monotonic() - begun
+
+
+def test_cold_shape_slows_the_first_step_of_each_shape_only() -> None:
+    async def go() -> tuple[float, float, list[int]]:
+        # 20,000 model ms at speedup 200: 0.1 s per shape not run before.
+        s = make(["--sim-cold-shape-ms", "20000"])
+        s.start()
+        first = await _together(s, 2, 30)
+        counts = [s.stats.cold_count]
+        second = await _together(s, 2, 30)
+        counts.append(s.stats.cold_count)
+        await _together(s, 2, 300)  # longer sequences: new length buckets
+        counts.append(s.stats.cold_count)
+        await s.stop()
+        return first, second, counts
+
+    first, second, (after_first, after_second, after_longer) = asyncio.run(go())
+    assert after_first >= 2  # a prefill and at least one decode shape
+    assert after_second == after_first  # the same shapes again: all warm
+    assert after_longer > after_second
+    assert first > second + 0.15
+
+
+def test_without_cold_shapes_no_step_is_cold() -> None:
+    async def go() -> Scheduler:
+        s = make([])
+        s.start()
+        await _together(s, 2, 30)
+        await s.stop()
+        return s
+
+    s = asyncio.run(go())
+    assert s.stats.cold_count == 0 and not s.warm_shapes

@@ -11,7 +11,7 @@ import msgspec
 import pytest
 
 from pytest_specperf.results.json_schema import results_schema, results_schema_text
-from pytest_specperf.results.schema import RunResults
+from pytest_specperf.results.schema import RunResults, Warmup
 from tests.unit.results_samples import sample_point, sample_run, sample_verdict
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "results.schema.json"
@@ -28,6 +28,18 @@ def _full_results() -> dict[str, Any]:
     )
     run = sample_run(3, interval=True, verdicts=[verdict])
     run.points[0].samples = [sample_point(1, 740.0)]
+    run.warmups = [
+        Warmup(
+            seconds=12.5,
+            rounds=3,
+            settled=True,
+            stopped_by="settled",
+            concurrency=[1, 4],
+            agg_tok_s=[[90.0, 300.0], [97.0, 340.0], [96.5, 342.0]],
+            tolerance=0.05,
+            max_rounds=3,
+        )
+    ]
     results = RunResults(
         run_id="r", started_at="2026-12-01T08:00:00+00:00", tool_version="0.1.0", runs=[run]
     )

@@ -103,3 +103,22 @@ def test_unknown_run_profile_is_a_usage_error(pytester: pytest.Pytester) -> None
     result = pytester.runpytest("--specperf-run-profile=nigthly")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--specperf-run-profile: 'nigthly' is not a run profile*"])
+
+
+def test_the_estimated_run_time_is_in_the_header(pytester: pytest.Pytester) -> None:
+    """Printed before anything boots (no test here uses a server)."""
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest("--specperf-backend=sim", "--specperf-boot-estimate=7")
+    result.stdout.fnmatch_lines(["specperf: estimated run time: *1 boot(s) x 7 s*"])
+
+
+def test_a_run_over_its_time_budget_is_a_usage_error_before_anything_boots(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest(
+        "--specperf-backend=sim", "--specperf-repeats=3", "--specperf-time-budget=1"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--specperf-time-budget: the run is estimated at *"])
+    assert not list(pytester.path.rglob("server-steps*.log"))

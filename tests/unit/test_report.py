@@ -6,12 +6,14 @@ from pytest_specperf.results.report import (
     full_report,
     seed_table,
     tradeoff_table,
+    warmup_line,
 )
 from pytest_specperf.results.schema import (
     ClientHealth,
     DepthRun,
     PointMetrics,
     ServerSummary,
+    Warmup,
 )
 
 SEED_COLUMNS = "C | Agg tok/s | Per-req tok/s | Tokens | Wall (s) | Ok"
@@ -122,3 +124,35 @@ def test_point_with_truth_problems_gets_a_note_per_problem() -> None:
     run.points[1].truth_problems = ["2/2 requests: e2e shorter than TTFT"]
     notes = [line for line in seed_table(run).splitlines() if line.startswith("note ")]
     assert notes == ["note C=1: figures that cannot be true: 2/2 requests: e2e shorter than TTFT"]
+
+
+def _warmup(**fields: object) -> Warmup:
+    values: dict[str, object] = {
+        "seconds": 12.44,
+        "rounds": 3,
+        "settled": True,
+        "stopped_by": "settled",
+        "concurrency": [1, 4],
+        "agg_tok_s": [[80.0, 270.0], [97.0, 340.0], [96.0, 345.5]],
+        "tolerance": 0.05,
+        "max_rounds": 3,
+        **fields,
+    }
+    return Warmup(**values)  # type: ignore[arg-type]
+
+
+def test_each_boots_warmup_is_a_line_under_the_depths_table() -> None:
+    run = DepthRun(depth=3, profile="p", backend="sim", hardware="h", workload={})
+    run.points = [make_point(1, 96.0)]
+    run.warmups = [_warmup(), _warmup(boot=1, settled=False, stopped_by="rounds")]
+    text = seed_table(run)
+    assert (
+        "warm-up boot 1: 3 rounds in 12.4 s, settled within 5%; agg tok/s by round: "
+        "C=1 80.0 / 97.0 / 96.0; C=4 270.0 / 340.0 / 345.5" in text
+    )
+    assert "warm-up boot 2: 3 rounds in 12.4 s, NOT settled within 5% in 3 rounds" in text
+
+
+def test_a_warmup_stopped_by_its_time_bound_says_so() -> None:
+    line = warmup_line(_warmup(rounds=1, settled=False, stopped_by="seconds", max_seconds=30.0))
+    assert "1 round in 12.4 s, NOT settled within 5%: stopped by the 30 s bound" in line

@@ -6,7 +6,7 @@ import pytest
 
 from pytest_specperf.results import report
 from pytest_specperf.results.report import Plot, ReportContext, markdown_report
-from pytest_specperf.results.schema import Verdict, VerdictOutcome
+from pytest_specperf.results.schema import Verdict, VerdictOutcome, Warmup
 from pytest_specperf.results.tables import md_table
 from tests.unit.results_samples import sample_run, sample_verdict
 
@@ -218,3 +218,21 @@ def test_md_table_escapes_pipes_in_cells() -> None:
     """A '|' inside a cell does not split the cell."""
     table = md_table(["a"], [["x | y"]])
     assert table.splitlines()[2] == "| x \\| y |"
+
+
+def test_each_boots_warmup_is_noted_under_the_depths_markdown_table() -> None:
+    run = sample_run(3)
+    run.warmups = [
+        Warmup(
+            seconds=8.0,
+            rounds=2,
+            settled=True,
+            stopped_by="settled",
+            concurrency=[1],
+            agg_tok_s=[[95.0], [96.0]],
+            tolerance=0.05,
+            max_rounds=3,
+        )
+    ]
+    text = report.depth_markdown(run)
+    assert "- warm-up boot 1: 2 rounds in 8.0 s, settled within 5%" in text

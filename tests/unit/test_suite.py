@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from pytest_specperf.errors import SpecperfError, UsageError
+from pytest_specperf.measure.warmup import WarmupPlan
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.options import Settings, build_settings
-from pytest_specperf.results.schema import PointMetrics
+from pytest_specperf.results.schema import PointMetrics, Warmup
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.suite import DepthSession, ServerDied
 
@@ -45,10 +46,41 @@ def settings(tmp_path: Path, **options: str) -> Settings:
     return build_settings(lambda key: values.get(key), tmp_path)
 
 
+class WarmupRecorder:
+    """Stands in for warm_up: records each call's concurrencies, and when it came."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+        self.calls: list[tuple[list[int], int]] = []  # (concurrencies, samples before it)
+
+    async def __call__(
+        self, base_url: str, workload: Workload, levels: list[int], plan: WarmupPlan, **_: Any
+    ) -> Warmup:
+        self.calls.append((list(levels), len(self.recorder.calls)))
+        return Warmup(
+            seconds=1.0,
+            rounds=2,
+            settled=True,
+            stopped_by="settled",
+            concurrency=list(levels),
+            agg_tok_s=[[1.0] * len(levels)] * 2,
+            tolerance=plan.tolerance,
+            max_rounds=plan.max_rounds,
+        )
+
+
 @pytest.fixture
 def recorder(monkeypatch: pytest.MonkeyPatch) -> Recorder:
     fake = Recorder()
     monkeypatch.setattr("pytest_specperf.suite.measure_point", fake)
+    monkeypatch.setattr("pytest_specperf.suite.warm_up", WarmupRecorder(fake))
+    return fake
+
+
+@pytest.fixture
+def warmups(recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> WarmupRecorder:
+    fake = WarmupRecorder(recorder)
+    monkeypatch.setattr("pytest_specperf.suite.warm_up", fake)
     return fake
 
 
@@ -158,4 +190,61 @@ def test_a_boot_that_fails_during_calibration_ends_the_sweep_as_a_dead_server(
     monkeypatch.setattr(depth, "reboot", reboot)
     with pytest.raises(ServerDied, match="did not become healthy"):
         depth.measure(1)
+    assert depth.run_snapshot().status == "failed"
+
+
+def test_each_boot_is_warmed_over_the_whole_sweep_before_its_first_sample(
+    tmp_path: Path, recorder: Recorder, warmups: WarmupRecorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    depth = session(tmp_path, repeats="2", calibrate="1", calibrate_boots="2")
+
+    def reboot() -> None:
+        depth.boot += 1
+
+    monkeypatch.setattr(depth, "reboot", reboot)
+    depth.measure(1)
+    depth.remeasure(4)  # same boot: no second warm-up
+    assert warmups.calls == [([1, 4], 0), ([1, 4], 4)]
+    recorded = depth.run_snapshot().warmups
+    assert [w.boot for w in recorded] == [0, 1]
+
+
+def test_a_point_outside_the_sweep_is_warmed_too(
+    tmp_path: Path, recorder: Recorder, warmups: WarmupRecorder
+) -> None:
+    depth = session(tmp_path)
+    depth.measure_refined(2)
+    assert warmups.calls == [([1, 2, 4], 0)]
+
+
+def test_zero_warmup_rounds_turn_the_boot_warmup_off(
+    tmp_path: Path, recorder: Recorder, warmups: WarmupRecorder
+) -> None:
+    depth = session(tmp_path, warmup_rounds="0")
+    depth.measure(4)
+    assert warmups.calls == [] and recorder.calls == [4]
+    assert depth.run_snapshot().warmups == []
+
+
+class DeadServer:
+    """A server process that died (as ServerProcess reports it)."""
+
+    def alive(self) -> bool:
+        return False
+
+    def exit_code(self) -> int:
+        return -9
+
+    def log_tail(self) -> str:
+        return "killed"
+
+
+def test_a_server_that_dies_during_the_warmup_fails_the_run_before_any_sample(
+    tmp_path: Path, recorder: Recorder, warmups: WarmupRecorder
+) -> None:
+    depth = session(tmp_path)
+    depth.server = DeadServer()  # type: ignore[assignment]
+    with pytest.raises(ServerDied, match=r"was killed by SIGKILL while warming up \(boot 1\)"):
+        depth.measure(1)
+    assert recorder.calls == []
     assert depth.run_snapshot().status == "failed"

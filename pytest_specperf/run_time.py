@@ -1,0 +1,224 @@
+"""How long a run will take, said before anything boots; and what fits a time budget.
+
+A run's time is its boots, each boot's warm-up and its samples:
+
+    boots x boot time  +  boots x warm-up  +  samples x sample time
+
+with boots = depths x boots per depth (--specperf-calibrate-boots), samples = boots x points x
+repeats. A boot's time is --specperf-boot-estimate, else the profile's ``boot_estimate_s``
+(measured with the real server; not for the simulator), else a default per backend. A
+sample lasts at least --specperf-min-point-seconds; with a baseline of the same key its length
+is the baseline's rate applied to the sample's requests (and its few short warm-up requests);
+a warm-up round measures every point once as a sample does, --specperf-warmup-rounds times
+(the most it may).
+Without a baseline the speed is unknown: the estimate then counts samples and warm-up rounds at
+their minimum length, and says it is a lower bound.
+
+Not counted: a re-measured borderline verdict (--specperf-confirm may boot again), the
+self-test, --specperf-refine's points, pytest's own start.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from pytest_specperf.errors import BaselineError, UsageError
+from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
+from pytest_specperf.options import Settings
+from pytest_specperf.server.hardware import gpu_key, local_gpu_names, sim_key, slug
+
+# Seconds per boot when neither the option nor the profile says (a boot includes the server's
+# stop and the model factory): the H200 smoke boots took 58-175 s, the simulator about 2 s.
+DEFAULT_BOOT_S = {"sglang": 120.0, "sim": 5.0}
+# The suite's own time per sample besides the closed loop: client start, results.json rewrite.
+SAMPLE_OVERHEAD_S = 0.5
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    boots: int
+    boot_s: float
+    boot_from: str
+    warmup_s: float  # per boot
+    samples: int
+    measure_s: float  # every sample together
+    speed_from: str  # the baseline(s) the sample lengths come from, or why none
+    lower_bound: bool
+
+    @property
+    def total_s(self) -> float:
+        return self.boots * (self.boot_s + self.warmup_s) + self.measure_s
+
+    def line(self) -> str:
+        """``estimated run time: 812 s = 2 boots x 180 s (profile) + ...``"""
+        bound = "at least " if self.lower_bound else ""
+        return (
+            f"estimated run time: {bound}{self.total_s:,.0f} s = {self.boots} boot(s) x "
+            f"{self.boot_s:g} s ({self.boot_from}) + {self.boots} warm-up(s) x "
+            f"{self.warmup_s:,.0f} s + {self.samples} sample(s) in {self.measure_s:,.0f} s "
+            f"(speed: {self.speed_from})"
+        )
+
+
+def boots_of(settings: Settings) -> int:
+    if settings.url is not None:
+        return 0
+    per_depth = settings.calibrate_boots if settings.calibrate else 1
+    return len(settings.depths) * per_depth
+
+
+def boot_estimate(settings: Settings) -> tuple[float, str]:
+    if settings.boot_estimate_s is not None:
+        return settings.boot_estimate_s, "--specperf-boot-estimate"
+    # The profile's figure is its real server's: the simulator boots in seconds whatever it is.
+    if settings.profile.boot_estimate_s is not None and settings.backend != "sim":
+        return settings.profile.boot_estimate_s, f"profile {settings.profile.name}"
+    return DEFAULT_BOOT_S.get(settings.backend, DEFAULT_BOOT_S["sglang"]), "default"
+
+
+def expected_hardware(settings: Settings) -> str | None:
+    """The hardware key the run's baselines will be under, when it is known before booting."""
+    if settings.hardware:
+        return slug(settings.hardware)
+    if settings.url is not None:
+        return None
+    if settings.backend == "sim":
+        return sim_key({"speedup": settings.sim_speedup})
+    names = local_gpu_names()[: settings.profile.tp_size or None]
+    return gpu_key(names) if names else None
+
+
+def _baselines(settings: Settings) -> dict[int, Baseline]:
+    hardware = expected_hardware(settings)
+    if hardware is None:
+        return {}
+    found: dict[int, Baseline] = {}
+    for depth in settings.depths:
+        path = baseline_path(
+            settings.baselines_dir, settings.profile.name, hardware, depth, settings.workload.name
+        )
+        try:
+            baseline = load_baseline(path)
+        except BaselineError:
+            baseline = None
+        if baseline is not None:
+            found[depth] = baseline
+    return found
+
+
+def _seconds(requests: int, tokens: int, rate: float | None) -> float | None:
+    return requests * tokens / rate if rate else None
+
+
+def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -> RunEstimate:
+    """The run's time as the settings describe it (``baselines``: by depth; default: read)."""
+    if baselines is None:
+        baselines = _baselines(settings)
+    workload = settings.workload
+    boots = boots_of(settings)
+    per_depth_boots = max(1, boots // len(settings.depths)) if settings.depths else 0
+    boot_s, boot_from = boot_estimate(settings)
+    lower_bound = False
+    measure_s = 0.0
+    warmup_total = 0.0
+    samples = 0
+    for depth in settings.depths:
+        baseline = baselines.get(depth)
+        round_s = 0.0
+        for level in settings.concurrency:
+            point = baseline.point(level) if baseline is not None else None
+            agg = point.agg_tok_s if point is not None else None
+            per_req = point.per_req_tok_s if point is not None else None
+            loop_s = _seconds(workload.requests_for(level), workload.max_new_tokens, agg)
+            short_s = _seconds(1, workload.warmup_max_new_tokens, per_req)
+            if loop_s is None or short_s is None:
+                lower_bound = True
+            sample_s = max(workload.min_point_seconds, loop_s or 0.0) + (short_s or 0.0)
+            count = settings.repeats * per_depth_boots
+            samples += count
+            measure_s += count * (sample_s + SAMPLE_OVERHEAD_S)
+            round_s += max(workload.min_point_seconds, loop_s or 0.0)
+        warmup_s = round_s * settings.warmup.max_rounds
+        if settings.warmup.max_seconds is not None:
+            warmup_s = min(warmup_s, settings.warmup.max_seconds + round_s)
+        warmup_total += warmup_s * per_depth_boots
+    speed_from = (
+        f"baselines of {len(baselines)} of {len(settings.depths)} depth(s)"
+        if baselines
+        else "no baseline: samples and warm-up rounds at their minimum length"
+    )
+    return RunEstimate(
+        boots=boots,
+        boot_s=boot_s,
+        boot_from=boot_from,
+        warmup_s=warmup_total / boots if boots else 0.0,
+        samples=samples,
+        measure_s=measure_s + (0.0 if boots else warmup_total),
+        speed_from=speed_from,
+        lower_bound=lower_bound,
+    )
+
+
+def check_budget(settings: Settings, baselines: dict[int, Baseline] | None = None) -> RunEstimate:
+    """The estimate; UsageError (one line, saying what would fit) if it exceeds the budget."""
+    if baselines is None:
+        baselines = _baselines(settings)
+    found = estimate(settings, baselines)
+    budget = settings.time_budget_s
+    if budget is None or found.total_s <= budget:
+        return found
+    fits = [f"{change} (~{seconds:,.0f} s)" for change, seconds in _what_fits(settings, baselines)]
+    advice = "; would fit: " + ", or ".join(fits) if fits else "; nothing smaller fits either"
+    raise UsageError(
+        f"--specperf-time-budget: the run is estimated at {found.total_s:,.0f} s, over the "
+        f"budget of {budget:g} s ({found.line()}){advice}"
+    )
+
+
+def _what_fits(settings: Settings, baselines: dict[int, Baseline]) -> list[tuple[str, float]]:
+    """The largest run that fits the budget along each dimension, one change at a time."""
+    budget = settings.time_budget_s
+    assert budget is not None
+    options: list[tuple[str, float]] = []
+
+    def first_fit(candidates: list[tuple[str, Settings]]) -> None:
+        for change, candidate in candidates:
+            seconds = estimate(candidate, baselines).total_s
+            if seconds <= budget:
+                options.append((change, seconds))
+                return
+
+    first_fit(
+        [
+            (f"--specperf-repeats {r}", replace(settings, repeats=r))
+            for r in range(settings.repeats - 1, 0, -1)
+        ]
+    )
+    levels = list(settings.concurrency)
+    first_fit(
+        [
+            (
+                "--specperf-concurrency " + ",".join(map(str, levels[:n])),
+                replace(settings, concurrency=tuple(levels[:n])),
+            )
+            for n in range(len(levels) - 1, 0, -1)
+        ]
+    )
+    if settings.calibrate:
+        first_fit(
+            [
+                (f"--specperf-calibrate-boots {b}", replace(settings, calibrate_boots=b))
+                for b in range(settings.calibrate_boots - 1, 0, -1)
+            ]
+        )
+    if settings.warmup.max_rounds > 1:
+        first_fit(
+            [
+                (
+                    f"--specperf-warmup-rounds {n}",
+                    replace(settings, warmup=replace(settings.warmup, max_rounds=n)),
+                )
+                for n in range(settings.warmup.max_rounds - 1, 0, -1)
+            ]
+        )
+    return options

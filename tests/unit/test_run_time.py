@@ -1,0 +1,106 @@
+"""run_time.py: a run's estimated time before anything boots, and the time budget's refusal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_specperf.errors import UsageError
+from pytest_specperf.gate.baselines import Baseline, BaselinePoint
+from pytest_specperf.options import Settings, build_settings
+from pytest_specperf.run_time import SAMPLE_OVERHEAD_S, check_budget, estimate
+
+
+def settings(tmp_path: Path, **options: str) -> Settings:
+    values = {
+        "backend": "sim",
+        "spec_steps": "3",
+        "concurrency": "1,4",
+        "max_new_tokens": "100",
+        "min_point_seconds": "2",
+        "boot_estimate": "50",
+        **options,
+    }
+    return build_settings(lambda key: values.get(key), tmp_path)
+
+
+def baseline(agg: dict[int, float], per_req: float = 100.0) -> Baseline:
+    return Baseline(
+        schema_version=2,
+        profile="p",
+        hardware="sim-x5",
+        depth=3,
+        backend="sim",
+        recorded_at="",
+        recorded_by="measured",
+        how_recorded="",
+        points={str(c): BaselinePoint(agg_tok_s=a, per_req_tok_s=per_req) for c, a in agg.items()},
+    )
+
+
+def test_without_a_baseline_samples_count_at_their_minimum_length(tmp_path: Path) -> None:
+    found = estimate(settings(tmp_path, repeats="3"), {})
+    assert found.lower_bound and found.boots == 1 and found.samples == 6
+    # A boot, its warm-up (3 rounds x 2 points x 2 s) and 6 samples of 2 s.
+    assert found.total_s == pytest.approx(50 + 12 + 6 * (2 + SAMPLE_OVERHEAD_S))
+    assert found.line().startswith("estimated run time: at least ")
+
+
+def test_a_baseline_gives_each_sample_and_warmup_round_its_length(tmp_path: Path) -> None:
+    # C=1: 4 requests x 100 tokens at 50 tok/s = 8 s; C=4: 8 x 100 at 800 tok/s = 1 s -> 2 s.
+    # Each sample's short warm-up: 32 tokens at 100 tok/s per request = 0.32 s.
+    found = estimate(settings(tmp_path, warmup_rounds="3"), {3: baseline({1: 50.0, 4: 800.0})})
+    assert not found.lower_bound
+    assert found.measure_s == pytest.approx(8 + 2 + 2 * (0.32 + SAMPLE_OVERHEAD_S))
+    # A warm-up round measures each point as a sample does: 8 s + 2 s, three rounds.
+    assert found.warmup_s == pytest.approx(30.0)
+
+
+def test_calibration_boots_every_depth_that_many_times(tmp_path: Path) -> None:
+    found = estimate(
+        settings(tmp_path, spec_steps="0,3", calibrate="1", calibrate_boots="3", repeats="2"), {}
+    )
+    assert found.boots == 6 and found.samples == 2 * 3 * 2 * 2
+
+
+def test_a_given_url_boots_nothing(tmp_path: Path) -> None:
+    values = {"url": "http://127.0.0.1:1", "spec_steps": "3", "min_point_seconds": "2"}
+    found = estimate(build_settings(lambda key: values.get(key), tmp_path), {})
+    assert found.boots == 0 and found.total_s > 0
+
+
+def test_the_profiles_boot_estimate_is_used_when_no_option_gives_one(tmp_path: Path) -> None:
+    values = {"profile": "smoke-tiny-qwen3next-mtp", "spec_steps": "3"}
+    found = estimate(build_settings(lambda key: values.get(key), tmp_path), {})
+    assert found.boot_s == 150 and "smoke-tiny-qwen3next-mtp" in found.boot_from
+
+
+def test_a_run_within_the_budget_passes(tmp_path: Path) -> None:
+    assert check_budget(settings(tmp_path, time_budget="1000"), {}).total_s < 1000
+
+
+def test_a_run_over_the_budget_is_refused_saying_what_would_fit(tmp_path: Path) -> None:
+    # 2 boots x (50 s + warm-up 3 rounds x 2 points x 2 s) + 2 x 3 repeats x 2 points x 2.5 s
+    # = 154 s; R=2: 144 s; C=1 only: 127 s; one boot: 77 s; one warm-up round: 138 s.
+    over = settings(tmp_path, calibrate="1", calibrate_boots="2", repeats="3", time_budget="145")
+    with pytest.raises(UsageError) as caught:
+        check_budget(over, {})
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("--specperf-time-budget: the run is estimated at 154 s")
+    assert "--specperf-repeats 2 (~144 s)" in message
+    assert "--specperf-concurrency 1 (~127 s)" in message
+    assert "--specperf-calibrate-boots 1 (~77 s)" in message
+    assert "--specperf-warmup-rounds 1 (~138 s)" in message
+
+
+def test_nothing_fits_when_the_boots_alone_exceed_the_budget(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="nothing smaller fits either"):
+        check_budget(settings(tmp_path, time_budget="10"), {})
+
+
+def test_the_simulator_ignores_the_profiles_boot_estimate(tmp_path: Path) -> None:
+    values = {"profile": "smoke-tiny-qwen3next-mtp", "backend": "sim", "spec_steps": "3"}
+    found = estimate(build_settings(lambda key: values.get(key), tmp_path), {})
+    assert found.boot_s == 5 and found.boot_from == "default"
