@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 import pytest
 
+from pytest_specperf import interrupts
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.gate.pytest_gate import SpecperfGate
@@ -42,7 +43,7 @@ from pytest_specperf.server.gpus import (
     present_gpus,
     xdist_worker_count,
 )
-from pytest_specperf.server.process import depth_of, fetch_server_info, interrupt_on_sigterm
+from pytest_specperf.server.process import depth_of, fetch_server_info
 from pytest_specperf.suite import (
     DepthSession,
     ServerDied,
@@ -55,7 +56,9 @@ settings_key = pytest.StashKey[Settings]()
 run_id_key = pytest.StashKey[str]()
 tested_commit_key = pytest.StashKey[str | None]()
 sessions_key = pytest.StashKey[dict[int, DepthSession]]()
-sigterm_undo_key = pytest.StashKey[Callable[[], None] | None]()
+# Whether this run installed the signal policy (a pytest run inside a pytest run does not).
+owns_signals_key = pytest.StashKey[bool]()
+session_key = pytest.StashKey[pytest.Session]()
 present_gpus_key = pytest.StashKey[PresentGpus | None]()
 # --specperf-refine: sessions whose servers stay up until the boundaries are measured.
 refine_pending_key = pytest.StashKey[list[DepthSession]]()
@@ -103,6 +106,8 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # First, so that a Ctrl-C or SIGTERM from here on ends the run as interrupted.
+    config.stash[owns_signals_key] = interrupts.install()
     try:
         settings = build_settings(_option_getter(config), Path(config.rootpath))
         if settings.url:
@@ -179,20 +184,62 @@ def _split_scope(self: Any, nodeid: str) -> str:
 
 
 class _InterruptRecorder:
-    """Records a Ctrl-C or SIGTERM in the open runs before teardown closes them."""
+    """Wires the signal policy (interrupts.py) into pytest's run: records a Ctrl-C or SIGTERM
+    in the open runs before teardown closes them, and re-raises one that was swallowed."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.config.stash[session_key] = session
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        interrupts.checkpoint()
+
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        if self.config.stash.get(owns_signals_key, False):
+            interrupts.ending()
         for session in self.config.stash.get(sessions_key, {}).values():
             session.interrupt(excinfo.value)
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Before the fixtures' teardown: from here a signal only hurries the end."""
+        if self.config.stash.get(owns_signals_key, False):
+            interrupts.ending()
+
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    undo = config.stash.get(sigterm_undo_key, None)
-    if undo is not None:
-        undo()
+    """The run's last word on a signal: exit status 2, no baseline kept, results.json says so."""
+    if not config.stash.get(owns_signals_key, False):
+        return
+    if interrupts.conclude():
+        session = config.stash.get(session_key, None)
+        if session is not None:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+        if not _is_worker(config):
+            _mark_interrupted(config)
+
+
+def _mark_interrupted(config: pytest.Config) -> None:
+    """results.json names the interruption (once): the interrupted depth's message, if any."""
+    settings = config.stash.get(settings_key, None)
+    signal_received = interrupts.interrupted()
+    if settings is None or signal_received is None or _finished_results(config) is None:
+        return
+
+    def mark(results: RunResults) -> None:
+        if results.interrupted is not None:
+            return
+        failures = [r.failure for r in results.runs if r.failure and "interrupted (" in r.failure]
+        results.interrupted = (
+            failures[0]
+            if failures
+            else (f"interrupted ({signal_received.name}) once every point was measured")
+        )
+
+    _store(config).update(mark)
 
 
 def _store(config: pytest.Config) -> ResultsStore:
@@ -294,8 +341,6 @@ def specperf_session(request: pytest.FixtureRequest, specperf_depth: int) -> Ite
     fails with the reason, the others skip with its first line.
     """
     config = request.config
-    if sigterm_undo_key not in config.stash:
-        config.stash[sigterm_undo_key] = interrupt_on_sigterm()
     settings = config.stash[settings_key]
     sessions = config.stash[sessions_key]
     fresh = specperf_depth not in sessions
@@ -422,8 +467,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     if _is_worker(config):
         return
+    if interrupts.interrupted() is not None:
+        session.exitstatus = exitstatus = pytest.ExitCode.INTERRUPTED
     _refine_then_stop(config, exitstatus)
     settings = config.stash.get(settings_key, None)
+    if interrupts.interrupted() is not None and not _is_worker(config):
+        _mark_interrupted(config)
     results = _finished_results(config)
     if settings is None or results is None:
         return
