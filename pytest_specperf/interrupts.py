@@ -19,7 +19,8 @@ What a signal does depends on where the run is:
 - once the interrupt is being handled (:func:`ending`) or after the first raise: nothing is
   raised again; a second signal asks teardown to hurry (:func:`hurry_requested`).
 
-Baselines written before a late signal are taken back (:func:`undo_if_interrupted`).
+Baselines written before a late signal are taken back (:func:`on_interrupt`), up to the
+process's exit.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ class SignalPolicy:
         self._previous: dict[int, Any] = {}
         self._undos: list[Callable[[], None]] = []
         self._atexit_registered = False
+        self.exit_status: int | None = None
 
     # -- installing ----------------------------------------------------------------------
     @property
@@ -182,40 +184,61 @@ class SignalPolicy:
         self.ending_now = True
 
     # -- what an interrupted run must not keep ---------------------------------------------
-    def undo_if_interrupted(self, undo: Callable[[], None]) -> None:
-        """Call ``undo`` if the run turns out interrupted (a baseline written before a late
-        signal); :meth:`conclude` runs it."""
-        self._undos.append(undo)
+    def on_interrupt(self, action: Callable[[], None]) -> None:
+        """Call ``action`` if the run turns out interrupted by a late signal (take back a
+        baseline written before it, mark results.json); :meth:`conclude` or the signal runs it."""
+        self._undos.append(action)
 
-    def conclude(self) -> bool:
+    def conclude(self, exit_status: int | None = None) -> bool:
         """The run is over: take back what an interrupted run must not keep; interrupted?
 
         From here on a signal ends the process at once with exit status 2 (after taking back
-        what it must not keep).
+        what it must not keep). ``exit_status``: what the process will exit with otherwise;
+        a run that wrote something to take back (a baseline) then ends the process itself at
+        exit, with the signals blocked, so that no signal can come between its last check and
+        the end (one that came during Python's own shutdown was otherwise lost: the baseline
+        stayed and the process died of the signal).
         """
         self.ending_now = True
         interrupted = bool(self.received)
         if interrupted:
             self._run_undos()
+        self.exit_status = exit_status
         self.finished = True
         return interrupted
 
     def _run_undos(self) -> None:
         undos, self._undos = self._undos, []
         for undo in reversed(undos):
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(Exception):  # one that fails must not stop the others
                 undo()
 
     def _exit_interrupted(self) -> None:
         self._run_undos()
+        self._flush()
+        os._exit(INTERRUPTED_EXIT_STATUS)
+
+    @staticmethod
+    def _flush() -> None:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()
-        os._exit(INTERRUPTED_EXIT_STATUS)
 
     def _at_exit(self) -> None:
-        if self.received:  # a run that never concluded (it crashed): keep nothing it undoes
-            self._run_undos()
+        """The process's last check: the signals are blocked, then a pending or received one
+        ends it as interrupted; a run with something to take back ends here either way."""
+        if not self.installed or threading.current_thread() is not threading.main_thread():
+            return
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+        pending = signal.sigpending() & set(SIGNALS)
+        if pending:
+            self.received.extend(sorted(pending))
+        if self.received:
+            self._exit_interrupted()  # takes back, flushes, exits 2
+        if self.finished and self._undos and self.exit_status is not None:
+            self._flush()
+            os._exit(self.exit_status)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 POLICY = SignalPolicy()
@@ -257,9 +280,9 @@ def ending() -> None:
     POLICY.ending()
 
 
-def undo_if_interrupted(undo: Callable[[], None]) -> None:
-    POLICY.undo_if_interrupted(undo)
+def on_interrupt(undo: Callable[[], None]) -> None:
+    POLICY.on_interrupt(undo)
 
 
-def conclude() -> bool:
-    return POLICY.conclude()
+def conclude(exit_status: int | None = None) -> bool:
+    return POLICY.conclude(exit_status)

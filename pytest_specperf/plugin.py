@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -214,12 +215,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """The run's last word on a signal: exit status 2, no baseline kept, results.json says so."""
     if not config.stash.get(owns_signals_key, False):
         return
-    if interrupts.conclude():
-        session = config.stash.get(session_key, None)
+    session = config.stash.get(session_key, None)
+    if interrupts.conclude(int(session.exitstatus) if session is not None else None):
         if session is not None:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
         if not _is_worker(config):
             _mark_interrupted(config)
+            if any(" wrote " in line for line in config.stash.get(_written_key, [])):
+                print(
+                    "specperf: interrupted after the baselines were written: they are taken "
+                    "back (an interrupted run keeps no baseline)",
+                    file=sys.stderr,
+                )
 
 
 def _mark_interrupted(config: pytest.Config) -> None:
@@ -476,6 +483,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     results = _finished_results(config)
     if settings is None or results is None:
         return
+    interrupts.on_interrupt(lambda: _mark_interrupted(config))  # a signal from here on
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     config.stash[_artifact_notes_key] = write_run_artifacts(
         results, settings.out_dir, Path(step_summary) if step_summary else None

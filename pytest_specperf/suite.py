@@ -671,7 +671,7 @@ def _save_unless_interrupted(root: Path, baseline: Baseline) -> Path | None:
 
     with interrupts.deferred():
         save_baseline(root, baseline)
-        interrupts.undo_if_interrupted(put_back)
+        interrupts.on_interrupt(put_back)
     if interrupts.interrupted() is not None:
         put_back()
         return None

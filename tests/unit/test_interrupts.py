@@ -112,7 +112,7 @@ def test_conclude_takes_back_what_an_interrupted_run_wrote(
 ) -> None:
     written = tmp_path / "steps-3.json"
     written.write_text("{}")
-    interrupts.undo_if_interrupted(lambda: written.unlink())
+    interrupts.on_interrupt(lambda: written.unlink())
     interrupts.ending()
     send(signal.SIGINT)
     assert interrupts.conclude() is True
@@ -124,7 +124,7 @@ def test_conclude_keeps_what_a_clean_run_wrote(
 ) -> None:
     written = tmp_path / "steps-3.json"
     written.write_text("{}")
-    interrupts.undo_if_interrupted(lambda: written.unlink())
+    interrupts.on_interrupt(lambda: written.unlink())
     assert interrupts.conclude() is False
     assert written.exists()
 
@@ -143,7 +143,7 @@ def test_a_signal_after_the_run_concluded_still_exits_as_interrupted(
         interrupts.install()
         path = pathlib.Path({str(baseline)!r})
         path.write_text("{{}}")
-        interrupts.undo_if_interrupted(path.unlink)
+        interrupts.on_interrupt(path.unlink)
         assert interrupts.conclude() is False
         os.kill(os.getpid(), {int(signum)})
         time.sleep(30)
