@@ -1,11 +1,12 @@
 """Fault injection: SIGINT or SIGTERM at seeded random moments of real runs on the simulator.
 
-Each run gets a first signal somewhere between its header and its end (stratified over the
-length of an uninterrupted run, so every phase gets some: before boot, boot and readiness,
-warm-up, the points, the depth's checks and teardown, writing results, report, plots and
-baselines), then 1-3 more at short gaps, which land in the interrupted run's teardown and
-hurry it. Every signal must leave the run ended as interrupted: exit status 2, no baseline,
-no process left, results.json readable and marked. The long version: benchmarks/signal_soak.py.
+Each run gets a first signal at a random delay after one of the moments a sender can see
+(signal_moments.TRIGGERS, taken in turn, so every phase gets some: before boot, boot and
+readiness, warm-up, the points, the depth's checks and teardown, writing results, report, plots
+and baselines, printing the report and exiting), then up to 5 more at short gaps, which land in
+the interrupted run's teardown and hurry it. Every signal must leave the run ended as
+interrupted: exit status 2, no baseline, no process left, results.json readable and marked. The
+long version: benchmarks/signal_soak.py.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from tests.support.signal_moments import Outcome, clean_run_seconds, moments, ru
 SEED = 23
 SIGNALS_AT_LEAST = 50
 RUNS_AT_MOST = 40
-STRATA = 16
+STRATA = 14  # two runs per trigger
+MOST_SIGNALS = 6
 AT_ONCE = 2
 
 
@@ -33,13 +35,12 @@ def outcomes(
     tmp_path_factory: pytest.TempPathFactory, clean_run: tuple[float, int, list[str]]
 ) -> list[Outcome]:
     """Runs, two at a time, until at least SIGNALS_AT_LEAST signals were sent."""
-    span_s = clean_run[0]
     root = tmp_path_factory.mktemp("moments")
     done: list[Outcome] = []
     seed = SEED
     with ThreadPoolExecutor(AT_ONCE) as pool:
         while sum(o.signals_sent for o in done) < SIGNALS_AT_LEAST and len(done) < RUNS_AT_MOST:
-            batch = moments(STRATA, seed, span_s, most_signals=4)
+            batch = moments(STRATA, seed, most_signals=MOST_SIGNALS)
             seed += 1
             for start in range(0, len(batch), AT_ONCE):
                 group = batch[start : start + AT_ONCE]
@@ -71,6 +72,7 @@ def test_every_signal_ends_the_run_as_interrupted(outcomes: list[Outcome]) -> No
 
 
 def test_the_first_signals_reach_every_phase_of_a_run(outcomes: list[Outcome]) -> None:
-    """The moments are not all in one place: at least five of the six phases seen from outside."""
+    """The moments are not all in one place: at least six of the seven phases seen from
+    outside (one may be missed when the machine is slow: the sender sees a phase late)."""
     phases = {o.phase for o in outcomes if o.sent}
-    assert len(phases) >= 5, phases
+    assert len(phases) >= 6, phases

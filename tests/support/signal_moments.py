@@ -46,6 +46,17 @@ ARGS = [
 ]
 TESTS = "perf_tests/test_throughput.py"
 HEADER = "specperf: profile="
+# What a sender can see of a run, in order, and the longest delay after each at which the
+# first signal is sent (about how long the phase that follows lasts on the simulator).
+TRIGGERS = {
+    "header": 0.1,  # configured, collecting: before boot
+    "results.json created": 1.0,  # the depth opened: boot and readiness
+    "server ready": 0.3,  # warm-up and C=1
+    "first point recorded": 0.1,  # between points, C=4
+    "every point recorded": 0.5,  # the depth's check, teardown
+    "server stopped": 1.5,  # writing results, report, plots, baselines
+    "report printed": 0.3,  # the summary, unconfigure, the process's exit
+}
 RUN_TIMEOUT_S = 120.0
 LEFTOVER_GRACE_S = 15.0
 _NAMED_POINT = re.compile(r"^interrupted \([^)]*\) (?:while measuring|before) C=(\d+)")
@@ -54,11 +65,12 @@ _READY = "ready to roll"
 
 @dataclass(frozen=True)
 class Moment:
-    """When to signal a run: ``delay_s`` after its header, then again after each of ``again_s``
-    (while it still runs: its teardown, hurried)."""
+    """When to signal a run: ``delay_s`` after it reached ``trigger`` (one of TRIGGERS), then
+    again after each of ``again_s`` while it still runs (its teardown, hurried)."""
 
     index: int
     signum: int
+    trigger: str
     delay_s: float
     again_s: tuple[float, ...] = ()
 
@@ -100,21 +112,23 @@ class Outcome:
     def describe(self) -> str:
         m = self.moment
         sent = f"{m.signal_name} x{self.signals_sent}"
-        return f"#{m.index} {sent} at {m.delay_s:.2f} s ({self.phase})"
+        return f"#{m.index} {sent} {m.delay_s:.2f} s after {m.trigger} (seen: {self.phase})"
 
 
-def moments(count: int, seed: int, span_s: float, most_signals: int = 3) -> list[Moment]:
-    """``count`` runs whose first signal is spread over [0, span_s] (stratified, seeded
-    jitter), SIGINT or SIGTERM at random, followed by up to ``most_signals - 1`` more at random
-    gaps of 0.05-0.8 s (those land in the teardown of the interrupted run)."""
+def moments(count: int, seed: int, most_signals: int = 5) -> list[Moment]:
+    """``count`` runs, their first signals spread over the triggers in turn, each at a random
+    delay up to the trigger's own, SIGINT or SIGTERM at random, followed by up to
+    ``most_signals - 1`` more at random gaps of 0.05-0.5 s (those land in the teardown of the
+    interrupted run and hurry it)."""
     rng = random.Random(seed)
+    names = list(TRIGGERS)
     chosen = []
     for index in range(count):
-        delay = span_s * (index + rng.random()) / count
+        trigger = names[index % len(names)]
+        delay = rng.uniform(0.0, TRIGGERS[trigger])
         signum = rng.choice((signal.SIGINT, signal.SIGTERM))
-        again = tuple(rng.uniform(0.05, 0.8) for _ in range(rng.randrange(most_signals)))
-        chosen.append(Moment(index, signum, delay, again))
-    rng.shuffle(chosen)
+        again = tuple(rng.uniform(0.05, 0.5) for _ in range(rng.randrange(most_signals)))
+        chosen.append(Moment(index, signum, trigger, delay, again))
     return chosen
 
 
@@ -125,12 +139,14 @@ def _results(workdir: Path) -> dict[str, Any] | None:
     return None
 
 
-def _phase(workdir: Path) -> tuple[str, set[int]]:
+def _phase(workdir: Path, output: str) -> tuple[str, set[int]]:
     """Where the run is, seen from outside; the points results.json holds."""
     data = _results(workdir)
+    if "specperf results" in output:
+        return "printing the report, exiting", _points(data)
     if data is None:
         return "before boot", set()
-    points = {p["concurrency"] for run in data.get("runs", []) for p in run.get("points", [])}
+    points = _points(data)
     lives = list((workdir / "tmp").glob("specperf-server-*/server.log"))
     if not points:
         ready = any(_READY in log.read_text(errors="replace") for log in lives)
@@ -140,6 +156,46 @@ def _phase(workdir: Path) -> tuple[str, set[int]]:
     if lives:
         return "depth checks or teardown", points
     return "writing results, report, plots, baselines", points
+
+
+def _reached(trigger: str, workdir: Path, output: str) -> bool:
+    """Whether the run, seen from outside, has reached ``trigger``."""
+    out_dir = workdir / ".specperf"
+    if trigger == "header":
+        return HEADER in output
+    if trigger == "results.json created":
+        return (out_dir / "results.json").exists()
+    if trigger == "server ready":
+        logs = (workdir / "tmp").glob("specperf-server-*/server.log")
+        return any(_READY in log.read_text(errors="replace") for log in logs)
+    data = _results(workdir)
+    points = [p for run in (data or {}).get("runs", []) for p in run.get("points", [])]
+    if trigger == "first point recorded":
+        return len(points) >= 1
+    if trigger == "every point recorded":
+        return len(points) >= 2
+    if trigger == "server stopped":
+        return (out_dir / "server-steps3.log").exists()
+    if trigger == "report printed":
+        return "specperf results" in output
+    raise ValueError(trigger)
+
+
+def _wait_for(
+    trigger: str, proc: subprocess.Popen[bytes], workdir: Path, output: Path, timeout_s: float
+) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and proc.poll() is None:
+        with contextlib.suppress(OSError, ValueError):
+            if _reached(trigger, workdir, output.read_text(errors="replace")):
+                return True
+        time.sleep(0.005)
+    return False
+
+
+def _points(data: dict[str, Any] | None) -> set[int]:
+    runs = (data or {}).get("runs", [])
+    return {p["concurrency"] for run in runs for p in run.get("points", [])}
 
 
 def _wait_for_header(proc: subprocess.Popen[bytes], output: Path, timeout_s: float) -> bool:
@@ -187,9 +243,10 @@ def run_moment(moment: Moment, workdir: Path, extra_args: tuple[str, ...] = ()) 
             start_new_session=True,
         )
         try:
-            if _wait_for_header(proc, output_path, RUN_TIMEOUT_S):
+            if _wait_for(moment.trigger, proc, workdir, output_path, RUN_TIMEOUT_S):
                 time.sleep(moment.delay_s)
-                outcome.phase, recorded_before = _phase(workdir)
+                seen = output_path.read_text(errors="replace")
+                outcome.phase, recorded_before = _phase(workdir, seen)
                 results_existed = outcome.phase != "before boot"
                 if _send(proc, moment.signum):
                     outcome.signals_sent = 1
