@@ -45,6 +45,19 @@ ARGS = [
     "no:benchmark",
 ]
 TESTS = "perf_tests/test_throughput.py"
+# pytest as a terminal's foreground process: SIGINT not ignored. A process started in the
+# background by a shell without job control (nohup ... &) ignores SIGINT, its children inherit
+# that, and every Ctrl-C of the soak was then ignored by design; exec keeps SIG_DFL.
+_FOREGROUND = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, '-m', 'pytest', *sys.argv[1:]])"
+)
+
+
+def pytest_argv(*args: str) -> list[str]:
+    return [sys.executable, "-c", _FOREGROUND, TESTS, *ARGS, *args]
+
+
 HEADER = "specperf: profile="
 # What a sender can see of a run, in order, and the longest delay after each at which the
 # first signal is sent (about how long the phase that follows lasts on the simulator).
@@ -229,7 +242,7 @@ def run_moment(moment: Moment, workdir: Path, extra_args: tuple[str, ...] = ()) 
     env = {**os.environ, TAG_ENV: tag, "TMPDIR": str(workdir / "tmp")}
     env.pop("SPECPERF_API_KEY", None)
     output_path = workdir / "pytest-output.txt"
-    argv = [sys.executable, "-m", "pytest", TESTS, *ARGS, *extra_args]
+    argv = pytest_argv(*extra_args)
     recorded_before: set[int] = set()
     results_existed = False
     with open(output_path, "wb") as output:
@@ -310,7 +323,7 @@ def clean_run_seconds(workdir: Path) -> tuple[float, int, list[str]]:
     env = {**os.environ, TAG_ENV: uuid.uuid4().hex, "TMPDIR": str(workdir / "tmp")}
     with open(output_path, "wb") as output:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "pytest", TESTS, *ARGS],
+            pytest_argv(),
             cwd=workdir,
             env=env,
             stdout=output,
