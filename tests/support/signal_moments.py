@@ -28,7 +28,12 @@ from typing import Any
 import msgspec
 
 from pytest_specperf.results.schema import RunResults
-from tests.reliability.suite_runs import describe, prepare_workdir, tagged_processes
+from tests.reliability.suite_runs import (
+    FOREGROUND,
+    describe,
+    prepare_workdir,
+    tagged_processes,
+)
 from tests.support.e2e import FAST_ARGS, TAG_ENV
 
 # Short points: 24 tokens a request, no minimum point duration (prepare_workdir's pytest.ini);
@@ -45,17 +50,11 @@ ARGS = [
     "no:benchmark",
 ]
 TESTS = "perf_tests/test_throughput.py"
-# pytest as a terminal's foreground process: SIGINT not ignored. A process started in the
-# background by a shell without job control (nohup ... &) ignores SIGINT, its children inherit
-# that, and every Ctrl-C of the soak was then ignored by design; exec keeps SIG_DFL.
-_FOREGROUND = (
-    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
-    "os.execv(sys.executable, [sys.executable, '-m', 'pytest', *sys.argv[1:]])"
-)
 
 
 def pytest_argv(*args: str) -> list[str]:
-    return [sys.executable, "-c", _FOREGROUND, TESTS, *ARGS, *args]
+    """pytest as a terminal's foreground process (suite_runs.FOREGROUND)."""
+    return [sys.executable, "-c", FOREGROUND, TESTS, *ARGS, *args]
 
 
 HEADER = "specperf: profile="
