@@ -483,7 +483,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     results = _finished_results(config)
     if settings is None or results is None:
         return
-    interrupts.on_interrupt(lambda: _mark_interrupted(config))  # a signal from here on
+    if config.stash.get(owns_signals_key, False):
+        interrupts.on_interrupt(lambda: _mark_interrupted(config))  # a signal from here on
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     config.stash[_artifact_notes_key] = write_run_artifacts(
         results, settings.out_dir, Path(step_summary) if step_summary else None
