@@ -210,8 +210,11 @@ class SignalPolicy:
     def _run_undos(self) -> None:
         undos, self._undos = self._undos, []
         for undo in reversed(undos):
-            with contextlib.suppress(Exception):  # one that fails must not stop the others
+            try:
                 undo()
+            except Exception as exc:  # one that fails must not stop the others
+                with contextlib.suppress(Exception):
+                    print(f"specperf: after the interrupt: {exc!r}", file=sys.stderr)
 
     def _exit_interrupted(self) -> None:
         self._run_undos()

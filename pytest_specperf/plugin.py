@@ -246,7 +246,13 @@ def _mark_interrupted(config: pytest.Config) -> None:
             else (f"interrupted ({signal_received.name}) once every point was measured")
         )
 
-    _store(config).update(mark)
+    # Without report.md: this may run from a signal handler at the process's very end.
+    ResultsStore(
+        settings.out_dir,
+        config.stash[run_id_key],
+        report=False,
+        tested_commit=config.stash.get(tested_commit_key, None),
+    ).update(mark)
 
 
 def _store(config: pytest.Config) -> ResultsStore:
