@@ -18,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from pytest_specperf import interrupts
 from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.gate import review
@@ -311,22 +312,33 @@ def _profiles() -> int:
     return 0
 
 
+def _command(args: argparse.Namespace) -> int:
+    if args.command == "launch-cmd":
+        return _launch_cmd(args)
+    if args.command == "bench":
+        return _bench(args)
+    if args.command == "baseline":
+        return _baseline(args)
+    return _profiles()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    owns_signals = interrupts.install()
     try:
-        if args.command == "launch-cmd":
-            return _launch_cmd(args)
-        if args.command == "bench":
-            return _bench(args)
-        if args.command == "baseline":
-            return _baseline(args)
-        return _profiles()
+        code = _command(args)
+        interrupts.checkpoint()  # a signal swallowed on the way still ends the command
+        return code
     except SpecperfError as exc:
         print(f"specperf: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("specperf: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"specperf: interrupted ({interrupts.interrupt_name(exc)})", file=sys.stderr)
         return 130
+    finally:
+        if owns_signals:
+            interrupts.ending()
+            interrupts.uninstall()
 
 
 if __name__ == "__main__":

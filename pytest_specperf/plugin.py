@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any, NoReturn
 
 import pytest
 
+from pytest_specperf import interrupts
 from pytest_specperf.commands import Recording, record_command
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import SpecperfError, UsageError
@@ -56,7 +58,7 @@ from pytest_specperf.server.gpus import (
     present_gpus,
     xdist_worker_count,
 )
-from pytest_specperf.server.process import depth_of, fetch_server_info, interrupt_on_sigterm
+from pytest_specperf.server.process import depth_of, fetch_server_info
 from pytest_specperf.suite import (
     REFUSED_DOWNGRADE,
     DepthSession,
@@ -74,7 +76,9 @@ tested_commit_key = pytest.StashKey[str | None]()
 sessions_key = pytest.StashKey[dict[int, DepthSession]]()
 gated_depths_key = pytest.StashKey[set[int]]()
 _no_verdict_key = pytest.StashKey[str]()
-sigterm_undo_key = pytest.StashKey[Callable[[], None] | None]()
+# Whether this run installed the signal policy (a pytest run inside a pytest run does not).
+owns_signals_key = pytest.StashKey[bool]()
+session_key = pytest.StashKey[pytest.Session]()
 present_gpus_key = pytest.StashKey[PresentGpus | None]()
 # --specperf-refine: sessions whose servers stay up until the boundaries are measured.
 refine_pending_key = pytest.StashKey[list[DepthSession]]()
@@ -124,6 +128,8 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # First, so that a Ctrl-C or SIGTERM from here on ends the run as interrupted.
+    config.stash[owns_signals_key] = interrupts.install()
     try:
         get = _option_getter(config)
         settings = build_settings(get, Path(config.rootpath))
@@ -238,20 +244,74 @@ class _GatedDepths:
 
 
 class _InterruptRecorder:
-    """Records a Ctrl-C or SIGTERM in the open runs before teardown closes them."""
+    """Wires the signal policy (interrupts.py) into pytest's run: records a Ctrl-C or SIGTERM
+    in the open runs before teardown closes them, and re-raises one that was swallowed."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
 
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.config.stash[session_key] = session
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        interrupts.checkpoint()
+
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        if self.config.stash.get(owns_signals_key, False):
+            interrupts.ending()
         for session in self.config.stash.get(sessions_key, {}).values():
             session.interrupt(excinfo.value)
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Before the fixtures' teardown: from here a signal only hurries the end."""
+        if self.config.stash.get(owns_signals_key, False):
+            interrupts.ending()
+
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    undo = config.stash.get(sigterm_undo_key, None)
-    if undo is not None:
-        undo()
+    """The run's last word on a signal: exit status 2, no baseline kept, results.json says so."""
+    if not config.stash.get(owns_signals_key, False):
+        return
+    session = config.stash.get(session_key, None)
+    if interrupts.conclude(int(session.exitstatus) if session is not None else None):
+        if session is not None:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+        if not _is_worker(config):
+            _mark_interrupted(config)
+            if any(" wrote " in line for line in config.stash.get(_written_key, [])):
+                print(
+                    "specperf: interrupted after the baselines were written: they are taken "
+                    "back (an interrupted run keeps no baseline)",
+                    file=sys.stderr,
+                )
+
+
+def _mark_interrupted(config: pytest.Config) -> None:
+    """results.json names the interruption (once): the interrupted depth's message, if any."""
+    settings = config.stash.get(settings_key, None)
+    signal_received = interrupts.interrupted()
+    if settings is None or signal_received is None or _finished_results(config) is None:
+        return
+
+    def mark(results: RunResults) -> None:
+        if results.interrupted is not None:
+            return
+        failures = [r.failure for r in results.runs if r.failure and "interrupted (" in r.failure]
+        results.interrupted = (
+            failures[0]
+            if failures
+            else (f"interrupted ({signal_received.name}) once every point was measured")
+        )
+
+    # Without report.md: this may run from a signal handler at the process's very end.
+    ResultsStore(
+        settings.out_dir,
+        config.stash[run_id_key],
+        report=False,
+        tested_commit=config.stash.get(tested_commit_key, None),
+    ).update(mark)
 
 
 def _store(config: pytest.Config) -> ResultsStore:
@@ -356,8 +416,6 @@ def specperf_session(request: pytest.FixtureRequest, specperf_depth: int) -> Ite
     fails with the reason, the others skip with its first line.
     """
     config = request.config
-    if sigterm_undo_key not in config.stash:
-        config.stash[sigterm_undo_key] = interrupt_on_sigterm()
     settings = config.stash[settings_key]
     sessions = config.stash[sessions_key]
     fresh = specperf_depth not in sessions
@@ -496,8 +554,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     if _is_worker(config):
         return
+    if interrupts.interrupted() is not None:
+        session.exitstatus = exitstatus = pytest.ExitCode.INTERRUPTED
     _refine_then_stop(config, exitstatus)
     settings = config.stash.get(settings_key, None)
+    if interrupts.interrupted() is not None and not _is_worker(config):
+        _mark_interrupted(config)
     results = _finished_results(config)
     if settings is not None and exitstatus == pytest.ExitCode.OK:
         line = _no_verdict(config, settings, results)
@@ -506,6 +568,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if settings is None or results is None:
         return
+    if config.stash.get(owns_signals_key, False):
+        interrupts.on_interrupt(lambda: _mark_interrupted(config))  # a signal from here on
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     config.stash[_artifact_notes_key] = write_run_artifacts(
         results, settings.out_dir, Path(step_summary) if step_summary else None

@@ -12,9 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from pytest_specperf import interrupts
 from pytest_specperf.commands import record_command
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError, SpecperfError
+from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.gate.baselines import (
     Baseline,
     Tolerance,
@@ -57,7 +59,6 @@ from pytest_specperf.server.process import (
     ServerProcess,
     fetch_server_info,
     inject_slowdown,
-    interrupt_name,
     launch,
     summarize_server_info,
 )
@@ -178,6 +179,7 @@ class DepthSession:
                     log_path=self.log_path,
                     launch_timeout_s=timeout,
                     api_key=s.api_key,
+                    started=self._server_started,
                 )
                 self.base_url = self.server.url
             assert self.base_url is not None
@@ -202,6 +204,10 @@ class DepthSession:
         self._record_run()
         return summary
 
+    def _server_started(self, server: ServerProcess) -> None:
+        """Held from the moment it runs: an interrupt during its boot still stops it."""
+        self.server = server
+
     def _refuse_abandoned_run(self) -> None:
         results = self.store.load()
         earlier = results.depth(self.depth) if results else None
@@ -218,9 +224,11 @@ class DepthSession:
         raise ServerGone(message)
 
     def close(self) -> None:
-        if self.server is not None:
-            self.server.stop()
-        self.store.update(self._finish)
+        """Stop the server and record the run's end; a Ctrl-C meanwhile waits until done."""
+        with interrupts.deferred():
+            if self.server is not None:
+                self.server.stop()
+            self.store.update(self._finish)
 
     def reboot(self) -> ServerSummary:
         """Stop the server and boot a fresh one of the same depth (calibration across boots)."""
@@ -245,7 +253,7 @@ class DepthSession:
             doing = f"before C={missing[0]} was measured"
         else:
             return  # every point was measured: the run is complete
-        self.fail_run(f"interrupted ({interrupt_name(exc)}) {doing}")
+        self.fail_run(f"interrupted ({interrupts.interrupt_name(exc)}) {doing}")
 
     def _finish(self, results: RunResults) -> None:
         run = self._run_in(results)
@@ -288,9 +296,7 @@ class DepthSession:
             if concurrency in self.complete:
                 return self.points[concurrency]
             raise ServerGone(self.failure or f"steps={self.depth}: C={concurrency} not measured")
-        point = self._sample(concurrency, label=f"measuring C={concurrency}")
-        self.complete.add(concurrency)
-        return point
+        return self._sample(concurrency, label=f"measuring C={concurrency}", completes=True)
 
     def measure_refined(self, concurrency: int) -> PointMetrics:
         """A point between the planned ones (--specperf-refine), R samples like every point."""
@@ -302,8 +308,8 @@ class DepthSession:
             label = f"refining C={concurrency}"
             if self.repeats > 1:
                 label += f" (sample {index + 1}/{self.repeats})"
-            self._sample(concurrency, label=label, refined=True)
-        self.complete.add(concurrency)
+            last = index == self.repeats - 1
+            self._sample(concurrency, label=label, refined=True, completes=last)
         return self.points[concurrency]
 
     def sweep(self) -> None:
@@ -343,10 +349,15 @@ class DepthSession:
             )
         return self.points[concurrency]
 
-    def _sample(self, concurrency: int, *, label: str, refined: bool = False) -> PointMetrics:
+    def _sample(
+        self, concurrency: int, *, label: str, refined: bool = False, completes: bool = False
+    ) -> PointMetrics:
         """Measure one sample, merge it into the point, record it; the point as merged.
 
-        ``refined``: a point --specperf-refine added between the planned ones."""
+        ``refined``: a point --specperf-refine added between the planned ones. ``completes``:
+        this sample is the point's last, so recording it marks the point measured. Recording
+        is one step for a Ctrl-C: results.json and the session agree on what was measured, so
+        an interruption names the right point."""
         assert self.base_url is not None, "open() first"
         s = self.settings
         try:
@@ -412,9 +423,12 @@ class DepthSession:
             )
             self.fail_run(message, point)
             raise ServerDied(message)
-        self.points[concurrency] = point
-        self.request_e2e_s.setdefault(concurrency, []).extend(durations)
-        self.store.update(lambda results: self._add_point(results, point))
+        with interrupts.deferred():
+            self.points[concurrency] = point
+            self.request_e2e_s.setdefault(concurrency, []).extend(durations)
+            self.store.update(lambda results: self._add_point(results, point))
+            if completes:
+                self.complete.add(concurrency)
         return point
 
     def _warm_up_boot(self, concurrency: int) -> None:
@@ -567,7 +581,8 @@ class DepthSession:
             if point is not None:
                 _put_point(run, point)
 
-        self.store.update(change)
+        with interrupts.deferred():
+            self.store.update(change)
 
     def _new_run(self) -> DepthRun:
         s = self.settings
@@ -678,9 +693,12 @@ def write_baselines(
             if refusal is not None:
                 lines.append(f"steps={run.depth}: {REFUSED_DOWNGRADE}: {refusal}")
                 continue
-            path = save_baseline(settings.baselines_dir, baseline)
+            path = _save_unless_interrupted(settings.baselines_dir, baseline)
         except SpecperfError as exc:
             lines.append(f"steps={run.depth}: NOT written: {exc}")
+            continue
+        if path is None:
+            lines.append(f"steps={run.depth}: NOT written (the run was interrupted)")
             continue
         lines.append(f"steps={run.depth}: wrote {path}")
     return lines
@@ -708,6 +726,32 @@ def _downgrade_refusal(settings: Settings, new: Baseline) -> str | None:
         like_before = record_command(settings, [new.depth], old=old)
         message += f"; re-record it as it was with: {like_before}"
     return f"{message}; or replace it anyway with {ALLOW_DOWNGRADE_FLAG}"
+
+
+def _save_unless_interrupted(root: Path, baseline: Baseline) -> Path | None:
+    """The baseline's path once saved; None if the run was interrupted before or meanwhile
+    (the file is then as it was). A signal later in the run takes it back too
+    (interrupts.conclude): an interrupted run writes no baseline."""
+    if interrupts.interrupted() is not None:
+        return None
+    path = baseline_path(
+        root, baseline.profile, baseline.hardware, baseline.depth, baseline.workload_name
+    )
+    previous = path.read_bytes() if path.is_file() else None
+
+    def put_back() -> None:
+        if previous is None:
+            path.unlink(missing_ok=True)
+        else:
+            atomic_write_bytes(path, previous)
+
+    with interrupts.deferred():
+        save_baseline(root, baseline)
+        interrupts.on_interrupt(put_back)
+    if interrupts.interrupted() is not None:
+        put_back()
+        return None
+    return path
 
 
 def _swept(run: DepthRun, samples: int) -> bool:

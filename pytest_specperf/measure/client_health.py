@@ -11,7 +11,6 @@ noisy runner is not taken for a server regression.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Sequence
 from types import TracebackType
@@ -67,8 +66,14 @@ class ClientMonitor:
         # A wake-up already overdue when the point ends was delayed by the point's own work.
         overdue = time.monotonic() - self._asked - self.interval_s
         self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
+        try:
             await self._task
+        except asyncio.CancelledError:
+            # The sampler's own cancellation ends here; the point's, if it was cancelled
+            # meanwhile (Ctrl-C), goes on: swallowing it let an interrupted run measure on.
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
         if overdue > 0:
             self._lags.append(overdue)
         lags = sorted(self._lags)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
+
+from pytest_specperf import interrupts
 
 T = TypeVar("T")
 EVENT_LOOP_ENV = "SPECPERF_EVENT_LOOP"
@@ -35,47 +36,29 @@ def loop_name() -> str:
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
-    """Like asyncio.run (Ctrl-C included), on the loop loop_factory picks.
+    """Like asyncio.run, on the loop loop_factory picks; a SIGINT or SIGTERM ends it.
 
-    A Python SIGTERM handler (the plugin's raises an interrupt so that teardown saves the
-    results) is run after the loop, not inside it: uvloop treats an exception raised in a
-    protocol callback as that connection's fatal error and goes on, so a SIGTERM that landed
-    while a chunk was being read was lost (seen: a cancelled run measured on to the end). While
-    the loop runs, SIGTERM cancels the coroutine instead, as Ctrl-C does; then the handler runs.
+    With the run's signal policy installed (pytest_specperf.interrupts), a signal while the
+    loop runs cancels the coroutine (uvloop takes an exception raised inside a protocol
+    callback for that connection's error and goes on), and the interrupt is raised after the
+    loop, also when the coroutine swallowed the cancellation and finished. Without the policy
+    (a client worker process, a thread) this is asyncio.run on the chosen loop.
     """
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
-        handler = signal.getsignal(signal.SIGTERM)
-        if threading.current_thread() is not threading.main_thread() or not callable(handler):
+        if not interrupts.installed() or threading.current_thread() is not threading.main_thread():
             return runner.run(main)
-        received: list[int] = []
+        interrupts.checkpoint()
         try:
-            result = runner.run(_cancelled_by_sigterm(main, received))
+            result = runner.run(_cancelled_on_signal(main))
         except asyncio.CancelledError:
-            if received:
-                handler(signal.SIGTERM, None)  # raises, as it would have had it run in time
+            interrupts.checkpoint()  # raises the interrupt that cancelled it
             raise
-        if received:  # the coroutine finished anyway: the signal still counts
-            handler(signal.SIGTERM, None)
+        interrupts.checkpoint()  # the coroutine finished anyway: the signal still counts
         return result
 
 
-async def _cancelled_by_sigterm(main: Coroutine[Any, Any, T], received: list[int]) -> T:
-    loop = asyncio.get_running_loop()
+async def _cancelled_on_signal(main: Coroutine[Any, Any, T]) -> T:
     task = asyncio.current_task()
     assert task is not None
-    previous = signal.getsignal(signal.SIGTERM)
-
-    def on_sigterm() -> None:
-        received.append(signal.SIGTERM)
-        task.cancel()
-
-    try:
-        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
-    except (NotImplementedError, RuntimeError):  # a loop without signal support (Windows)
+    with interrupts.cancelling(task):
         return await main
-    try:
-        return await main
-    finally:
-        loop.remove_signal_handler(signal.SIGTERM)
-        # remove_signal_handler leaves the default action; the Python handler comes back.
-        signal.signal(signal.SIGTERM, previous)

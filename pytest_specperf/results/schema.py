@@ -385,6 +385,9 @@ class RunResults(msgspec.Struct, kw_only=True):
     recommendation: Recommendation | None = None
     # `git rev-parse HEAD` of the directory the run was started in (None: not a git checkout).
     tested_commit: str | None = None
+    # Set when a SIGINT or SIGTERM ended the run: which, and what was running (no baseline is
+    # written from such a run).
+    interrupted: str | None = None
 
     def depth(self, depth: int) -> DepthRun | None:
         for run in self.runs:

@@ -18,16 +18,15 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import httpx
 import psutil
 
+from pytest_specperf import interrupts
 from pytest_specperf.errors import ServerStartError, ServerUnreachableError
 from pytest_specperf.results.schema import ServerSummary
 from pytest_specperf.server.info import first_internal_state, read_server_info
@@ -91,45 +90,6 @@ def listens_on(pid: int, port: int) -> bool | None:
             if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port:
                 return True
     return None if unknown else False
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised as an interrupt so that teardown stops the servers and saves results."""
-
-
-def interrupt_name(exc: BaseException) -> str:
-    if isinstance(exc, Terminated):
-        return "SIGTERM"
-    if isinstance(exc, KeyboardInterrupt):
-        return "Ctrl-C / SIGINT"
-    return type(exc).__name__
-
-
-def interrupt_on_sigterm() -> Callable[[], None] | None:
-    """Make SIGTERM raise :class:`Terminated` in the main thread; returns an undo, or None.
-
-    Python's default SIGTERM action ends the interpreter without running ``finally`` blocks,
-    so a CI job cancelled with SIGTERM would leave teardown (and the results) to the watchdog.
-    Only the first SIGTERM is turned into an interrupt: a second one kills as usual. A handler
-    someone else installed is left alone.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    previous = signal.getsignal(signal.SIGTERM)
-    if previous is not signal.SIG_DFL:
-        return None
-
-    def on_sigterm(signum: int, frame: FrameType | None) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        raise Terminated("SIGTERM received: stopping the servers and saving the results")
-
-    signal.signal(signal.SIGTERM, on_sigterm)
-
-    def undo() -> None:
-        if signal.getsignal(signal.SIGTERM) is on_sigterm:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-    return undo
 
 
 def _auth_headers(api_key: str | None) -> dict[str, str]:
@@ -243,12 +203,19 @@ class ServerProcess:
         # The live log sits in a private directory; the artifact copy is redacted.
         self._private_dir = Path(tempfile.mkdtemp(prefix="specperf-server-"))
         self._live_log = self._private_dir / "server.log"
+        self._stopped = False
 
     @property
     def secrets(self) -> tuple[str, ...]:
         return (self.api_key,) if self.api_key else ()
 
     def start(self) -> None:
+        """Start the server and its watchdog; a signal meanwhile waits until both run, so
+        that stop() finds the process it must stop."""
+        with interrupts.deferred():
+            self._start()
+
+    def _start(self) -> None:
         env = {**os.environ, **self.command.env}
         with open(self._live_log, "wb") as log:
             self.process = subprocess.Popen(
@@ -330,14 +297,24 @@ class ServerProcess:
                 time.sleep(poll_s)
 
     def stop(self) -> None:
-        """Stop the whole process tree, wait for the port, and save the redacted log."""
+        """Stop the whole process tree, wait for the port, and save the redacted log.
+
+        A Ctrl-C meanwhile does not cut it short (it is raised once the tree is down); a
+        second one hurries it: the grace period ends and the tree is killed.
+        """
+        with interrupts.deferred():
+            self._stop()
+
+    def _stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
         if self.process is not None:
             descendants = _descendants(self.process.pid)
             # Wait for the port only if it was ours: after a port conflict it is someone else's.
             held_port = self.boot_s is not None or listens_on(self.process.pid, self.port)
             _signal_group(self.process.pid, signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.process.wait(timeout=self.stop_grace_s)
+            _wait_unless_hurried(self.process, self.stop_grace_s)
             _signal_group(self.process.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=5)
@@ -375,6 +352,15 @@ def _descendants(pid: int) -> list[psutil.Process]:
         return []
 
 
+def _wait_unless_hurried(process: subprocess.Popen[bytes], timeout_s: float) -> None:
+    """Wait for the process to exit, at most ``timeout_s``, less if a second Ctrl-C comes."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and not interrupts.hurry_requested():
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=min(0.1, max(0.0, deadline - time.monotonic())))
+            return
+
+
 def _signal_group(pgid: int, signum: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signum)
@@ -402,11 +388,13 @@ def launch(
     api_key: str | None,
     attempts: int = 3,
     pick_port: Callable[[str], int] = free_port,
+    started: Callable[[ServerProcess], None] | None = None,
 ) -> ServerProcess:
     """Start a server on a free port, retrying on another port if that one was taken.
 
     ``build(port) -> LaunchCommand`` makes the command for a given port; ``pick_port(host)``
-    chooses the port of each attempt.
+    chooses the port of each attempt. ``started(server)`` is called as soon as a server
+    process runs, before it is ready, so that a caller interrupted during the boot can stop it.
     """
     last_error: ServerStartError | None = None
     for _ in range(attempts):
@@ -419,7 +407,10 @@ def launch(
             launch_timeout_s=launch_timeout_s,
             api_key=api_key,
         )
-        server.start()
+        with interrupts.deferred():
+            server.start()
+            if started is not None:
+                started(server)
         try:
             server.wait_ready()
         except ServerStartError as exc:

@@ -41,6 +41,13 @@ HARDWARE = "sim-x10"  # FAST_ARGS runs the simulator at speedup 10
 RUN_TIMEOUT_S = 150.0
 LEFTOVER_GRACE_S = 15.0
 _LISTENING = re.compile(r"listening on http://127\.0\.0\.1:(\d+)")
+# `python -m pytest ARGS` as a terminal's foreground process: SIGINT at its default. Started
+# in the background by a shell without job control (nohup ... &), the test run ignores SIGINT
+# and so would the runs it starts (exec keeps an ignored signal ignored): no Ctrl-C to test.
+FOREGROUND = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, '-m', 'pytest', *sys.argv[1:]])"
+)
 
 
 @dataclass
@@ -157,7 +164,7 @@ def run_suite(
     env.pop("SPECPERF_API_KEY", None)
     if api_key is not None:
         env["SPECPERF_API_KEY"] = api_key
-    argv = [sys.executable, "-m", "pytest", "perf_tests", *FAST_ARGS, "-rsfE", *args]
+    argv = [sys.executable, "-c", FOREGROUND, "perf_tests", *FAST_ARGS, "-rsfE", *args]
     output_path = workdir / "pytest-output.txt"
     started = time.monotonic()
     probe: dict[str, Any] = {}

@@ -81,9 +81,9 @@ RULES: tuple[Rule, ...] = (
         forbidden=_p("server", "gate", "suite", "options", "contract"),
     ),
     Rule(
-        "results/schema.py, errors.py, files.py, depth.py and profiles.py import nothing else "
-        "of the package.",
-        importers=_p("results.schema", "errors", "files", "depth", "profiles"),
+        "results/schema.py, errors.py, files.py, depth.py, profiles.py and interrupts.py import "
+        "nothing else of the package.",
+        importers=_p("results.schema", "errors", "files", "depth", "profiles", "interrupts"),
         forbidden=_p(""),
     ),
     Rule(
@@ -92,8 +92,9 @@ RULES: tuple[Rule, ...] = (
         forbidden=_p("suite"),
     ),
 )
-# What every part may import: errors.py (one-line exceptions) and the package's __version__.
-ALWAYS_ALLOWED = _p("", "errors")
+# What every part may import: errors.py (one-line exceptions), interrupts.py (the one signal
+# policy of a run) and the package's __version__.
+ALWAYS_ALLOWED = _p("", "errors", "interrupts")
 
 
 def within(module: str, prefixes: Iterable[str]) -> bool:

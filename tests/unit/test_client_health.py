@@ -131,3 +131,22 @@ def test_one_saturated_process_makes_the_point_client_bound() -> None:
 def test_lagging_single_process_is_client_bound() -> None:
     reason = client_bound_reason([health(lag_p99_s=LOOP_LAG_P99_LIMIT_S)])
     assert reason is not None and "lag p99 50 ms" in reason
+
+
+def test_a_point_cancelled_while_leaving_the_monitor_stays_cancelled() -> None:
+    """A Ctrl-C that cancels the point while the monitor stops its sampler is not swallowed
+    (it was: the point returned normally and the interrupted run measured on)."""
+
+    async def point() -> str:
+        async with ClientMonitor():
+            pass
+        return "finished"
+
+    async def main() -> None:
+        task = asyncio.ensure_future(point())
+        await asyncio.sleep(0)  # the point now waits for its sampler to stop
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())

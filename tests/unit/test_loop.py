@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from collections.abc import Iterator
-from types import FrameType
 
 import pytest
 
+from pytest_specperf import interrupts
 from pytest_specperf.measure import loop
-
-
-class Stopped(KeyboardInterrupt):
-    """What the test's SIGTERM handler raises, as the plugin's Terminated does."""
+from tests.support.signals import own_policy
 
 
 @pytest.fixture(params=["uvloop", "asyncio"])
@@ -28,19 +26,9 @@ def event_loop_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPa
 
 
 @pytest.fixture
-def raising_sigterm_handler() -> Iterator[list[int]]:
-    calls: list[int] = []
-
-    def on_sigterm(signum: int, frame: FrameType | None) -> None:
-        calls.append(signum)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        raise Stopped("SIGTERM")
-
-    previous = signal.signal(signal.SIGTERM, on_sigterm)
-    try:
-        yield calls
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+def policy(monkeypatch: pytest.MonkeyPatch) -> Iterator[interrupts.SignalPolicy]:
+    with own_policy(monkeypatch) as fresh:
+        yield fresh
 
 
 class _KillsWhileReading(asyncio.Protocol):
@@ -80,21 +68,60 @@ async def _read_until_closed() -> str:
 
 @pytest.mark.usefixtures("event_loop_kind")
 def test_sigterm_inside_a_protocol_callback_still_interrupts(
-    raising_sigterm_handler: list[int],
+    policy: interrupts.SignalPolicy,
 ) -> None:
-    """A SIGTERM that lands while a chunk is read ends the run with the handler's interrupt
-    (uvloop would otherwise take it for the connection's error and carry on)."""
-    with pytest.raises(Stopped):
+    """A SIGTERM that lands while a chunk is read ends the run with the interrupt (uvloop
+    would otherwise take it for the connection's error and carry on)."""
+    with pytest.raises(interrupts.Interrupted) as caught:
         loop.run(_read_until_closed())
-    assert raising_sigterm_handler == [signal.SIGTERM]
+    assert caught.value.signum == signal.SIGTERM
+
+
+async def _swallows_its_cancellation() -> str:
+    """Ctrl-C lands while the coroutine awaits something whose cancellation it suppresses
+    (the client monitor's sampler did this at the end of every point)."""
+    inner = asyncio.ensure_future(asyncio.sleep(5))
+    asyncio.get_running_loop().call_later(0.05, os.kill, os.getpid(), signal.SIGINT)
+    with contextlib.suppress(asyncio.CancelledError):
+        await inner
+    return "measured on"
 
 
 @pytest.mark.usefixtures("event_loop_kind")
-def test_the_sigterm_handler_is_back_after_a_run(raising_sigterm_handler: list[int]) -> None:
+def test_a_ctrl_c_whose_cancellation_was_swallowed_still_interrupts(
+    policy: interrupts.SignalPolicy,
+) -> None:
+    """The observed loss: the coroutine finished normally after Ctrl-C, and the run went on."""
+    with pytest.raises(interrupts.Interrupted) as caught:
+        loop.run(_swallows_its_cancellation())
+    assert caught.value.signum == signal.SIGINT
+
+
+@pytest.mark.usefixtures("event_loop_kind")
+def test_the_signal_handlers_are_back_after_a_run(policy: interrupts.SignalPolicy) -> None:
     async def nothing() -> int:
         return 7
 
-    handler = signal.getsignal(signal.SIGTERM)
+    handlers = [signal.getsignal(signum) for signum in interrupts.SIGNALS]
     assert loop.run(nothing()) == 7
-    assert signal.getsignal(signal.SIGTERM) is handler
-    assert raising_sigterm_handler == []
+    assert [signal.getsignal(signum) for signum in interrupts.SIGNALS] == handlers
+    assert interrupts.interrupted() is None
+
+
+@pytest.mark.usefixtures("event_loop_kind")
+def test_a_signal_before_the_loop_starts_interrupts_without_running_it(
+    policy: interrupts.SignalPolicy,
+) -> None:
+    started: list[bool] = []
+
+    async def measure() -> None:
+        started.append(True)
+
+    interrupts.ending()  # recorded, not raised (as in a deferred write)
+    os.kill(os.getpid(), signal.SIGINT)
+    policy.ending_now = False  # the run goes on to measure
+    coroutine = measure()
+    with pytest.raises(interrupts.Interrupted):
+        loop.run(coroutine)
+    coroutine.close()
+    assert started == []
