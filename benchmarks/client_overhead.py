@@ -1,7 +1,8 @@
 """The load generator's own cost and fidelity, side by side with SGLang's benchmark clients.
 
     # CPU per token (paced), ceiling (unpaced) and fidelity against the reference server's own
-    # record, SGLang's Python and Rust clients beside ours, in one run (docs/load-generator.md)
+    # record, SGLang's Python and Rust clients beside ours, in one run
+    # (docs/explanation/load-generator.md)
     python benchmarks/client_overhead.py compare --server ../shared/tools/firehose.py \
         --sglang-python .venv-sglang/bin/python --repeats 3
 

@@ -42,7 +42,8 @@ from pytest_specperf.server.process import DEFAULT_LAUNCH_TIMEOUT_S
 API_KEY_ENV = "SPECPERF_API_KEY"
 MAX_CONCURRENCY = 4096
 # Points shorter than about a second were measured drifting (up to 27% between boots on the
-# H200, 5-11% CV on the simulator); past 2 s longer points bought little: docs/repeats.md.
+# H200, 5-11% CV on the simulator); past 2 s longer points bought little:
+# docs/explanation/repeats.md.
 DEFAULT_MIN_POINT_SECONDS = 2.0
 ENDPOINTS: tuple[Endpoint, ...] = ("generate", "completions")
 ConfirmMode = Literal["fresh-boot", "same-boot", "off"]

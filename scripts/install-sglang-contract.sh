@@ -10,7 +10,7 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-requirements="$repo/ci/sglang-contract-requirements.txt"
+requirements="$repo/requirements/sglang-contract.txt"
 python="${PYTHON:-python}"
 
 start=$(date +%s)

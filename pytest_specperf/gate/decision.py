@@ -226,7 +226,7 @@ def compare(
     direction: Direction = "higher",
     current_boots: int = 1,
 ) -> Comparison:
-    """The change of one figure and the threshold it is held to (see docs/gate.md).
+    """The change of one figure and the threshold it is held to (see docs/explanation/gate.md).
 
     With noise known: SE^2 = boot^2 (1 + 1/baseline boots) + within^2 (1/current samples +
     1/baseline samples); threshold = max(q(alpha) SE, min_effect - z(power) SE), and when
