@@ -56,7 +56,7 @@ def samples_by_metric(point: PointMetrics) -> dict[str, list[float]]:
 
 def boots_of(point: PointMetrics) -> int:
     """How many server boots measured the point's samples (2 after a fresh-boot confirmation)."""
-    return len({sample.boot for sample in point.samples or [point]})
+    return len(point.boots())
 
 
 def failure_lines(verdicts: Sequence[Verdict], point: PointMetrics | None) -> list[str]:

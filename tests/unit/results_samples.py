@@ -13,19 +13,17 @@ from pytest_specperf.results.schema import (
     Verdict,
     VerdictOutcome,
 )
+from tests.support.points import make_point
 
 
 def sample_point(concurrency: int, agg: float, *, interval: bool = False) -> PointMetrics:
     """One point; with ``interval``, a repeated one: three samples and the interval of agg."""
-    point = PointMetrics(
-        concurrency=concurrency,
+    point = make_point(
+        concurrency,
+        agg,
         requests=2 * concurrency,
-        ok=2 * concurrency,
-        failed=0,
         tokens=1000 * concurrency,
         wall_s=10.0,
-        agg_tok_s=agg,
-        per_req_tok_s=agg / concurrency,
         spec_verify_ct=400 * concurrency,
         accept_length=2.5,
         ttft_s=Percentiles(p50=0.02, p90=0.03, p99=0.04, mean=0.025),

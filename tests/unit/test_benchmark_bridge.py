@@ -8,7 +8,7 @@ import pytest
 from pytest_benchmark.stats import Metadata
 
 from pytest_specperf.results.benchmark import ROUND_MEANING, add_gate_figures, record_point
-from pytest_specperf.results.schema import PointMetrics
+from tests.support.points import make_point
 
 
 class FakeNode:
@@ -47,17 +47,7 @@ def make_fixture(*, disabled: bool = False) -> Any:
     return fixture
 
 
-POINT = PointMetrics(
-    concurrency=4,
-    requests=8,
-    ok=7,
-    failed=1,
-    tokens=700,
-    wall_s=2.0,
-    agg_tok_s=350.0,
-    per_req_tok_s=120.0,
-    accept_length=3.5,
-)
+POINT = make_point(4, 350.0, 120.0, requests=8, failed=1, tokens=700, wall_s=2.0, accept_length=3.5)
 
 
 def test_each_successful_request_is_one_round_of_its_end_to_end_time() -> None:

@@ -21,6 +21,7 @@ from pytest_specperf.results.schema import (
     StepCost,
     StopsPaying,
 )
+from tests.support.points import make_point
 
 
 def point(
@@ -29,17 +30,7 @@ def point(
     goodput = None
     if meets is not None:
         goodput = Goodput(goodput_tok_s=agg, requests_meeting=1, requests=1, meets_slo=meets)
-    return PointMetrics(
-        concurrency=c,
-        requests=1,
-        ok=1,
-        failed=0,
-        tokens=1,
-        wall_s=1.0,
-        agg_tok_s=agg,
-        per_req_tok_s=per_req if per_req is not None else agg / c,
-        goodput=goodput,
-    )
+    return make_point(c, agg, ... if per_req is None else per_req, requests=1, goodput=goodput)
 
 
 def run(depth: int, points: list[PointMetrics], tokens: int = 0, running: int = 0) -> DepthRun:

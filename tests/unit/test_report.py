@@ -13,20 +13,18 @@ from pytest_specperf.results.schema import (
     PointMetrics,
     ServerSummary,
 )
+from tests.support import points
 
 SEED_COLUMNS = "C | Agg tok/s | Per-req tok/s | Tokens | Wall(s) | Ok"
 
 
 def make_point(concurrency: int, agg: float) -> PointMetrics:
-    return PointMetrics(
-        concurrency=concurrency,
+    return points.make_point(
+        concurrency,
+        agg,
         requests=2 * concurrency,
-        ok=2 * concurrency,
-        failed=0,
         tokens=1000 * concurrency,
         wall_s=10.0,
-        agg_tok_s=agg,
-        per_req_tok_s=agg / concurrency,
         spec_verify_ct=400 * concurrency,
     )
 

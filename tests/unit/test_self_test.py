@@ -6,19 +6,12 @@ import pytest
 
 from pytest_specperf.gate import self_test
 from pytest_specperf.results.schema import DepthRun, PointMetrics
+from tests.support.points import make_point
 
 
 def point(per_req: float, agg: float | None = None, accept: float | None = 4.0) -> PointMetrics:
-    return PointMetrics(
-        concurrency=1,
-        requests=2,
-        ok=2,
-        failed=0,
-        tokens=200,
-        wall_s=1.0,
-        agg_tok_s=agg if agg is not None else per_req,
-        per_req_tok_s=per_req,
-        accept_length=accept,
+    return make_point(
+        1, per_req if agg is None else agg, per_req, requests=2, tokens=200, accept_length=accept
     )
 
 
