@@ -217,7 +217,7 @@ def run_ours(
 # -- SGLang's clients, each run twice in one process: a warm-up run, then the measured run --
 _SGLANG_IN_PROCESS = r"""
 import json, resource, sys, time, types
-from pytest_specperf.contract import prepare_sglang_import
+from tests.support.sglang_contract import prepare_sglang_import
 prepare_sglang_import()
 try:
     import datasets  # noqa: F401

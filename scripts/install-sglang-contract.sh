@@ -20,7 +20,7 @@ start=$(date +%s)
 if ! PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}" "$python" -W ignore - <<'PY'
 import sys
 
-from pytest_specperf import contract
+from tests.support import sglang_contract as contract
 
 version = contract.sglang_version()
 contract.server_args_type()

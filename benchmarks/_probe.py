@@ -1,8 +1,9 @@
 """A small closed-loop /generate client, used to check the simulator against its model.
 
 Not the suite's load generator (that is pytest_specperf.measure.loadgen): this one exists so the
-simulator's own tests and benchmarks/sim_*.py can drive a booted sim without depending on
-other parts of the package. It reads only meta_info.completion_tokens from each chunk.
+simulator's own tests (tests/sim/) and benchmarks/sim_*.py can drive a booted sim without
+depending on other parts of the package; it is not shipped. It reads only
+meta_info.completion_tokens from each chunk.
 """
 
 from __future__ import annotations
