@@ -7,7 +7,6 @@ only wires them into pytest.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -20,6 +19,7 @@ from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.gate.pytest_gate import SpecperfGate
 from pytest_specperf.options import OPTIONS, OPTIONS_BY_KEY, Settings, build_settings
+from pytest_specperf.private_api import scope_scheduling
 from pytest_specperf.pytest_terminal import (
     RECORDED_CATEGORY,
     live_progress,
@@ -169,13 +169,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """
     if config.getoption("dist", "no") not in _SPLITTING_DIST_MODES:
         return None
-    scheduling: Any = importlib.import_module("xdist.scheduler").LoadScopeScheduling
-    by_depth = type("DepthScheduling", (scheduling,), {"_split_scope": _split_scope})
-    return by_depth(config, log)
-
-
-def _split_scope(self: Any, nodeid: str) -> str:
-    return depth_scope(nodeid)
+    return scope_scheduling(depth_scope)(config, log)
 
 
 class _InterruptRecorder:

@@ -8,9 +8,9 @@ requests, and its OPS is 1 / mean latency. Failed requests are not rounds (they 
 percentiles, accept length, intervals, client health...) is in ``extra_info``, and the gate's
 figures (floor, baseline) are added once the test has judged them.
 
-The timings are handed to pytest-benchmark's stats object directly (``_make_stats`` then
-``update`` per round: the path its own ``pedantic`` mode takes after timing a call, and the
-fixture is marked used as ``pedantic`` marks it); nothing is run twice. Plain code: the
+The timings are handed to pytest-benchmark's stats object directly, the path its own
+``pedantic`` mode takes after timing a call, through ``private_api.py`` (pytest-benchmark has
+no public way to record timings measured elsewhere); nothing is run twice. Plain code: the
 plugin passes in pytest-benchmark's ``benchmark`` fixture.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from pytest_specperf.errors import SpecperfError
+from pytest_specperf.private_api import mark_benchmark_used, record_benchmark_rounds
 from pytest_specperf.results.schema import PointMetrics
 
 ROUND_MEANING = "one successful request's end-to-end time, client side (seconds)"
@@ -52,20 +52,12 @@ def record_point(
     """
     # As pedantic() does, even when nothing is recorded: the fixture counts as used (no "fixture
     # was not used" warning), and a second use in the same test is refused by pytest-benchmark.
-    benchmark._mode = "pytest-specperf (the measured point)"
+    mark_benchmark_used(benchmark)
     if getattr(benchmark, "disabled", True) or not request_e2e_s:
         return False
-    make_stats = getattr(benchmark, "_make_stats", None)
-    if make_stats is None:
-        raise SpecperfError(
-            "this pytest-benchmark has no stats API (BenchmarkFixture._make_stats); "
-            "pytest-specperf needs pytest-benchmark >=4,<6"
-        )
     benchmark.group = f"specperf steps={depth}"
     benchmark.extra_info.update(point_extra_info(point, depth, context))
-    stats = make_stats(1)
-    for seconds in request_e2e_s:
-        stats.update(seconds)
+    record_benchmark_rounds(benchmark, request_e2e_s)
     return True
 
 
