@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
@@ -27,7 +27,12 @@ from pytest_specperf.pytest_terminal import (
     recorded_status,
 )
 from pytest_specperf.results.artifacts import STEP_SUMMARY_ENV, write_run_artifacts
-from pytest_specperf.results.benchmark import add_gate_figures, record_point
+from pytest_specperf.results.benchmark import (
+    add_gate_figures,
+    record_point,
+    wants_benchmark_output,
+    without_benchmark_banner,
+)
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults
 from pytest_specperf.results.store import (
@@ -57,6 +62,7 @@ tested_commit_key = pytest.StashKey[str | None]()
 sessions_key = pytest.StashKey[dict[int, DepthSession]]()
 sigterm_undo_key = pytest.StashKey[Callable[[], None] | None]()
 present_gpus_key = pytest.StashKey[PresentGpus | None]()
+benchmark_output_key = pytest.StashKey[bool]()
 # --specperf-refine: sessions whose servers stay up until the boundaries are measured.
 refine_pending_key = pytest.StashKey[list[DepthSession]]()
 _refine_lines_key = pytest.StashKey[list[str]]()
@@ -122,6 +128,25 @@ def pytest_configure(config: pytest.Config) -> None:
         "specperf_phase(n): order of a check within a depth (0 first, 2 after the points)",
     )
     config.pluginmanager.register(_InterruptRecorder(config), "specperf-interrupts")
+    _quiet_benchmark_unless_asked(config)
+
+
+def _quiet_benchmark_unless_asked(config: pytest.Config) -> None:
+    """pytest-benchmark's banner and table only when its output is asked for."""
+    wanted = wants_benchmark_output(
+        config.invocation_params.args, lambda name: config.getoption(name, None)
+    )
+    config.stash[benchmark_output_key] = wanted
+    if not wanted and config.pluginmanager.has_plugin("benchmark"):
+        config.pluginmanager.register(_BenchmarkBanner(), "specperf-benchmark-banner")
+
+
+class _BenchmarkBanner:
+    """Leaves pytest-benchmark's banner out of the header of a run that asked for no output."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_header(self) -> Generator[None, list[Any], list[Any]]:
+        return without_benchmark_banner((yield))
 
 
 def _plan_gpus(config: pytest.Config, settings: Settings) -> PresentGpus | None:
@@ -377,6 +402,8 @@ def _benchmark_fixture(request: pytest.FixtureRequest) -> Any | None:
         return None
     if config.getoption("benchmark_skip", False):
         return None
+    if not config.stash.get(benchmark_output_key, True):
+        return None  # no record: pytest-benchmark would only print a table nobody asked for
     return request.getfixturevalue("benchmark")
 
 
@@ -466,6 +493,7 @@ _written_key = pytest.StashKey[list[str]]()
 _artifact_notes_key = pytest.StashKey[list[str]]()
 
 
+@pytest.hookimpl(tryfirst=True)  # the suite's tables before pytest-benchmark's
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     if _is_worker(config):
         return

@@ -16,7 +16,7 @@ plugin passes in pytest-benchmark's ``benchmark`` fixture.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -25,6 +25,39 @@ from pytest_specperf.private_api import mark_benchmark_used, record_benchmark_ro
 from pytest_specperf.results.schema import PointMetrics
 
 ROUND_MEANING = "one successful request's end-to-end time, client side (seconds)"
+# pytest-benchmark options that write, compare or show its records (option names as pytest
+# stores them). One of them set, or any other --benchmark-* flag on the command line except
+# the two below, asks for pytest-benchmark's output: its banner, its table, its files.
+BENCHMARK_OUTPUT_OPTIONS = (
+    "benchmark_json",
+    "benchmark_save",
+    "benchmark_autosave",
+    "benchmark_save_data",
+    "benchmark_compare",
+    "benchmark_compare_fail",
+    "benchmark_histogram",
+    "benchmark_verbose",
+    "benchmark_cprofile",
+)
+NOT_OUTPUT_FLAGS = ("--benchmark-disable", "--benchmark-skip")
+BANNER_PREFIX = "benchmark: "  # the header line pytest-benchmark adds to every run
+
+
+def wants_benchmark_output(args: Sequence[str], get: Callable[[str], Any]) -> bool:
+    """Did the user ask for pytest-benchmark's output? ``get(name)``: an option's value.
+
+    Without it, a plain run shows the suite's own tables only: the measured points are not
+    made benchmark records, and pytest-benchmark's banner is left out of the header.
+    """
+    if any(get(name) for name in BENCHMARK_OUTPUT_OPTIONS):
+        return True
+    flags = (str(arg).split("=", 1)[0] for arg in args)
+    return any(flag.startswith("--benchmark-") and flag not in NOT_OUTPUT_FLAGS for flag in flags)
+
+
+def without_benchmark_banner(header: list[Any]) -> list[Any]:
+    """The report header's lines without pytest-benchmark's banner."""
+    return [line for line in header if not str(line).startswith(BANNER_PREFIX)]
 
 
 def point_extra_info(
