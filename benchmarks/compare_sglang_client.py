@@ -101,7 +101,7 @@ def _reset_truth(url: str) -> None:
 
 
 def run_specperf(url: str, concurrency: int, max_new_tokens: int, work: Path) -> SideResult:
-    out = work / f"specperf_c{concurrency}_{time.monotonic_ns()}.json"
+    out = work / f"specperf_c{concurrency}_{time.monotonic_ns()}"
     subprocess.run(
         [
             sys.executable,
@@ -120,7 +120,7 @@ def run_specperf(url: str, concurrency: int, max_new_tokens: int, work: Path) ->
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    point = json.loads(out.read_text())["runs"][0]["points"][0]
+    point = json.loads((out / "results.json").read_text())["runs"][0]["points"][0]
     return SideResult(
         client="specperf",
         concurrency=concurrency,

@@ -328,6 +328,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "artifact directory: results.json, report.md, server logs",
         default=".specperf",
         parse=_required_text,
+        commands=(BENCH,),
+        short="--out",
     ),
     OptionSpec(
         "--specperf-launch-timeout",
@@ -472,6 +474,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "(1,4,16,1,4,16,...); figures are medians with an interval, every sample is kept",
         default="1",
         parse=parse_positive_int,
+        commands=(BENCH,),
+        short="--repeats",
     ),
     OptionSpec(
         "--specperf-min-point-seconds",
@@ -507,6 +511,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "no change, a depth goes red at most this often, given the baseline's recorded noise",
         default="0.01",
         parse=_float_in(0.0, 0.5, low_open=True),
+        commands=(BENCH,),
+        short="--alpha",
     ),
     OptionSpec(
         "--specperf-min-effect",
@@ -515,6 +521,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "noise allows; smaller changes never fail",
         default="0.05",
         parse=_float_in(0.0, 0.5, low_open=True),
+        commands=(BENCH,),
+        short="--min-effect",
     ),
     OptionSpec(
         "--specperf-confirm",
@@ -523,6 +531,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "server; same boot with --specperf-url), same-boot, or off",
         default="fresh-boot",
         parse=parse_confirm,
+        commands=(BENCH,),
+        short="--confirm",
     ),
     OptionSpec(
         "--specperf-gpus-per-server",
