@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 import os
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pytest_specperf.depth import MAX_DEPTH, MIN_DEPTH
 from pytest_specperf.errors import UsageError
@@ -47,6 +47,7 @@ MAX_CONCURRENCY = 4096
 DEFAULT_MIN_POINT_SECONDS = 2.0
 ENDPOINTS: tuple[Endpoint, ...] = ("generate", "completions")
 ConfirmMode = Literal["fresh-boot", "same-boot", "off"]
+T = TypeVar("T", bound=str)
 
 
 def parse_int_list(option: str, raw: str, *, low: int, high: int) -> tuple[int, ...]:
@@ -99,28 +100,25 @@ def parse_positive_int(option: str, raw: Any) -> int:
     return value
 
 
+def parse_choice(option: str, raw: Any, choices: Sequence[T], *, any_case: bool = False) -> T:
+    """``raw`` as the one of ``choices`` it names (spaces around it ignored)."""
+    value = str(raw).strip()
+    for choice in choices:
+        if value == choice or (any_case and value.lower() == choice):
+            return choice
+    raise UsageError(f"{option}: {raw!r} is not one of {', '.join(choices)}")
+
+
 def parse_backend(raw: str, option: str = "--specperf-backend") -> Backend:
-    value = str(raw).strip().lower()
-    for backend in BACKENDS:
-        if value == backend:
-            return backend
-    raise UsageError(f"{option}: {raw!r} is not one of {', '.join(BACKENDS)}")
+    return parse_choice(option, raw, BACKENDS, any_case=True)
 
 
 def parse_endpoint(raw: str, option: str = "--specperf-endpoint") -> Endpoint:
-    value = str(raw).strip()
-    for endpoint in ENDPOINTS:
-        if value == endpoint:
-            return endpoint
-    raise UsageError(f"{option}: {raw!r} is not generate or completions")
+    return parse_choice(option, raw, ENDPOINTS)
 
 
 def parse_workload(raw: str, option: str = "--specperf-workload") -> WorkloadName:
-    value = str(raw).strip()
-    for name in WORKLOADS:
-        if value == name:
-            return name
-    raise UsageError(f"{option}: {raw!r} is not one of {', '.join(WORKLOADS)}")
+    return parse_choice(option, raw, WORKLOADS)
 
 
 def parse_url(raw: str, option: str = "--specperf-url") -> str:
@@ -227,11 +225,7 @@ CONFIRM_MODES: tuple[ConfirmMode, ...] = ("fresh-boot", "same-boot", "off")
 
 
 def parse_confirm(option: str, raw: Any) -> ConfirmMode:
-    value = str(raw).strip()
-    for mode in CONFIRM_MODES:
-        if value == mode:
-            return mode
-    raise UsageError(f"{option}: {raw!r} is not one of {', '.join(CONFIRM_MODES)}")
+    return parse_choice(option, raw, CONFIRM_MODES)
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
