@@ -110,18 +110,5 @@ async def run_point(
         t0 = time.monotonic()
         await asyncio.gather(*(worker() for _ in range(min(concurrency, num_requests))))
         wall = time.monotonic() - t0
-    tokens = sum(r.tokens for r in records)
-    rates = [(r.tokens - r.first_tokens) / (r.last - r.first) for r in records if r.last > r.first]
-    verify = sum(r.verify_ct or 0 for r in records)
-    return (
-        PointResult(
-            concurrency=concurrency,
-            requests=num_requests,
-            tokens=tokens,
-            wall_s=wall,
-            agg_tok_s=tokens / wall,
-            per_req_tok_s=sum(rates) / len(rates) if rates else 0.0,
-            accept_length=tokens / verify if verify else 1.0,
-        ),
-        records,
-    )
+    streams = [(r.tokens, r.first_tokens, r.first, r.last, r.verify_ct or 0) for r in records]
+    return PointResult.of(concurrency, num_requests, wall, streams), records
