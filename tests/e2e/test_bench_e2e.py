@@ -10,7 +10,7 @@ import pytest
 
 from pytest_specperf.cli import main
 from pytest_specperf.server.process import inject_slowdown
-from tests.support.sim import SimFactory
+from tests.support.sim import SimFactory, SimServer
 
 SIM_ARGS = [
     "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "2",
@@ -29,12 +29,17 @@ def results(out: Path) -> dict[str, Any]:
     return loaded
 
 
+@pytest.fixture
+def server(sim: SimFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SimServer:
+    """A simulator at depth 2, the test running in its tmp_path."""
+    monkeypatch.chdir(tmp_path)
+    return sim(SIM_ARGS)
+
+
 def test_bench_writes_the_suites_artifacts_with_every_repeat(
-    sim: SimFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: SimServer, tmp_path: Path
 ) -> None:
     """--repeats 2 --out DIR: results.json with 2 samples per point, report.md beside it."""
-    monkeypatch.chdir(tmp_path)
-    server = sim(SIM_ARGS)
     assert bench(server.url, tmp_path / "out") == 0
     run = results(tmp_path / "out")["runs"][0]
     assert run["depth"] == 2 and run["status"] == "complete"
@@ -43,12 +48,8 @@ def test_bench_writes_the_suites_artifacts_with_every_repeat(
     assert "samples per point**: 2" in report
 
 
-def test_bench_gates_against_a_given_baseline(
-    sim: SimFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_bench_gates_against_a_given_baseline(server: SimServer, tmp_path: Path) -> None:
     """A baseline promoted from one run passes the next and fails once the server slows."""
-    monkeypatch.chdir(tmp_path)
-    server = sim(SIM_ARGS)
     assert bench(server.url, tmp_path / "first") == 0
     baselines = tmp_path / "baselines"
     promote = ["baseline", "promote", str(tmp_path / "first" / "results.json")]

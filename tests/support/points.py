@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import EllipsisType
 from typing import Any
 
-from pytest_specperf.results.schema import PointMetrics
+from pytest_specperf.results.schema import DepthRun, PointMetrics
 
 
 def make_point(
@@ -35,3 +36,22 @@ def make_point(
         per_req_tok_s=agg / concurrency if per_req is ... else per_req,
         **fields,
     )
+
+
+def seed_point(concurrency: int, agg: float, **fields: Any) -> PointMetrics:
+    """A point shaped like the seed's: 2C requests of 1000 tokens in 10 s, 400 verify steps/C."""
+    return make_point(
+        concurrency,
+        agg,
+        requests=2 * concurrency,
+        tokens=1000 * concurrency,
+        wall_s=10.0,
+        spec_verify_ct=400 * concurrency,
+        **fields,
+    )
+
+
+def make_run(depth: int, points: Sequence[PointMetrics] = (), **fields: Any) -> DepthRun:
+    """A run of ``points``: profile "prof", backend "sim", hardware "sim-x5" unless given."""
+    values: dict[str, Any] = {"profile": "prof", "backend": "sim", "hardware": "sim-x5"}
+    return DepthRun(depth=depth, workload={}, points=list(points), **{**values, **fields})

@@ -21,7 +21,7 @@ from pytest_specperf.results.schema import (
     StepCost,
     StopsPaying,
 )
-from tests.support.points import make_point
+from tests.support.points import make_point, make_run
 
 
 def point(
@@ -35,15 +35,7 @@ def point(
 
 def run(depth: int, points: list[PointMetrics], tokens: int = 0, running: int = 0) -> DepthRun:
     server = ServerSummary(url="u", max_total_num_tokens=tokens, max_running_requests=running)
-    return DepthRun(
-        depth=depth,
-        profile="p",
-        backend="sim",
-        hardware="h",
-        workload={},
-        points=points,
-        server=server,
-    )
+    return make_run(depth, points, server=server)
 
 
 # Depth 3 wins at low load, depth 1 at high load: the seed's shape.
