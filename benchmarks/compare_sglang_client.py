@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _sim import boot_sim
+from _sim import boot_sim, sglang_serving_argv
 
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.server.model_factory import build_model
@@ -157,31 +157,17 @@ def run_sglang(
     with log.open("wb") as sink:
         subprocess.run(
             [
-                python,
-                "-m",
-                "sglang.benchmark.serving",
-                "--backend",
-                "sglang",
-                "--base-url",
-                url,
-                "--dataset-name",
-                "random-ids",
-                "--random-input-len",
-                str(input_len),
-                "--random-output-len",
-                str(max_new_tokens),
-                "--random-range-ratio",
-                "1.0",
-                "--num-prompts",
-                str(requests_for(concurrency)),
-                "--max-concurrency",
-                str(concurrency),
-                "--tokenizer",
-                str(tokenizer),
-                "--model",
-                "x",
-                "--output-file",
-                str(out),
+                *sglang_serving_argv(
+                    python,
+                    url,
+                    tokenizer=str(tokenizer),
+                    model="x",
+                    input_len=input_len,
+                    output_len=max_new_tokens,
+                    prompts=requests_for(concurrency),
+                    concurrency=concurrency,
+                    output_file=str(out),
+                ),
                 "--output-details",
             ],
             check=True,
