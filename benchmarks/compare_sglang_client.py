@@ -153,23 +153,15 @@ def run_sglang(
         "TRANSFORMERS_OFFLINE": "1",
         "NO_PROXY": "127.0.0.1,localhost",
     }
+    serving = sglang_serving_argv(
+        python, url, tokenizer=str(tokenizer), model="x", input_len=input_len,
+        output_len=max_new_tokens, prompts=requests_for(concurrency),
+        concurrency=concurrency, output_file=str(out),
+    )  # fmt: skip
     log = out.with_suffix(".log")
     with log.open("wb") as sink:
         subprocess.run(
-            [
-                *sglang_serving_argv(
-                    python,
-                    url,
-                    tokenizer=str(tokenizer),
-                    model="x",
-                    input_len=input_len,
-                    output_len=max_new_tokens,
-                    prompts=requests_for(concurrency),
-                    concurrency=concurrency,
-                    output_file=str(out),
-                ),
-                "--output-details",
-            ],
+            [*serving, "--output-details"],
             check=True,
             env=env,
             stdout=sink,

@@ -59,21 +59,12 @@ def main() -> int:
             subprocess.run([a.python, "-c", TOKENIZER, tok_dir], check=True)
             out = os.path.join(tmp, "out.jsonl")
             env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-            subprocess.run(
-                sglang_serving_argv(
-                    a.python,
-                    url,
-                    tokenizer=tok_dir,
-                    model="sim",
-                    input_len=64,
-                    output_len=a.output_len,
-                    prompts=a.num_prompts,
-                    concurrency=a.max_concurrency,
-                    output_file=out,
-                ),
-                check=True,
-                env=env,
-            )
+            serving = sglang_serving_argv(
+                a.python, url, tokenizer=tok_dir, model="sim", input_len=64,
+                output_len=a.output_len, prompts=a.num_prompts,
+                concurrency=a.max_concurrency, output_file=out,
+            )  # fmt: skip
+            subprocess.run(serving, check=True, env=env)
             result = json.loads(Path(out).read_text().splitlines()[-1])
         gt = httpx.get(url + "/sim/ground_truth", timeout=10).json()
     finally:
