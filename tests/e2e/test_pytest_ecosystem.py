@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e import FAST_ARGS
+from tests.support.e2e import FAST_ARGS, suite_results
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
 RECORD = ("perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-update-baselines")
@@ -83,7 +83,7 @@ def test_gate_run_leaves_figures_in_junit_and_one_benchmark_record_per_point(
     # control, their options.
     result.assert_outcomes(passed=5, skipped=5)
     assert "Benchmark fixture was not used" not in result.stdout.str()
-    results = json.loads((suite_dir / ".specperf" / "results.json").read_text())
+    results = suite_results(suite_dir)
     points = {p["concurrency"]: p for p in results["runs"][0]["points"]}
 
     figures = junit_properties(suite_dir / "junit.xml")["test_throughput_floor[steps3-c4]"]

@@ -7,12 +7,11 @@ machine has).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.support.e2e import FAST_ARGS
+from tests.support.e2e import FAST_ARGS, suite_results
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
 
@@ -32,7 +31,7 @@ def test_each_worker_boots_its_depth_on_its_own_gpus_with_one_merged_report(
     result = two_workers(pytester, gpus=8)
     # Without baselines everything skips but the greedy-output comparison of the later depth.
     result.assert_outcomes(passed=1, skipped=19)
-    runs = json.loads((suite_dir / ".specperf" / "results.json").read_text())["runs"]
+    runs = suite_results(suite_dir)["runs"]
     assert [run["depth"] for run in runs] == [1, 2]
     given = [run["server"]["gpus"] for run in runs]
     assert sorted(given) == [["0", "1", "2", "3"], ["4", "5", "6", "7"]]
