@@ -30,25 +30,11 @@ def make_fixture(*, disabled: bool = False) -> Any:
 
     added: list[Metadata] = []
     fixture = BenchmarkFixture(
-        FakeNode(),
-        disable_gc=False,
-        timer=NameWrapper(default_timer),
-        min_rounds=5,
-        min_time=0.000005,
-        max_time=1.0,
-        precision=None,
-        confidence=None,
-        warmup=False,
-        warmup_iterations=0,
-        calibration_precision=10,
-        add_stats=added.append,
-        logger=None,
-        warner=None,
-        disabled=disabled,
-        cprofile=False,
-        cprofile_loops=None,
-        cprofile_dump=None,
-    )
+        FakeNode(), disable_gc=False, timer=NameWrapper(default_timer), min_rounds=5,
+        min_time=0.000005, max_time=1.0, precision=None, confidence=None, warmup=False,
+        warmup_iterations=0, calibration_precision=10, add_stats=added.append, logger=None,
+        warner=None, disabled=disabled, cprofile=False, cprofile_loops=None, cprofile_dump=None,
+    )  # fmt: skip
     fixture.added = added
     return fixture
 
