@@ -166,6 +166,17 @@ NOTES: dict[str, str] = {
         "Losslessness rule: the share of each greedy output that must match the other depth's"
         " before the first differing token; `1` = identical outputs."
     ),
+    "--specperf-allow-baseline-downgrade": (
+        "Let a recording replace a baseline with one of fewer boots or samples, another "
+        "workload or another sweep (otherwise refused, showing old and new provenance: "
+        "[baseline safety](../how-to/baseline-safety.md))."
+    ),
+    "--specperf-allow-no-baseline": (
+        "Off, but on in the `smoke` run profile. An exploratory run: a depth whose throughput "
+        "nothing judged (no baseline, not comparable, every point skipped) does not fail the "
+        "run; without it such a run fails with one line and the command that records the "
+        "baseline."
+    ),
 }
 
 

@@ -9,7 +9,17 @@ from types import ModuleType
 
 REPO = Path(__file__).resolve().parents[2]
 GENERATOR = REPO / "scripts" / "gen_options_reference.py"
-MARKDOWN = [REPO / "README.md", REPO / "ARCHITECTURE.md", *sorted((REPO / "docs").rglob("*.md"))]
+# Every page a reader follows links in; a run's own report.md under docs/runs/ is raw output
+# (its plots were not kept), not documentation.
+MARKDOWN = [
+    REPO / "README.md",
+    REPO / "ARCHITECTURE.md",
+    *(
+        page
+        for page in sorted((REPO / "docs").rglob("*.md"))
+        if not (page.name == "report.md" and "runs" in page.relative_to(REPO).parts)
+    ),
+]
 # Files whose text may name a path under docs/ (comments, docstrings, scripts, workflows).
 SOURCES = [
     path
