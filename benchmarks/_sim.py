@@ -24,3 +24,26 @@ def boot_sim(steps: int, speedup: float, log: Path, extra: Sequence[str] = ()) -
         )
 
     return launch(command, host="127.0.0.1", log_path=log, launch_timeout_s=60, api_key=None)
+
+
+def sglang_serving_argv(
+    python: str,
+    url: str,
+    *,
+    tokenizer: str,
+    model: str,
+    input_len: int,
+    output_len: int,
+    prompts: int,
+    concurrency: int,
+    output_file: str,
+) -> list[str]:
+    """SGLang's own benchmark client on random token ids of fixed lengths (every output of
+    ``output_len`` tokens), its JSON summary appended to ``output_file``."""
+    return [
+        python, "-m", "sglang.benchmark.serving", "--backend", "sglang", "--base-url", url,
+        "--tokenizer", tokenizer, "--model", model, "--dataset-name", "random-ids",
+        "--random-input-len", str(input_len), "--random-output-len", str(output_len),
+        "--random-range-ratio", "1.0", "--num-prompts", str(prompts),
+        "--max-concurrency", str(concurrency), "--output-file", output_file,
+    ]  # fmt: skip

@@ -1,7 +1,8 @@
 """The load generator's own cost and fidelity, side by side with SGLang's benchmark clients.
 
     # CPU per token (paced), ceiling (unpaced) and fidelity against the reference server's own
-    # record, SGLang's Python and Rust clients beside ours, in one run (docs/load-generator.md)
+    # record, SGLang's Python and Rust clients beside ours, in one run
+    # (docs/explanation/load-generator.md)
     python benchmarks/client_overhead.py compare --server ../shared/tools/firehose.py \
         --sglang-python .venv-sglang/bin/python --repeats 3
 
@@ -216,7 +217,7 @@ def run_ours(
 # -- SGLang's clients, each run twice in one process: a warm-up run, then the measured run --
 _SGLANG_IN_PROCESS = r"""
 import json, resource, sys, time, types
-from pytest_specperf.contract import prepare_sglang_import
+from tests.support.sglang_contract import prepare_sglang_import
 prepare_sglang_import()
 try:
     import datasets  # noqa: F401

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _sim import boot_sim
+from _sim import boot_sim, sglang_serving_argv
 
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.server.model_factory import build_model
@@ -101,7 +101,7 @@ def _reset_truth(url: str) -> None:
 
 
 def run_specperf(url: str, concurrency: int, max_new_tokens: int, work: Path) -> SideResult:
-    out = work / f"specperf_c{concurrency}_{time.monotonic_ns()}.json"
+    out = work / f"specperf_c{concurrency}_{time.monotonic_ns()}"
     subprocess.run(
         [
             sys.executable,
@@ -120,7 +120,7 @@ def run_specperf(url: str, concurrency: int, max_new_tokens: int, work: Path) ->
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    point = json.loads(out.read_text())["runs"][0]["points"][0]
+    point = json.loads((out / "results.json").read_text())["runs"][0]["points"][0]
     return SideResult(
         client="specperf",
         concurrency=concurrency,
@@ -153,37 +153,15 @@ def run_sglang(
         "TRANSFORMERS_OFFLINE": "1",
         "NO_PROXY": "127.0.0.1,localhost",
     }
+    serving = sglang_serving_argv(
+        python, url, tokenizer=str(tokenizer), model="x", input_len=input_len,
+        output_len=max_new_tokens, prompts=requests_for(concurrency),
+        concurrency=concurrency, output_file=str(out),
+    )  # fmt: skip
     log = out.with_suffix(".log")
     with log.open("wb") as sink:
         subprocess.run(
-            [
-                python,
-                "-m",
-                "sglang.benchmark.serving",
-                "--backend",
-                "sglang",
-                "--base-url",
-                url,
-                "--dataset-name",
-                "random-ids",
-                "--random-input-len",
-                str(input_len),
-                "--random-output-len",
-                str(max_new_tokens),
-                "--random-range-ratio",
-                "1.0",
-                "--num-prompts",
-                str(requests_for(concurrency)),
-                "--max-concurrency",
-                str(concurrency),
-                "--tokenizer",
-                str(tokenizer),
-                "--model",
-                "x",
-                "--output-file",
-                str(out),
-                "--output-details",
-            ],
+            [*serving, "--output-details"],
             check=True,
             env=env,
             stdout=sink,

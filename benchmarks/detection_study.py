@@ -32,6 +32,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import msgspec
+
 from pytest_specperf.gate.baselines import baseline_from_runs
 from pytest_specperf.gate.decision import (
     GateSettings,
@@ -146,18 +148,7 @@ def _point(concurrency: int, values: Sequence[tuple[float, float]], boot: int) -
         )
         for agg, per_req in values
     ]
-    merged = PointMetrics(
-        concurrency=concurrency,
-        requests=1,
-        ok=1,
-        failed=0,
-        tokens=1,
-        wall_s=1.0,
-        agg_tok_s=values[0][0],
-        per_req_tok_s=values[0][1],
-        samples=samples,
-    )
-    return merged
+    return msgspec.structs.replace(samples[0], samples=samples)
 
 
 def record_baseline(

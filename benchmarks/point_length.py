@@ -10,7 +10,7 @@ coefficient of variation (CV) of agg and per-request tok/s over the repeats.
 
 What the simulator shows is the share of the spread that comes from the point's length
 (steps averaged, the closed loop's ramp and tail, the client's own timing on this machine);
-a real server's boot-to-boot and model noise come on top (docs/repeats.md).
+a real server's boot-to-boot and model noise come on top (docs/explanation/repeats.md).
 """
 
 from __future__ import annotations

@@ -18,10 +18,10 @@ import tempfile
 from pathlib import Path
 
 import httpx
+from _probe import run_point
 from _sim import boot_sim
 
 from pytest_specperf.sim.model import SEED_CONCURRENCIES, SEED_TABLE, seed_requests
-from pytest_specperf.sim.probe import run_point
 
 
 async def sweep(

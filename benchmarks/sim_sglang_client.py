@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _sim import boot_sim
+from _sim import boot_sim, sglang_serving_argv
 
 TOKENIZER = r"""
 import sys
@@ -59,37 +59,12 @@ def main() -> int:
             subprocess.run([a.python, "-c", TOKENIZER, tok_dir], check=True)
             out = os.path.join(tmp, "out.jsonl")
             env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-            subprocess.run(
-                [
-                    a.python,
-                    "-m",
-                    "sglang.benchmark.serving",
-                    "--backend",
-                    "sglang",
-                    "--base-url",
-                    url,
-                    "--tokenizer",
-                    tok_dir,
-                    "--model",
-                    "sim",
-                    "--dataset-name",
-                    "random-ids",
-                    "--random-input-len",
-                    "64",
-                    "--random-output-len",
-                    str(a.output_len),
-                    "--random-range-ratio",
-                    "1.0",
-                    "--num-prompts",
-                    str(a.num_prompts),
-                    "--max-concurrency",
-                    str(a.max_concurrency),
-                    "--output-file",
-                    out,
-                ],
-                check=True,
-                env=env,
-            )
+            serving = sglang_serving_argv(
+                a.python, url, tokenizer=tok_dir, model="sim", input_len=64,
+                output_len=a.output_len, prompts=a.num_prompts,
+                concurrency=a.max_concurrency, output_file=out,
+            )  # fmt: skip
+            subprocess.run(serving, check=True, env=env)
             result = json.loads(Path(out).read_text().splitlines()[-1])
         gt = httpx.get(url + "/sim/ground_truth", timeout=10).json()
     finally:

@@ -1,7 +1,7 @@
 """The ``specperf`` command: the suite's pieces without pytest.
 
 specperf launch-cmd --spec-steps 3            # the exact server command the fixture runs
-specperf bench --url http://127.0.0.1:30000   # one sweep against any running server
+specperf bench --url http://127.0.0.1:30000   # the suite's sweep against a running server
 specperf profiles                             # the deployment profiles it knows
 specperf baseline show|diff|promote|migrate   # read, compare, promote and upgrade baselines
 """
@@ -10,42 +10,30 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from pytest_specperf import interrupts
+from pytest_specperf.bench import report_text, run_bench
 from pytest_specperf.errors import SpecperfError, UsageError
-from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.gate import review
 from pytest_specperf.gate.baselines import migrate_file
-from pytest_specperf.measure import loop as event_loop
-from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.measure.speedup import control_run
-from pytest_specperf.measure.warmup import warm_up
 from pytest_specperf.options import (
-    API_KEY_ENV,
     BENCH,
     LAUNCH_CMD,
     OPTIONS,
+    build_settings,
     parse_float,
     parse_positive_int,
     resolve_profile_option,
-    warmup_plan_from,
-    workload_from,
 )
 from pytest_specperf.profiles import available_profiles
-from pytest_specperf.results.report import seed_table, warmup_line
-from pytest_specperf.results.schema import DepthRun, RunResults
-from pytest_specperf.results.store import ResultsStore
-from pytest_specperf.server.hardware import hardware_key
+from pytest_specperf.results.store import REPORT_FILE, RESULTS_FILE
 from pytest_specperf.server.launch import build_launch
 from pytest_specperf.server.model_factory import build_model
-from pytest_specperf.server.process import depth_of, fetch_server_info, summarize_server_info
 
 _REQUIRED: dict[str, frozenset[str]] = {
     LAUNCH_CMD: frozenset({"spec_steps"}),
@@ -89,15 +77,17 @@ def _parser() -> argparse.ArgumentParser:
     launch.add_argument("--host", default="127.0.0.1")
     launch.add_argument("--port", default="30000")
 
-    bench = commands.add_parser(BENCH, help="one closed-loop sweep against a running server")
+    bench = commands.add_parser(
+        BENCH,
+        help="the suite's sweep against a running server: repeats, the gate against a "
+        "baseline, results.json, report.md and plots in --out",
+    )
     _add_table_options(bench, BENCH)
     bench.add_argument(
-        "--no-warmup",
-        action="store_true",
-        help="skip every warm-up: the sweep's warm-up rounds and each point's short requests",
-    )
-    bench.add_argument(
-        "--out", default=None, help="write results (the suite's schema) to this file"
+        "--baseline",
+        type=Path,
+        default=None,
+        help="a baseline file (steps-N.json) to gate the throughput against",
     )
 
     commands.add_parser("profiles", help="list deployment profiles")
@@ -239,71 +229,17 @@ def _launch_cmd(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    values = _values(args, BENCH)
-    url = values["url"]
-    api_key = os.environ.get(API_KEY_ENV) or None
-    workload = workload_from(values)
-    concurrency = values["concurrency"]
-    info = fetch_server_info(url, api_key)
-    summary = summarize_server_info(url, info)
-    depth = depth_of(info) or 0
-    # Labelled as the pytest plugin labels a --specperf-url run (the profile option, its
-    # default included), so `baseline diff` compares like with like.
-    profile = resolve_profile_option(values["profile"], values["profile_dir"], Path.cwd())
-    run = DepthRun(
-        depth=depth,
-        profile=profile.name,
-        backend="external",
-        hardware=hardware_key(info, override=values["hardware"], tp_size=summary.tp_size),
-        workload=workload.key(),
-        server=summary,
-        planned_concurrency=list(concurrency),
-    )
-    model = summary.model_path or "default"
-    print(f"measuring {url}: {summary.speculative_algorithm or 'no speculation'} depth={depth}")
-    plan = warmup_plan_from(values)
-    if plan.enabled and not args.no_warmup:
-        warmup = event_loop.run(
-            warm_up(
-                url,
-                workload,
-                concurrency,
-                plan,
-                model=model,
-                api_key=api_key,
-                client_procs=values["client_procs"],
-            )
-        )
-        run.warmups.append(warmup)
-        print(f"  {warmup_line(warmup)}")
-    for level in concurrency:
-        point = event_loop.run(
-            measure_point(
-                url,
-                workload,
-                level,
-                model=model,
-                api_key=api_key,
-                warmup=not args.no_warmup,
-                slo=values["slo"],
-                client_procs=values["client_procs"],
-            )
-        )
-        run.points.append(point)
-        print(f"  C={level}: {point.agg_tok_s:,.1f} agg tok/s, {point.ok}/{point.requests} ok")
-        if args.out:
-            _write_results(Path(args.out), run)
-    run.status = "complete"
-    if args.out:
-        _write_results(Path(args.out), run)
-    print(seed_table(run))
-    return 0 if all(p.failed == 0 for p in run.points) else 1
-
-
-def _write_results(path: Path, run: DepthRun) -> None:
-    store = ResultsStore(path.parent)
-    results = RunResults(run_id=store.run_id, started_at="", tool_version="", runs=[run])
-    atomic_write_bytes(path, msgspec.json.format(msgspec.json.encode(results), indent=1))
+    """The suite's DepthSession attached to --url (pytest_specperf/bench.py)."""
+    _values(args, BENCH)  # a bad value is reported under the flag the CLI shows
+    settings = build_settings(lambda key: getattr(args, key, None), Path.cwd())
+    outcome = run_bench(settings, args.baseline)
+    print(report_text(outcome.results))
+    for line in outcome.notes:
+        print(line)
+    print(f"results: {settings.out_dir / RESULTS_FILE}  report: {settings.out_dir / REPORT_FILE}")
+    for line in outcome.problems:
+        print(f"FAILED {line}", file=sys.stderr)
+    return 1 if outcome.problems else 0
 
 
 def _profiles() -> int:

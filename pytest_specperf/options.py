@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 import os
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pytest_specperf.depth import MAX_DEPTH, MIN_DEPTH
 from pytest_specperf.errors import UsageError
@@ -45,10 +45,12 @@ ALLOW_DOWNGRADE_FLAG = "--specperf-allow-baseline-downgrade"
 ALLOW_NO_BASELINE_FLAG = "--specperf-allow-no-baseline"
 MAX_CONCURRENCY = 4096
 # Points shorter than about a second were measured drifting (up to 27% between boots on the
-# H200, 5-11% CV on the simulator); past 2 s longer points bought little: docs/repeats.md.
+# H200, 5-11% CV on the simulator); past 2 s longer points bought little:
+# docs/explanation/repeats.md.
 DEFAULT_MIN_POINT_SECONDS = 2.0
 ENDPOINTS: tuple[Endpoint, ...] = ("generate", "completions")
 ConfirmMode = Literal["fresh-boot", "same-boot", "off"]
+T = TypeVar("T", bound=str)
 
 
 def parse_int_list(option: str, raw: str, *, low: int, high: int) -> tuple[int, ...]:
@@ -112,28 +114,25 @@ def parse_count(option: str, raw: Any) -> int:
     return value
 
 
+def parse_choice(option: str, raw: Any, choices: Sequence[T], *, any_case: bool = False) -> T:
+    """``raw`` as the one of ``choices`` it names (spaces around it ignored)."""
+    value = str(raw).strip()
+    for choice in choices:
+        if value == choice or (any_case and value.lower() == choice):
+            return choice
+    raise UsageError(f"{option}: {raw!r} is not one of {', '.join(choices)}")
+
+
 def parse_backend(raw: str, option: str = "--specperf-backend") -> Backend:
-    value = str(raw).strip().lower()
-    for backend in BACKENDS:
-        if value == backend:
-            return backend
-    raise UsageError(f"{option}: {raw!r} is not one of {', '.join(BACKENDS)}")
+    return parse_choice(option, raw, BACKENDS, any_case=True)
 
 
 def parse_endpoint(raw: str, option: str = "--specperf-endpoint") -> Endpoint:
-    value = str(raw).strip()
-    for endpoint in ENDPOINTS:
-        if value == endpoint:
-            return endpoint
-    raise UsageError(f"{option}: {raw!r} is not generate or completions")
+    return parse_choice(option, raw, ENDPOINTS)
 
 
 def parse_workload(raw: str, option: str = "--specperf-workload") -> WorkloadName:
-    value = str(raw).strip()
-    for name in WORKLOADS:
-        if value == name:
-            return name
-    raise UsageError(f"{option}: {raw!r} is not one of {', '.join(WORKLOADS)}")
+    return parse_choice(option, raw, WORKLOADS)
 
 
 def parse_url(raw: str, option: str = "--specperf-url") -> str:
@@ -240,11 +239,7 @@ CONFIRM_MODES: tuple[ConfirmMode, ...] = ("fresh-boot", "same-boot", "off")
 
 
 def parse_confirm(option: str, raw: Any) -> ConfirmMode:
-    value = str(raw).strip()
-    for mode in CONFIRM_MODES:
-        if value == mode:
-            return mode
-    raise UsageError(f"{option}: {raw!r} is not one of {', '.join(CONFIRM_MODES)}")
+    return parse_choice(option, raw, CONFIRM_MODES)
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
@@ -341,6 +336,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "artifact directory: results.json, report.md, server logs",
         default=".specperf",
         parse=_required_text,
+        commands=(BENCH,),
+        short="--out",
     ),
     OptionSpec(
         "--specperf-launch-timeout",
@@ -485,6 +482,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "(1,4,16,1,4,16,...); figures are medians with an interval, every sample is kept",
         default="1",
         parse=parse_positive_int,
+        commands=(BENCH,),
+        short="--repeats",
     ),
     OptionSpec(
         "--specperf-min-point-seconds",
@@ -520,6 +519,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "no change, a depth goes red at most this often, given the baseline's recorded noise",
         default="0.01",
         parse=_float_in(0.0, 0.5, low_open=True),
+        commands=(BENCH,),
+        short="--alpha",
     ),
     OptionSpec(
         "--specperf-min-effect",
@@ -528,6 +529,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "noise allows; smaller changes never fail",
         default="0.05",
         parse=_float_in(0.0, 0.5, low_open=True),
+        commands=(BENCH,),
+        short="--min-effect",
     ),
     OptionSpec(
         "--specperf-confirm",
@@ -536,6 +539,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "server; same boot with --specperf-url), same-boot, or off",
         default="fresh-boot",
         parse=parse_confirm,
+        commands=(BENCH,),
+        short="--confirm",
     ),
     OptionSpec(
         "--specperf-gpus-per-server",

@@ -7,10 +7,9 @@ only wires them into pytest.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
@@ -35,6 +34,7 @@ from pytest_specperf.options import (
     Settings,
     build_settings,
 )
+from pytest_specperf.private_api import scope_scheduling
 from pytest_specperf.pytest_terminal import (
     RECORDED_CATEGORY,
     live_progress,
@@ -42,7 +42,12 @@ from pytest_specperf.pytest_terminal import (
     recorded_status,
 )
 from pytest_specperf.results.artifacts import STEP_SUMMARY_ENV, write_run_artifacts
-from pytest_specperf.results.benchmark import add_gate_figures, record_point
+from pytest_specperf.results.benchmark import (
+    add_gate_figures,
+    record_point,
+    wants_benchmark_output,
+    without_benchmark_banner,
+)
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults
 from pytest_specperf.results.store import (
@@ -80,6 +85,7 @@ _no_verdict_key = pytest.StashKey[str]()
 owns_signals_key = pytest.StashKey[bool]()
 session_key = pytest.StashKey[pytest.Session]()
 present_gpus_key = pytest.StashKey[PresentGpus | None]()
+benchmark_output_key = pytest.StashKey[bool]()
 # --specperf-refine: sessions whose servers stay up until the boundaries are measured.
 refine_pending_key = pytest.StashKey[list[DepthSession]]()
 _refine_lines_key = pytest.StashKey[list[str]]()
@@ -162,6 +168,25 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_InterruptRecorder(config), "specperf-interrupts")
     config.stash[gated_depths_key] = set()
     config.pluginmanager.register(_GatedDepths(config), "specperf-gated-depths")
+    _quiet_benchmark_unless_asked(config)
+
+
+def _quiet_benchmark_unless_asked(config: pytest.Config) -> None:
+    """pytest-benchmark's banner and table only when its output is asked for."""
+    wanted = wants_benchmark_output(
+        config.invocation_params.args, lambda name: config.getoption(name, None)
+    )
+    config.stash[benchmark_output_key] = wanted
+    if not wanted and config.pluginmanager.has_plugin("benchmark"):
+        config.pluginmanager.register(_BenchmarkBanner(), "specperf-benchmark-banner")
+
+
+class _BenchmarkBanner:
+    """Leaves pytest-benchmark's banner out of the header of a run that asked for no output."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_header(self) -> Generator[None, list[Any], list[Any]]:
+        return without_benchmark_banner((yield))
 
 
 def _xdist_workers(config: pytest.Config) -> int:
@@ -222,13 +247,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """
     if config.getoption("dist", "no") not in _SPLITTING_DIST_MODES:
         return None
-    scheduling: Any = importlib.import_module("xdist.scheduler").LoadScopeScheduling
-    by_depth = type("DepthScheduling", (scheduling,), {"_split_scope": _split_scope})
-    return by_depth(config, log)
-
-
-def _split_scope(self: Any, nodeid: str) -> str:
-    return depth_scope(nodeid)
+    return scope_scheduling(depth_scope)(config, log)
 
 
 class _GatedDepths:
@@ -503,6 +522,8 @@ def _benchmark_fixture(request: pytest.FixtureRequest) -> Any | None:
         return None
     if config.getoption("benchmark_skip", False):
         return None
+    if not config.stash.get(benchmark_output_key, True):
+        return None  # no record: pytest-benchmark would only print a table nobody asked for
     return request.getfixturevalue("benchmark")
 
 
@@ -650,6 +671,7 @@ _written_key = pytest.StashKey[list[str]]()
 _artifact_notes_key = pytest.StashKey[list[str]]()
 
 
+@pytest.hookimpl(tryfirst=True)  # the suite's tables before pytest-benchmark's
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     if _is_worker(config):
         return

@@ -758,7 +758,7 @@ def _swept(run: DepthRun, samples: int) -> bool:
     """Every planned point of the run holds at least ``samples`` samples."""
     for concurrency in run.planned_concurrency:
         point = run.point(concurrency)
-        if point is None or len(point.samples or [point]) < samples:
+        if point is None or len(point.all_samples()) < samples:
             return False
     return True
 

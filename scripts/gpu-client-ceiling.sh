@@ -10,7 +10,7 @@
 #   PROCS=1,2 CONCURRENCY=16 TOKENS=200 REPEATS=1 scripts/gpu-client-ceiling.sh /tmp/c fh.py  # dry run
 #
 # Environment: PROCS (1,2,4,8), CONCURRENCY (256 for procs; compare runs at 64 as
-# docs/load-generator.md), TOKENS (1000), REPEATS (3 for procs, 3 for compare),
+# docs/explanation/load-generator.md), TOKENS (1000), REPEATS (3 for procs, 3 for compare),
 # SGLANG_PYTHON (a python that imports sglang; with LENT_H200 the bundle's: python3),
 # COMPARE_CONCURRENCY (64),
 # COMPARE (1; 0 skips the compare).

@@ -10,7 +10,7 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-requirements="$repo/ci/sglang-contract-requirements.txt"
+requirements="$repo/requirements/sglang-contract.txt"
 python="${PYTHON:-python}"
 
 start=$(date +%s)
@@ -20,7 +20,7 @@ start=$(date +%s)
 if ! PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}" "$python" -W ignore - <<'PY'
 import sys
 
-from pytest_specperf import contract
+from tests.support import sglang_contract as contract
 
 version = contract.sglang_version()
 contract.server_args_type()

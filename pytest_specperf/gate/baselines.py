@@ -233,8 +233,7 @@ def save_baseline(root: Path, baseline: Baseline) -> Path:
 
 def metric_samples(point: PointMetrics, metric: str) -> list[float]:
     """Every sample of one figure of a point (its repeats, or the point itself if none)."""
-    sources = point.samples or [point]
-    values = [getattr(sample, metric) for sample in sources]
+    values = [getattr(sample, metric) for sample in point.all_samples()]
     return [float(value) for value in values if value is not None]
 
 
@@ -395,7 +394,7 @@ def _baseline_point(per_boot: Sequence[PointMetrics], source: NoiseSource) -> Ba
     goodput = [
         sample.goodput.goodput_tok_s
         for point in per_boot
-        for sample in point.samples or [point]
+        for sample in point.all_samples()
         if sample.goodput is not None
     ]
     return BaselinePoint(

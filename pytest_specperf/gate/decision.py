@@ -82,15 +82,8 @@ def estimate_noise(boots: Sequence[Sequence[float]], source: NoiseSource) -> Met
 
 # -- the decision ------------------------------------------------------------------------
 
-Direction = Literal["higher", "lower"]
-# Which way is better, by metric name; a metric not listed is not gated statistically.
-DIRECTIONS: dict[str, Direction] = {
-    "agg_tok_s": "higher",
-    "per_req_tok_s": "higher",
-    "accept_length": "higher",
-    "ttft_s": "lower",
-    "itl_s": "lower",
-}
+# The metrics gated statistically, each higher-is-better; any other metric is not.
+GATED_METRICS = frozenset({"agg_tok_s", "per_req_tok_s", "accept_length"})
 LABELS = {
     "agg_tok_s": "agg tok/s",
     "per_req_tok_s": "per-req tok/s",
@@ -152,7 +145,7 @@ class Reference:
 class Comparison:
     """One figure against its reference, on the log scale, oriented so that negative is worse.
 
-    ``change``: log of measured / baseline (sign flipped for lower-is-better metrics);
+    ``change``: log of measured / baseline;
     ``threshold``: the change below minus it is a regression (above plus it an
     improvement); ``se``: the standard error of ``change`` (None: the fixed rule was used).
     """
@@ -224,10 +217,9 @@ def compare(
     *,
     alpha: float,
     settings: GateSettings,
-    direction: Direction = "higher",
     current_boots: int = 1,
 ) -> Comparison:
-    """The change of one figure and the threshold it is held to (see docs/gate.md).
+    """The change of one figure and the threshold it is held to (see docs/explanation/gate.md).
 
     With noise known: SE^2 = boot^2 (1 + 1/baseline boots) + within^2 (1/current samples +
     1/baseline samples); threshold = max(q(alpha) SE, min_effect - z(power) SE), and when
@@ -237,15 +229,12 @@ def compare(
     """
     if not current:
         raise ValueError("no current samples to judge")
-    sign = 1.0 if direction == "higher" else -1.0
     measured = _geometric_mean(current)
     noise = None if ref.published or not ref.samples else _noise_for(ref)
     if noise is None:
         baseline = ref.figure
-        change = sign * math.log(measured / baseline)
-        threshold = (
-            -math.log(1 - ref.tolerance) if direction == "higher" else math.log(1 + ref.tolerance)
-        )
+        change = math.log(measured / baseline)
+        threshold = -math.log(1 - ref.tolerance)
         if ref.published:
             source = "published figure"
         elif ref.noise is not None and ref.noise.within_boot_cv is not None:
@@ -258,7 +247,7 @@ def compare(
         source += f": fixed tolerance {ref.tolerance:.0%}"
         return Comparison(change, threshold, None, False, source, measured, baseline)
     baseline = _geometric_mean(ref.samples)
-    change = sign * math.log(measured / baseline)
+    change = math.log(measured / baseline)
     between = noise.between if noise.between is not None else 0.0
     boot_part = 1 / max(current_boots, 1) + 1 / max(ref.boots, 1)
     variance = between**2 * boot_part + noise.within**2 * (1 / len(current) + 1 / len(ref.samples))
@@ -350,7 +339,6 @@ def verdict(
     *,
     path: str,
     refresh_hint: str,
-    direction: Direction = "higher",
     first: Comparison | None = None,
 ) -> Verdict:
     """The Verdict of one comparison, with the line a failing test shows.
@@ -360,8 +348,7 @@ def verdict(
     """
     where = f"steps={depth} C={concurrency}" if concurrency is not None else f"steps={depth}"
     label = LABELS.get(metric, metric)
-    sign = 1.0 if direction == "higher" else -1.0
-    floor = comparison.baseline * math.exp(-sign * comparison.threshold)
+    floor = comparison.baseline * math.exp(-comparison.threshold)
     median, interval = summarize(current) if current else (comparison.measured, None)
     details = _details(current, median, interval, comparison)
     confirmed = first is not None and comparison.regression
@@ -375,12 +362,9 @@ def verdict(
         )
     if comparison.regression:
         outcome: VerdictOutcome = "regression"
-        relation = "<" if direction == "higher" else ">"
-        bound = "floor" if direction == "higher" else "ceiling"
         message = (
-            f"{where}: {label} {comparison.measured:,.1f} {relation} {bound} {floor:,.1f} "
-            f"(baseline {comparison.baseline:,.1f} {'-' if direction == 'higher' else '+'} "
-            f"{_percent(comparison)}) [{path}]; {details}"
+            f"{where}: {label} {comparison.measured:,.1f} < floor {floor:,.1f} "
+            f"(baseline {comparison.baseline:,.1f} - {_percent(comparison)}) [{path}]; {details}"
         )
     elif comparison.improvement:
         outcome = "improvement"
@@ -650,7 +634,7 @@ def _judgeable(point: PointInput) -> dict[str, Reference]:
     return {
         metric: ref
         for metric, ref in point.references.items()
-        if point.samples.get(metric) and DIRECTIONS.get(metric) == "higher"
+        if point.samples.get(metric) and metric in GATED_METRICS
     }
 
 

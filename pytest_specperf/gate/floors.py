@@ -7,7 +7,7 @@ the metric, measured vs floor, and the baseline file.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pytest_specperf.gate.baselines import THROUGHPUT_METRICS, Baseline, metric_samples
@@ -56,7 +56,7 @@ def samples_by_metric(point: PointMetrics) -> dict[str, list[float]]:
 
 def boots_of(point: PointMetrics) -> int:
     """How many server boots measured the point's samples (2 after a fresh-boot confirmation)."""
-    return len({sample.boot for sample in point.samples or [point]})
+    return len(point.boots())
 
 
 def failure_lines(verdicts: Sequence[Verdict], point: PointMetrics | None) -> list[str]:
@@ -187,13 +187,9 @@ def speedup_failures(
         ):
             if recorded is None:
                 continue
-            limit = floor(recorded, tolerance)
-            if measured is None or measured < limit:
-                shown = "not measured" if measured is None else f"{measured:.2f}x"
-                failures.append(
-                    f"{where}: {label} {shown} < floor {limit:.2f}x "
-                    f"(baseline {recorded:.2f}x - {tolerance:.0%}) [{path}]"
-                )
+            miss = _short_of_floor(measured, recorded, tolerance, lambda v: f"{v:.2f}x")
+            if miss is not None:
+                failures.append(f"{where}: {label} {miss} [{path}]")
     return failures
 
 
@@ -206,14 +202,24 @@ def position_accept_failures(
     failures: list[str] = []
     for position, reference in enumerate(recorded, start=1):
         measured = rates[position - 1] if position <= len(rates) else None
-        limit = floor(reference, tolerance)
-        if measured is None or measured < limit:
-            shown = "not measured" if measured is None else f"{measured:.3f}"
+        miss = _short_of_floor(measured, reference, tolerance, lambda v: f"{v:.3f}")
+        if miss is not None:
             failures.append(
-                f"steps={depth} (run-scoped): acceptance of draft position {position} {shown} "
-                f"< floor {limit:.3f} (baseline {reference:.3f} - {tolerance:.0%}) [{path}]"
+                f"steps={depth} (run-scoped): acceptance of draft position {position} {miss} "
+                f"[{path}]"
             )
     return failures
+
+
+def _short_of_floor(
+    measured: float | None, recorded: float, tolerance: float, show: Callable[[float], str]
+) -> str | None:
+    """``<measured> < floor <f> (baseline <b> - <tolerance>)`` when below the floor, else None."""
+    limit = floor(recorded, tolerance)
+    if measured is not None and measured >= limit:
+        return None
+    shown = "not measured" if measured is None else show(measured)
+    return f"{shown} < floor {show(limit)} (baseline {show(recorded)} - {tolerance:.0%})"
 
 
 def version_drift(server: ServerSummary | None, baseline: Baseline) -> str | None:

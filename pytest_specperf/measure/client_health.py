@@ -2,10 +2,11 @@
 
 A closed-loop client that is short of CPU sends its next request late and reads its streams
 late, so the server looks slower than it is. Streaming C=64 from the simulator at speedup 5,
-the client alone used 0.6-0.7 of a core on a 2-core machine (docs/bench-vs-sglang.md): other
-work on the machine can push it over. Every point records how its client fared; a point whose
-client fell behind says so beside its figures and in its floor failure, so a red build on a
-noisy runner is not taken for a server regression.
+the client alone used 0.6-0.7 of a core on a 2-core machine
+(docs/runs/2026-11-30-bench-vs-sglang/README.md): other work on the machine can push it
+over. Every point records how its client fared; a point whose client fell behind says so
+beside its figures and in its floor failure, so a red build on a noisy runner is not taken
+for a server regression.
 """
 
 from __future__ import annotations

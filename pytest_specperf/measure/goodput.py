@@ -55,13 +55,6 @@ def parse_slo(raw: str | None, option: str = "--specperf-slo") -> Slo | None:
     return Slo(**values)
 
 
-def format_slo(slo: Slo) -> str:
-    parts = [
-        f"{name}={value:g}" for name in SLO_KEYS[:3] if (value := getattr(slo, name)) is not None
-    ]
-    return ",".join(parts) + f" (attainment {slo.attainment:.0%})"
-
-
 def request_misses(record: RequestRecord, slo: Slo) -> list[str]:
     """The objectives this request missed ("failed" alone if it did not succeed)."""
     if not record.ok:

@@ -1,9 +1,9 @@
 """The event loop the load generator runs on: uvloop's where it is installed, else asyncio's.
 
 Streaming C=64 paced from the reference server, the client's CPU per token on uvloop was about
-two thirds of that on asyncio's selector loop (docs/load-generator.md): the per-read cost of
-the loop itself is most of what is left once parsing is lean. SPECPERF_EVENT_LOOP=asyncio
-forces asyncio's loop (to compare, or if uvloop misbehaves somewhere).
+two thirds of that on asyncio's selector loop (docs/explanation/load-generator.md): the
+per-read cost of the loop itself is most of what is left once parsing is lean.
+SPECPERF_EVENT_LOOP=asyncio forces asyncio's loop (to compare, or if uvloop misbehaves somewhere).
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ from pytest_specperf.measure.workload import Workload
 from pytest_specperf.results.schema import ClientHealth
 
 # Streams one client process takes before the next is started when --specperf-client-procs is
-# not given (docs/load-generator.md: one process read C=64 from the reference server at
+# not given (docs/explanation/load-generator.md: one process read C=64 from the reference server at
 # under half a core; the ceiling per process is what limits, so more processes start early).
 STREAMS_PER_PROCESS = 64
 # Processes start this long after the last one is ready, so all sleep to the same instant.

@@ -72,7 +72,7 @@ def _flatten(points: Sequence[PointMetrics]) -> list[PointMetrics]:
     """The single samples behind points that may themselves be merged."""
     flat: list[PointMetrics] = []
     for point in points:
-        flat.extend(point.samples or [point])
+        flat.extend(point.all_samples())
     return flat
 
 
@@ -155,14 +155,14 @@ def merge_samples(
 def split_by_boot(run: DepthRun, summarize: Summarize | None = None) -> list[DepthRun]:
     """The run as one run per server boot (calibration across boots), each point re-merged
     from that boot's samples; a run of one boot comes back as itself."""
-    boots = sorted({sample.boot for point in run.points for sample in point.samples or [point]})
+    boots = sorted({boot for point in run.points for boot in point.boots()})
     if len(boots) <= 1:
         return [run]
     split: list[DepthRun] = []
     for boot in boots:
         points = []
         for point in run.points:
-            mine = [sample for sample in point.samples or [point] if sample.boot == boot]
+            mine = [sample for sample in point.all_samples() if sample.boot == boot]
             if mine:
                 points.append(merge_samples(mine, summarize))
         split.append(msgspec.structs.replace(run, points=points))

@@ -10,7 +10,7 @@ in full with msgspec into measure/fields.py's StreamChunk, so every failure cate
 full decode stays; the fast path reads two of GenerateMeta's fields, by the same names. OpenAI
 ``/v1/completions`` events are small delta chunks and are always decoded in full.
 
-Why not httpx or aiohttp for the stream: measured side by side (docs/load-generator.md,
+Why not httpx or aiohttp for the stream: measured side by side (docs/explanation/load-generator.md,
 benchmarks/client_overhead.py), their per-segment machinery (httpcore's h11 state machine and
 async iterators; aiohttp's StreamReader and per-line parsing) cost several times the CPU per
 token of this parser. httpx stays for the control plane (server_info, health).
@@ -544,7 +544,8 @@ class StreamClient:
     Against a server that closes the connection after each response (``Connection: close``,
     as the reference server firehose.py does), the next connection is opened while the
     current stream runs, so it is ready when the next request goes: 64 workers reconnecting
-    at once put their connects into the TTFT of a round's requests (docs/load-generator.md).
+    at once put their connects into the TTFT of a round's requests
+    (docs/explanation/load-generator.md).
     It is opened on the stream's second chunk, not its first: the first chunks of a round
     arrive together, and 64 connects among them would delay reading them. A keep-alive
     server (SGLang's) never needs it.

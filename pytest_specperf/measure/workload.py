@@ -141,20 +141,11 @@ def long_context_prompts() -> tuple[str, ...]:
 def workload_preset(name: WorkloadName, **fields: Any) -> Workload:
     """The named workload; ``fields`` override its preset (e.g. an explicit temperature)."""
     preset: dict[str, Any] = {}
+    sampled = {"temperature": REALISTIC_TEMPERATURE, "top_p": REALISTIC_TOP_P, "ignore_eos": False}
     if name == "realistic":
-        preset = {
-            "temperature": REALISTIC_TEMPERATURE,
-            "top_p": REALISTIC_TOP_P,
-            "ignore_eos": False,
-            "prompts": realistic_prompts(),
-        }
+        preset = {**sampled, "prompts": realistic_prompts()}
     elif name == "long-context":
-        preset = {
-            "temperature": REALISTIC_TEMPERATURE,
-            "top_p": REALISTIC_TOP_P,
-            "ignore_eos": False,
-            "prompts": long_context_prompts(),
-        }
+        preset = {**sampled, "prompts": long_context_prompts()}
     given = {field: value for field, value in fields.items() if value is not None}
     return Workload(name=name, **{**preset, **given})
 

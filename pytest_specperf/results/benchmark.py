@@ -8,23 +8,56 @@ requests, and its OPS is 1 / mean latency. Failed requests are not rounds (they 
 percentiles, accept length, intervals, client health...) is in ``extra_info``, and the gate's
 figures (floor, baseline) are added once the test has judged them.
 
-The timings are handed to pytest-benchmark's stats object directly (``_make_stats`` then
-``update`` per round: the path its own ``pedantic`` mode takes after timing a call, and the
-fixture is marked used as ``pedantic`` marks it); nothing is run twice. Plain code: the
+The timings are handed to pytest-benchmark's stats object directly, the path its own
+``pedantic`` mode takes after timing a call, through ``private_api.py`` (pytest-benchmark has
+no public way to record timings measured elsewhere); nothing is run twice. Plain code: the
 plugin passes in pytest-benchmark's ``benchmark`` fixture.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
 
-from pytest_specperf.errors import SpecperfError
+from pytest_specperf.private_api import mark_benchmark_used, record_benchmark_rounds
 from pytest_specperf.results.schema import PointMetrics
 
 ROUND_MEANING = "one successful request's end-to-end time, client side (seconds)"
+# pytest-benchmark options that write, compare or show its records (option names as pytest
+# stores them). One of them set, or any other --benchmark-* flag on the command line except
+# the two below, asks for pytest-benchmark's output: its banner, its table, its files.
+BENCHMARK_OUTPUT_OPTIONS = (
+    "benchmark_json",
+    "benchmark_save",
+    "benchmark_autosave",
+    "benchmark_save_data",
+    "benchmark_compare",
+    "benchmark_compare_fail",
+    "benchmark_histogram",
+    "benchmark_verbose",
+    "benchmark_cprofile",
+)
+NOT_OUTPUT_FLAGS = ("--benchmark-disable", "--benchmark-skip")
+BANNER_PREFIX = "benchmark: "  # the header line pytest-benchmark adds to every run
+
+
+def wants_benchmark_output(args: Sequence[str], get: Callable[[str], Any]) -> bool:
+    """Did the user ask for pytest-benchmark's output? ``get(name)``: an option's value.
+
+    Without it, a plain run shows the suite's own tables only: the measured points are not
+    made benchmark records, and pytest-benchmark's banner is left out of the header.
+    """
+    if any(get(name) for name in BENCHMARK_OUTPUT_OPTIONS):
+        return True
+    flags = (str(arg).split("=", 1)[0] for arg in args)
+    return any(flag.startswith("--benchmark-") and flag not in NOT_OUTPUT_FLAGS for flag in flags)
+
+
+def without_benchmark_banner(header: list[Any]) -> list[Any]:
+    """The report header's lines without pytest-benchmark's banner."""
+    return [line for line in header if not str(line).startswith(BANNER_PREFIX)]
 
 
 def point_extra_info(
@@ -52,20 +85,12 @@ def record_point(
     """
     # As pedantic() does, even when nothing is recorded: the fixture counts as used (no "fixture
     # was not used" warning), and a second use in the same test is refused by pytest-benchmark.
-    benchmark._mode = "pytest-specperf (the measured point)"
+    mark_benchmark_used(benchmark)
     if getattr(benchmark, "disabled", True) or not request_e2e_s:
         return False
-    make_stats = getattr(benchmark, "_make_stats", None)
-    if make_stats is None:
-        raise SpecperfError(
-            "this pytest-benchmark has no stats API (BenchmarkFixture._make_stats); "
-            "pytest-specperf needs pytest-benchmark >=4,<6"
-        )
     benchmark.group = f"specperf steps={depth}"
     benchmark.extra_info.update(point_extra_info(point, depth, context))
-    stats = make_stats(1)
-    for seconds in request_e2e_s:
-        stats.update(seconds)
+    record_benchmark_rounds(benchmark, request_e2e_s)
     return True
 
 

@@ -47,102 +47,73 @@ def _extra(run: DepthRun, point: PointMetrics | None = None) -> str:
     return " ".join(parts)
 
 
+# One figure of a point or a run: (label, unit, value or None: not measured, interval).
+Figure = tuple[str, str, float | int | None, Interval | None]
+
+
+def _entries(where: str, figures: Sequence[Figure], extra: str) -> list[BenchmarkEntry]:
+    """One entry per measured figure, named ``<where> <label>``."""
+    return [
+        BenchmarkEntry(
+            name=f"{where} {label}",
+            unit=unit,
+            value=float(value),
+            range=_range(interval),
+            extra=extra,
+        )
+        for label, unit, value, interval in figures
+        if value is not None
+    ]
+
+
+def _point_figures(point: PointMetrics) -> list[Figure]:
+    goodput = point.goodput.goodput_tok_s if point.goodput is not None else None
+    return [
+        ("agg tok/s", "tok/s", point.agg_tok_s, point.intervals.get("agg_tok_s")),
+        ("per-req tok/s", "tok/s", point.per_req_tok_s, point.intervals.get("per_req_tok_s")),
+        ("goodput tok/s", "tok/s", goodput, None),
+    ]
+
+
+def _run_figures(run: DepthRun) -> list[Figure]:
+    server = run.server
+    positions: list[Figure] = [
+        (f"acceptance of draft position {position}", "share of verify steps", rate, None)
+        for position, rate in enumerate(run.position_accept_rate, start=1)
+    ]
+    return [
+        *positions,
+        ("KV tokens", "tokens", server.max_total_num_tokens if server else None, None),
+        ("max running requests", "requests", server.max_running_requests if server else None, None),
+        ("accept length", "tokens/step", run.accept_length, None),
+    ]
+
+
 def bigger_is_better(runs: Sequence[DepthRun]) -> list[BenchmarkEntry]:
     entries: list[BenchmarkEntry] = []
     for run in sorted(runs, key=lambda r: r.depth):
         for point in sorted(run.points, key=lambda p: p.concurrency):
             where = f"steps={run.depth} C={point.concurrency}"
-            entries.append(
-                BenchmarkEntry(
-                    name=f"{where} agg tok/s",
-                    unit="tok/s",
-                    value=point.agg_tok_s,
-                    range=_range(point.intervals.get("agg_tok_s")),
-                    extra=_extra(run, point),
-                )
-            )
-            if point.per_req_tok_s is not None:
-                entries.append(
-                    BenchmarkEntry(
-                        name=f"{where} per-req tok/s",
-                        unit="tok/s",
-                        value=point.per_req_tok_s,
-                        range=_range(point.intervals.get("per_req_tok_s")),
-                        extra=_extra(run, point),
-                    )
-                )
-            if point.goodput is not None:
-                entries.append(
-                    BenchmarkEntry(
-                        name=f"{where} goodput tok/s",
-                        unit="tok/s",
-                        value=point.goodput.goodput_tok_s,
-                        extra=_extra(run, point),
-                    )
-                )
-        for position, rate in enumerate(run.position_accept_rate, start=1):
-            entries.append(
-                BenchmarkEntry(
-                    name=f"steps={run.depth} acceptance of draft position {position}",
-                    unit="share of verify steps",
-                    value=rate,
-                    extra=_extra(run),
-                )
-            )
-        server = run.server
-        for label, value, unit in (
-            ("KV tokens", server.max_total_num_tokens if server else None, "tokens"),
-            ("max running requests", server.max_running_requests if server else None, "requests"),
-            ("accept length", run.accept_length, "tokens/step"),
-        ):
-            if value is not None:
-                entries.append(
-                    BenchmarkEntry(
-                        name=f"steps={run.depth} {label}",
-                        unit=unit,
-                        value=float(value),
-                        extra=_extra(run),
-                    )
-                )
+            entries += _entries(where, _point_figures(point), _extra(run, point))
+        entries += _entries(f"steps={run.depth}", _run_figures(run), _extra(run))
     # Each depth over the control, when it is in the run: the history that a driver or clock
     # change, which moves every absolute figure, leaves standing.
     by_depth = {run.depth: run for run in runs}
     for found in speedups(runs):
-        run = by_depth[found.depth]
+        figures: list[Figure] = [
+            ("agg speedup over steps=0", "x", found.agg, None),
+            ("per-req speedup over steps=0", "x", found.per_req, None),
+        ]
         where = f"steps={found.depth} C={found.concurrency}"
-        entries.append(
-            BenchmarkEntry(
-                name=f"{where} agg speedup over steps=0",
-                unit="x",
-                value=found.agg,
-                extra=_extra(run),
-            )
-        )
-        if found.per_req is not None:
-            entries.append(
-                BenchmarkEntry(
-                    name=f"{where} per-req speedup over steps=0",
-                    unit="x",
-                    value=found.per_req,
-                    extra=_extra(run),
-                )
-            )
+        entries += _entries(where, figures, _extra(by_depth[found.depth]))
     return entries
 
 
-def _latency(
-    run: DepthRun, point: PointMetrics, label: str, percentiles: Percentiles | None
-) -> list[BenchmarkEntry]:
+def _latency(label: str, percentiles: Percentiles | None) -> list[Figure]:
     if percentiles is None:
         return []
-    where = f"steps={run.depth} C={point.concurrency}"
     return [
-        BenchmarkEntry(
-            name=f"{where} {label} {name}",
-            unit="ms",
-            value=value * 1000,
-            extra=_extra(run, point),
-        )
+        (f"{label} {name}", "ms", value * 1000, None)
         for name, value in (("p50", percentiles.p50), ("p99", percentiles.p99))
     ]
 
@@ -151,8 +122,10 @@ def smaller_is_better(runs: Sequence[DepthRun]) -> list[BenchmarkEntry]:
     entries: list[BenchmarkEntry] = []
     for run in sorted(runs, key=lambda r: r.depth):
         for point in sorted(run.points, key=lambda p: p.concurrency):
-            entries += _latency(run, point, "TTFT", point.ttft_s)
-            entries += _latency(run, point, "ITL", point.itl_s)
+            figures = [*_latency("TTFT", point.ttft_s), *_latency("ITL", point.itl_s)]
+            entries += _entries(
+                f"steps={run.depth} C={point.concurrency}", figures, _extra(run, point)
+            )
     return entries
 
 

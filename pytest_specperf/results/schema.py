@@ -158,6 +158,14 @@ class PointMetrics(msgspec.Struct, kw_only=True):
             return 1.0 / self.tpot_s.p50
         return self.per_req_tok_s
 
+    def all_samples(self) -> list[PointMetrics]:
+        """Every sample behind this point: its repeats, or the point itself when not repeated."""
+        return self.samples or [self]
+
+    def boots(self) -> set[int]:
+        """The server boots its samples were measured in."""
+        return {sample.boot for sample in self.all_samples()}
+
 
 class ServerSummary(msgspec.Struct, kw_only=True):
     """What /server_info said, reduced to what the suite compares and shows."""

@@ -11,5 +11,6 @@ Modules, from the command line to the wire:
   faults     --sim-fault: which requests are hit and what each fault does
   wire       JSON/SSE/error bytes shared by routes, render and faults
   routes     aiohttp handlers and build_app
-  probe      closed-loop HTTP probe used by tests and benchmarks
+
+The closed-loop probe that checks it against its model is benchmarks/_probe.py.
 """

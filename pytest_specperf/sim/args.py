@@ -139,15 +139,6 @@ def _float_in(lo: float, hi: float, *, hi_open: bool = False, lo_open: bool = Fa
     return parse
 
 
-def _bool_text(text: str) -> bool:
-    low = text.lower()
-    if low in ("1", "true", "yes", "on"):
-        return True
-    if low in ("0", "false", "no", "off"):
-        return False
-    raise argparse.ArgumentTypeError(f"invalid boolean value: {text!r}")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The parser; its --help documents every flag."""
     p = _Parser(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import heapq
 import math
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 
@@ -195,6 +195,33 @@ class PointResult:
     per_req_tok_s: float
     accept_length: float
 
+    @classmethod
+    def of(
+        cls,
+        concurrency: int,
+        requests: int,
+        wall_s: float,
+        streams: Sequence[tuple[int, int, float, float, int]],
+    ) -> PointResult:
+        """The point from its streams: (tokens, tokens in the first chunk, first chunk time,
+        last chunk time, verify steps) each; a stream's rate counts from its first chunk."""
+        tokens = sum(stream[0] for stream in streams)
+        rates = [
+            (done - at_first) / (last - first)
+            for done, at_first, first, last, _ in streams
+            if last > first
+        ]
+        verify = sum(stream[4] for stream in streams)
+        return cls(
+            concurrency=concurrency,
+            requests=requests,
+            tokens=tokens,
+            wall_s=wall_s,
+            agg_tok_s=tokens / wall_s,
+            per_req_tok_s=sum(rates) / len(rates) if rates else 0.0,
+            accept_length=tokens / verify if verify else 1.0,
+        )
+
 
 @dataclass
 class _VReq:
@@ -289,20 +316,8 @@ def simulate_point(
                 still.append(r)
         running = still
     wall = max(r.last_t for r in finished) + client_overhead_s
-    tokens = sum(r.done for r in finished)
-    rates = [
-        (r.done - r.first_tokens) / (r.last_t - r.first_t) for r in finished if r.last_t > r.first_t
-    ]
-    verify = sum(r.verify for r in finished)
-    return PointResult(
-        concurrency=concurrency,
-        requests=num_requests,
-        tokens=tokens,
-        wall_s=wall,
-        agg_tok_s=tokens / wall,
-        per_req_tok_s=sum(rates) / len(rates) if rates else 0.0,
-        accept_length=tokens / verify if verify else 1.0,
-    )
+    streams = [(r.done, r.first_tokens, r.first_t, r.last_t, r.verify) for r in finished]
+    return PointResult.of(concurrency, num_requests, wall, streams)
 
 
 SEED_CONCURRENCIES: tuple[int, ...] = (1, 4, 16, 32, 64)

@@ -1,1 +1,1 @@
-"""Contract tests against SGLang's own code: see pytest_specperf/contract.py."""
+"""Contract tests against SGLang's own code: see tests/support/sglang_contract.py."""

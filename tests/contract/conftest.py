@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import os
 
-from pytest_specperf.contract import prepare_sglang_import
+from tests.support.sglang_contract import prepare_sglang_import
 
 # A CUDA torchvision beside a CPU torch breaks `import sglang` unless prepared first.
 prepare_sglang_import()

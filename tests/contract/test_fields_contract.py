@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_specperf import contract
+from tests.support import sglang_contract as contract
 
 pytestmark = pytest.mark.contract
 pytest.importorskip(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_specperf import contract
 from pytest_specperf.measure.workload import Workload, completions_body, generate_body
+from tests.support import sglang_contract as contract
 
 pytestmark = pytest.mark.contract
 pytest.importorskip(

@@ -197,7 +197,7 @@ def test_url_mode_takes_its_depth_from_the_server_and_labels_runs_as_bench_does(
     pytest_profile = json.loads((suite_dir / ".specperf" / "results.json").read_text())["runs"][0][
         "profile"
     ]
-    out = tmp_path / "bench.json"
+    out = tmp_path / "bench"
     bench = _specperf(
         "bench",
         "--url",
@@ -212,7 +212,8 @@ def test_url_mode_takes_its_depth_from_the_server_and_labels_runs_as_bench_does(
         str(out),
     )
     assert bench.returncode == 0, bench.stderr
-    assert json.loads(out.read_text())["runs"][0]["profile"] == pytest_profile == DEFAULT_PROFILE
+    bench_results = json.loads((out / "results.json").read_text())
+    assert bench_results["runs"][0]["profile"] == pytest_profile == DEFAULT_PROFILE
 
 
 @pytest.mark.parametrize(

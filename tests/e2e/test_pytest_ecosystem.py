@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e import FAST_ARGS
+from tests.support.e2e import FAST_ARGS, suite_results
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
 RECORD = ("perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-update-baselines")
@@ -83,7 +83,7 @@ def test_gate_run_leaves_figures_in_junit_and_one_benchmark_record_per_point(
     # control, their options.
     result.assert_outcomes(passed=5, skipped=5)
     assert "Benchmark fixture was not used" not in result.stdout.str()
-    results = json.loads((suite_dir / ".specperf" / "results.json").read_text())
+    results = suite_results(suite_dir)
     points = {p["concurrency"]: p for p in results["runs"][0]["points"]}
 
     figures = junit_properties(suite_dir / "junit.xml")["test_throughput_floor[steps3-c4]"]
@@ -102,6 +102,45 @@ def test_gate_run_leaves_figures_in_junit_and_one_benchmark_record_per_point(
     assert record["stats"]["rounds"] == points[4]["ok"] == 8
     assert record["extra_info"]["agg_tok_s"] == points[4]["agg_tok_s"]
     assert record["extra_info"]["gate"]["specperf.agg_tok_s.baseline"] == pytest.approx(baseline)
+
+
+# One point at C=1, no baseline: its tests skip, but the point is measured (and would be a
+# pytest-benchmark record) all the same.
+ONE_POINT_C1 = (
+    "perf_tests/test_throughput.py",
+    "--spec-steps=3",
+    *FAST_ARGS,
+    "--specperf-concurrency=1",
+)
+BENCHMARK_TABLE = "benchmark 'specperf steps=3'"
+
+
+def test_a_plain_run_shows_no_benchmark_banner_or_table(
+    pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No --benchmark-* option: the suite's own tables only, not pytest-benchmark's."""
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    result = pytester.runpytest_subprocess(*ONE_POINT_C1)
+    output = result.stdout.str()
+    assert "specperf results" in output and "1 | " in output  # the seed table's row C=1
+    assert not [line for line in result.stdout.lines if line.startswith("benchmark: ")]
+    assert BENCHMARK_TABLE not in output
+    assert "Benchmark fixture was not used" not in output
+
+
+def test_benchmark_output_asked_for_comes_after_the_suites_tables(
+    pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--benchmark-json: pytest-benchmark's banner, table and file, after the seed table."""
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    result = pytester.runpytest_subprocess(*ONE_POINT_C1, "--benchmark-json=bench.json")
+    lines = result.stdout.lines
+    assert [line for line in lines if line.startswith("benchmark: ")]
+    seed_table = next(i for i, line in enumerate(lines) if line.startswith("C | Agg tok/s"))
+    table = next(i for i, line in enumerate(lines) if BENCHMARK_TABLE in line)
+    assert seed_table < table
+    records = json.loads((suite_dir / "bench.json").read_text())["benchmarks"]
+    assert [record["name"] for record in records] == ["test_throughput_floor[steps3-c1]"]
 
 
 def test_progress_line_shows_on_a_terminal(pytester: pytest.Pytester, suite_dir: Path) -> None:

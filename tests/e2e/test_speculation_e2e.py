@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.support.e2e import sim_processes
+from tests.support.e2e import sim_processes, suite_results
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
 
@@ -22,10 +21,6 @@ SHORT = [
     "no:cacheprovider",
     "-rsf",
 ]
-
-
-def _results(suite_dir: Path) -> dict:
-    return json.loads((suite_dir / ".specperf" / "results.json").read_text())
 
 
 def test_control_run_shows_speedup_acceptance_and_equal_greedy_outputs(
@@ -51,7 +46,7 @@ def test_control_run_shows_speedup_acceptance_and_equal_greedy_outputs(
             "self-test steps=3: /slow_down * the gate CAUGHT it*",
         ]
     )
-    results = _results(suite_dir)
+    results = suite_results(suite_dir)
     control, deeper = results["runs"]
     assert "--speculative" not in control["server"]["launch_command"]
     assert control["position_accept_rate"] == [] and len(deeper["position_accept_rate"]) == 3

@@ -7,13 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e import FAST_ARGS, sim_processes
+from tests.support.e2e import FAST_ARGS, sim_processes, suite_results
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
-
-
-def _results(suite_dir: Path) -> dict:
-    return json.loads((suite_dir / ".specperf" / "results.json").read_text())
 
 
 def test_without_baseline_points_skip_with_how_to_record(
@@ -78,7 +74,7 @@ def test_three_depths_boot_once_each_and_show_the_trade_off(
     """--spec-steps=1,2,3: one server per depth; speed rises with depth while KV capacity falls."""
     result = pytester.runpytest_subprocess("perf_tests", "--spec-steps=1,2,3", *FAST_ARGS)
     result.stdout.fnmatch_lines(["*Speculation depth trade-off*", "KV | *"])
-    runs = _results(suite_dir)["runs"]
+    runs = suite_results(suite_dir)["runs"]
     assert [run["depth"] for run in runs] == [1, 2, 3]
     ports = {run["server"]["url"] for run in runs}
     assert len(ports) == 3, "each depth boots its own server, exactly once"
@@ -111,7 +107,7 @@ def test_url_mode_measures_an_existing_server_without_booting(
     )
     assert len(sim_processes()) == before
     result.stdout.fnmatch_lines(["*specperf: profile=* url=http://127.0.0.1:* depths=[[]3[]]*"])
-    runs = _results(suite_dir)["runs"]
+    runs = suite_results(suite_dir)["runs"]
     assert runs[0]["backend"] == "external"
     assert runs[0]["server"]["speculative_num_steps"] == 3
     assert not list((suite_dir / ".specperf").glob("server-steps*.log"))
@@ -162,7 +158,7 @@ def test_calibration_across_boots_keeps_every_sample_and_records_its_noise(
         "--specperf-calibrate-boots=2",
     )
     assert result.ret == 0
-    points = _results(suite_dir)["runs"][0]["points"]
+    points = suite_results(suite_dir)["runs"][0]["points"]
     assert [[s["boot"] for s in p["samples"]] for p in points] == [[0, 0, 1, 1]] * 2
     baseline = suite_dir / "baselines/qwen3.5-122b-a10b-fp8-tp4-mtp/sim-x10/steps-3.json"
     noise = json.loads(baseline.read_text())["points"]["4"]["noise"]["agg_tok_s"]

@@ -75,11 +75,11 @@ def test_without_the_warmup_the_first_sample_reads_low(tmp_path: Path) -> None:
 def test_specperf_bench_warms_the_sweep_and_records_it(
     running_sim: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = tmp_path / "bench.json"
+    out = tmp_path / "bench"
     argv = ["bench", "--url", running_sim, "--concurrency", "1,4", "--max-new-tokens", "64"]
     argv += ["--min-point-seconds", "0", "--warmup-rounds", "2", "--out", str(out)]
     assert main(argv) == 0
-    results = msgspec.json.decode(out.read_bytes(), type=RunResults)
+    results = msgspec.json.decode((out / "results.json").read_bytes(), type=RunResults)
     (warmup,) = results.runs[0].warmups
     assert warmup.concurrency == [1, 4] and 1 <= warmup.rounds <= 2
     assert len(warmup.agg_tok_s) == warmup.rounds
@@ -87,9 +87,9 @@ def test_specperf_bench_warms_the_sweep_and_records_it(
 
 
 def test_specperf_bench_without_warmup_records_none(running_sim: str, tmp_path: Path) -> None:
-    out = tmp_path / "bench.json"
+    out = tmp_path / "bench"
     argv = ["bench", "--url", running_sim, "--concurrency", "1", "--max-new-tokens", "64"]
-    argv += ["--min-point-seconds", "0", "--no-warmup", "--out", str(out)]
+    argv += ["--min-point-seconds", "0", "--warmup-rounds", "0", "--out", str(out)]
     assert main(argv) == 0
-    results = msgspec.json.decode(out.read_bytes(), type=RunResults)
+    results = msgspec.json.decode((out / "results.json").read_bytes(), type=RunResults)
     assert results.runs[0].warmups == []

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.support.e2e import FAST_ARGS
+from tests.support.e2e import FAST_ARGS, suite_results
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
-
-
-def _results(suite_dir: Path) -> dict:
-    return json.loads((suite_dir / ".specperf" / "results.json").read_text())
 
 
 def test_realistic_workload_with_slos_gives_goodput_and_a_schedule(
@@ -40,7 +35,7 @@ def test_realistic_workload_with_slos_gives_goodput_and_a_schedule(
             "refine: *",
         ]
     )
-    results = _results(suite_dir)
+    results = suite_results(suite_dir)
     assert results["recommendation"]["metric"] == "goodput_tok_s"
     assert results["slo"]["ttft_p99_ms"] == 60000
     deep = next(run for run in results["runs"] if run["depth"] == 3)
@@ -51,7 +46,7 @@ def test_realistic_workload_with_slos_gives_goodput_and_a_schedule(
         "perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-concurrency=1"
     )
     assert greedy.ret == 0
-    greedy_deep = _results(suite_dir)["runs"][0]
+    greedy_deep = suite_results(suite_dir)["runs"][0]
 
     def accept(run: dict) -> float:
         return sum(p["tokens"] for p in run["points"]) / sum(

@@ -7,32 +7,31 @@ machine has).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.support.e2e import FAST_ARGS
+from tests.support.e2e import FAST_ARGS, suite_results
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
+
+
+def two_workers(pytester: pytest.Pytester, gpus: int) -> pytest.RunResult:
+    """Depths 1 and 2 on two xdist workers, 4 GPUs per server, ``gpus`` GPUs present."""
+    return pytester.runpytest_subprocess(
+        "perf_tests", "--spec-steps=1,2", "-n", "2", "--specperf-gpus-per-server=4",
+        f"--specperf-gpus={gpus}", *FAST_ARGS,
+    )  # fmt: skip
 
 
 def test_each_worker_boots_its_depth_on_its_own_gpus_with_one_merged_report(
     pytester: pytest.Pytester, suite_dir: Path
 ) -> None:
     """-n 2 --specperf-gpus-per-server 4 on 8 GPUs: gw0 gets 0-3, gw1 4-7, one server each."""
-    result = pytester.runpytest_subprocess(
-        "perf_tests",
-        "--spec-steps=1,2",
-        "-n",
-        "2",
-        "--specperf-gpus-per-server=4",
-        "--specperf-gpus=8",
-        *FAST_ARGS,
-    )
+    result = two_workers(pytester, gpus=8)
     # Without baselines everything skips but the greedy-output comparison of the later depth.
     result.assert_outcomes(passed=1, skipped=19)
-    runs = json.loads((suite_dir / ".specperf" / "results.json").read_text())["runs"]
+    runs = suite_results(suite_dir)["runs"]
     assert [run["depth"] for run in runs] == [1, 2]
     given = [run["server"]["gpus"] for run in runs]
     assert sorted(given) == [["0", "1", "2", "3"], ["4", "5", "6", "7"]]
@@ -46,15 +45,7 @@ def test_each_worker_boots_its_depth_on_its_own_gpus_with_one_merged_report(
 def test_more_gpus_asked_than_present_is_a_usage_error(
     pytester: pytest.Pytester, suite_dir: Path
 ) -> None:
-    result = pytester.runpytest_subprocess(
-        "perf_tests",
-        "--spec-steps=1,2",
-        "-n",
-        "2",
-        "--specperf-gpus-per-server=4",
-        "--specperf-gpus=4",
-        *FAST_ARGS,
-    )
+    result = two_workers(pytester, gpus=4)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         ["*--specperf-gpus-per-server=4 x 2 worker(s) needs 8 GPUs, but 4 are present*"]

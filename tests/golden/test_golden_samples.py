@@ -23,7 +23,7 @@ from pytest_specperf.server.info import SERVER_INFO_FIELDS
 from pytest_specperf.server.process import depth_of, summarize_server_info
 from tests.support.data import SGLANG_SAMPLES, sse_payloads
 from tests.support.local_http import Answer, LocalServer, response
-from tests.support.sim import SimServer
+from tests.support.sim import SPEC_DEPTH3_ARGS, SimServer
 
 DATA = SGLANG_SAMPLES
 GENERATE_SAMPLES = sorted(p.name for p in DATA.glob("generate_stream.*.jsonl"))
@@ -151,16 +151,7 @@ def test_server_info_sample_summarizes_to_its_depth_and_kv(
 
 
 NGRAM_ARGS = ["--speculative-algorithm", "NGRAM", "--speculative-num-draft-tokens", "4"]
-EAGLE_ARGS = [
-    "--speculative-algorithm",
-    "NEXTN",
-    "--speculative-num-steps",
-    "3",
-    "--speculative-eagle-topk",
-    "1",
-    "--speculative-num-draft-tokens",
-    "4",
-]
+EAGLE_ARGS = SPEC_DEPTH3_ARGS
 
 
 @pytest.mark.parametrize(

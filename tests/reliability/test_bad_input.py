@@ -27,7 +27,7 @@ BAD_OPTIONS = [
     ("--specperf-launch-timeout=nan", "--specperf-launch-timeout: 'nan' must be > 0"),
     ("--specperf-url=ftp://127.0.0.1:21", "--specperf-url: 'ftp://127.0.0.1:21' is not an http(s)"),
     ("--specperf-server-arg=oops", "--specperf-server-arg: 'oops' must start with '--'"),
-    ("--specperf-endpoint=chat", "--specperf-endpoint: 'chat' is not generate or completions"),
+    ("--specperf-endpoint=chat", "--specperf-endpoint: 'chat' is not one of generate, completions"),
     ("--specperf-max-new-tokens=0", "--specperf-max-new-tokens: '0' must be >= 1"),
     ("--specperf-temperature=3", "--specperf-temperature: '3' must be >= 0 and <= 2"),
     ("--specperf-tolerance=1", "--specperf-tolerance: '1' must be >= 0 and <= 0.99"),

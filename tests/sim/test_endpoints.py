@@ -13,17 +13,10 @@ import httpx
 import pytest
 
 from tests.support.data import load_json, load_stream, sse_payloads
-from tests.support.sim import SimServer
+from tests.support.sim import SPEC_DEPTH3_ARGS, SimServer
 
 SPEC = [
-    "--speculative-algorithm",
-    "NEXTN",
-    "--speculative-num-steps",
-    "3",
-    "--speculative-eagle-topk",
-    "1",
-    "--speculative-num-draft-tokens",
-    "4",
+    *SPEC_DEPTH3_ARGS,
     "--sim-speedup",
     "20",
 ]

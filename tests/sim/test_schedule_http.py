@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
+from benchmarks._probe import run_point
 from pytest_specperf.sim import model
-from pytest_specperf.sim.probe import run_point
 from tests.support.sim import SimServer
 
 SPEEDUP = 5.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -29,21 +30,27 @@ async def drain(req: SimRequest) -> list[Emission]:
             return out
 
 
+async def peak_running(s: Scheduler, reqs: list[SimRequest], holds: Callable[[], bool]) -> int:
+    """Submit ``reqs`` and drain them, checking ``holds()`` as they run; the most running."""
+    for r in reqs:
+        s.submit(r)
+    await asyncio.sleep(0)
+    peak = 0
+    done = asyncio.gather(*(drain(r) for r in reqs))
+    while not done.done():
+        peak = max(peak, len(s.running))
+        assert holds()
+        await asyncio.sleep(0.0005)
+    await done
+    return peak
+
+
 def test_requests_beyond_max_running_wait_fifo() -> None:
     async def go() -> None:
         s = make(["--max-running-requests", "2"])
         s.start()
         reqs = [s.new_request(4, 40, 0.0, True) for _ in range(5)]
-        for r in reqs:
-            s.submit(r)
-        await asyncio.sleep(0)
-        peak = 0
-        done = asyncio.gather(*(drain(r) for r in reqs))
-        while not done.done():
-            peak = max(peak, len(s.running))
-            assert len(s.running) <= 2
-            await asyncio.sleep(0.0005)
-        await done
+        peak = await peak_running(s, reqs, lambda: len(s.running) <= 2)
         await s.stop()
         admitted = [r.admitted for r in reqs]
         assert all(a is not None for a in admitted)
@@ -59,16 +66,7 @@ def test_kv_budget_limits_admission() -> None:
         s = make([], max_total_num_tokens=250)
         s.start()
         reqs = [s.new_request(10, 100, 0.0, True) for _ in range(3)]  # 110 each
-        for r in reqs:
-            s.submit(r)
-        await asyncio.sleep(0)
-        seen = 0
-        done = asyncio.gather(*(drain(r) for r in reqs))
-        while not done.done():
-            seen = max(seen, len(s.running))
-            assert s.kv_used <= 250
-            await asyncio.sleep(0.0005)
-        await done
+        seen = await peak_running(s, reqs, lambda: s.kv_used <= 250)
         await s.stop()
         assert seen == 2
         assert not s.fits_ever(s.new_request(200, 100, 0.0, True))

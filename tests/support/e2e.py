@@ -6,12 +6,14 @@ other suites run on a shared machine stay out of the count.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -52,6 +54,12 @@ def sim_processes(tag: str | None = None) -> list[psutil.Process]:
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
     return found
+
+
+def suite_results(suite_dir: Path) -> dict[str, Any]:
+    """The results.json a suite run in ``suite_dir`` left, as plain JSON."""
+    loaded: dict[str, Any] = json.loads((suite_dir / ".specperf" / "results.json").read_text())
+    return loaded
 
 
 @pytest.fixture

@@ -25,6 +25,11 @@ from pytest_specperf.server.process import ServerProcess, free_port, launch
 from pytest_specperf.sim.model import DEFAULT_PROFILE, PROFILES
 
 HOST = "127.0.0.1"
+# The seed's speculation at depth 3, as SGLang's flags (NEXTN, topk 1, 4 draft tokens).
+SPEC_DEPTH3_ARGS = [
+    "--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3",
+    "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
+]  # fmt: skip
 BOOT_TIMEOUT_S = 30.0
 
 # The simulator as `python -m pytest_specperf.sim` starts with no flags: no speculation,

@@ -13,20 +13,14 @@ from pytest_specperf.results.schema import (
     Verdict,
     VerdictOutcome,
 )
+from tests.support.points import make_run, seed_point
 
 
 def sample_point(concurrency: int, agg: float, *, interval: bool = False) -> PointMetrics:
     """One point; with ``interval``, a repeated one: three samples and the interval of agg."""
-    point = PointMetrics(
-        concurrency=concurrency,
-        requests=2 * concurrency,
-        ok=2 * concurrency,
-        failed=0,
-        tokens=1000 * concurrency,
-        wall_s=10.0,
-        agg_tok_s=agg,
-        per_req_tok_s=agg / concurrency,
-        spec_verify_ct=400 * concurrency,
+    point = seed_point(
+        concurrency,
+        agg,
         accept_length=2.5,
         ttft_s=Percentiles(p50=0.02, p90=0.03, p99=0.04, mean=0.025),
     )
@@ -74,18 +68,11 @@ def sample_run(
     interval: bool = False,
     verdicts: list[Verdict] | None = None,
 ) -> DepthRun:
-    return DepthRun(
-        depth=depth,
-        profile="prof",
-        backend="sim",
-        hardware="sim-x5",
-        workload={},
-        server=ServerSummary(
-            url="u", max_total_num_tokens=kv_tokens, max_running_requests=48, version="0.5.12"
-        ),
-        points=[
-            sample_point(c, agg * depth, interval=interval)
-            for c, agg in ((1, 250.0), (4, 900.0), (16, 3000.0))
-        ],
-        verdicts=verdicts or [],
+    server = ServerSummary(
+        url="u", max_total_num_tokens=kv_tokens, max_running_requests=48, version="0.5.12"
     )
+    points = [
+        sample_point(c, agg * depth, interval=interval)
+        for c, agg in ((1, 250.0), (4, 900.0), (16, 3000.0))
+    ]
+    return make_run(depth, points, server=server, verdicts=verdicts or [])

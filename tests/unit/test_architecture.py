@@ -55,19 +55,19 @@ RULES: tuple[Rule, ...] = (
         forbidden=_p("plugin", "cli"),
     ),
     Rule(
-        "server/ never imports measure/, gate/, suite.py, options.py or contract.py.",
+        "server/ never imports measure/, gate/, suite.py or options.py.",
         importers=_p("server"),
-        forbidden=_p("measure", "gate", "suite", "options", "contract"),
+        forbidden=_p("measure", "gate", "suite", "options"),
     ),
     Rule(
-        "measure/ never imports server/, gate/, suite.py, options.py or contract.py.",
+        "measure/ never imports server/, gate/, suite.py or options.py.",
         importers=_p("measure"),
-        forbidden=_p("server", "gate", "suite", "options", "contract"),
+        forbidden=_p("server", "gate", "suite", "options"),
     ),
     Rule(
-        "gate/ never imports options.py or contract.py.",
+        "gate/ never imports options.py.",
         importers=_p("gate"),
-        forbidden=_p("options", "contract"),
+        forbidden=_p("options"),
     ),
     Rule(
         "Of gate/, only gate/pytest_gate.py imports suite.py (it judges a running session).",
@@ -76,9 +76,9 @@ RULES: tuple[Rule, ...] = (
         exempt=_p("gate.pytest_gate"),
     ),
     Rule(
-        "results/ never imports server/, gate/, suite.py, options.py or contract.py.",
+        "results/ never imports server/, gate/, suite.py or options.py.",
         importers=_p("results"),
-        forbidden=_p("server", "gate", "suite", "options", "contract"),
+        forbidden=_p("server", "gate", "suite", "options"),
     ),
     Rule(
         "results/schema.py, errors.py, files.py, depth.py, profiles.py and interrupts.py import "
@@ -90,6 +90,11 @@ RULES: tuple[Rule, ...] = (
         "options.py never imports suite.py.",
         importers=_p("options"),
         forbidden=_p("suite"),
+    ),
+    Rule(
+        "Nothing in the package imports tests/ or benchmarks/: they are not shipped.",
+        importers=_p(""),
+        forbidden=("tests", "benchmarks"),
     ),
 )
 # What every part may import: errors.py (one-line exceptions), interrupts.py (the one signal
@@ -183,6 +188,8 @@ def test_the_package_keeps_every_import_rule() -> None:
         ("pytest_specperf.results.schema", "pytest_specperf.measure.workload"),
         ("pytest_specperf.suite", "pytest_specperf.sim.model"),
         ("pytest_specperf.suite", "pytest_specperf.cli"),
+        ("pytest_specperf.measure.loadgen", "tests.support.points"),
+        ("pytest_specperf.sim.model", "benchmarks._probe"),
     ],
 )
 def test_a_forbidden_import_is_reported(importer: str, target: str) -> None:

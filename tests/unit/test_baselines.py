@@ -36,6 +36,7 @@ from pytest_specperf.results.schema import (
     ServerSummary,
     Slo,
 )
+from tests.support.points import make_point
 
 REPO_BASELINES = Path(__file__).resolve().parents[2] / "baselines"
 
@@ -233,15 +234,13 @@ def test_save_replaces_file_of_same_key(tmp_path: Path) -> None:
 
 def test_baseline_from_run_takes_points_kv_and_accept_length() -> None:
     """A measured run becomes a baseline with rounded figures per C, KV and accept length."""
-    point = PointMetrics(
-        concurrency=4,
+    point = make_point(
+        4,
+        800.123,
+        210.456,
         requests=8,
-        ok=8,
-        failed=0,
         tokens=8000,
         wall_s=10.0,
-        agg_tok_s=800.123,
-        per_req_tok_s=210.456,
         ttft_s=Percentiles(p50=0.123456, p90=0.2, p99=0.3, mean=0.15),
         spec_verify_ct=3200,
     )
@@ -370,16 +369,7 @@ def test_migrate_file_rewrites_v1_as_current_schema_once(tmp_path: Path) -> None
 
 def _repeated_point(concurrency: int, agg: list[float]) -> PointMetrics:
     def one(value: float) -> PointMetrics:
-        return PointMetrics(
-            concurrency=concurrency,
-            requests=4,
-            ok=4,
-            failed=0,
-            tokens=4000,
-            wall_s=4000 / value,
-            agg_tok_s=value,
-            per_req_tok_s=value / 2,
-        )
+        return make_point(concurrency, value, value / 2, tokens=4000, wall_s=4000 / value)
 
     merged = one(sorted(agg)[len(agg) // 2])
     merged.samples = [one(value) for value in agg]
@@ -431,16 +421,7 @@ def test_baseline_records_speedup_over_the_control_and_position_acceptance() -> 
     acceptance of the depth."""
 
     def run_of(depth: int, agg: float, per_req: float) -> DepthRun:
-        point = PointMetrics(
-            concurrency=1,
-            requests=4,
-            ok=4,
-            failed=0,
-            tokens=400,
-            wall_s=1.0,
-            agg_tok_s=agg,
-            per_req_tok_s=per_req,
-        )
+        point = make_point(1, agg, per_req)
         return DepthRun(
             depth=depth, profile="p", backend="sim", hardware="h", workload={}, points=[point]
         )

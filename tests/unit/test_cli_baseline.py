@@ -12,7 +12,8 @@ import pytest
 from pytest_specperf.cli import main
 from pytest_specperf.gate.baselines import load_baseline
 from pytest_specperf.measure.repeats import merge_samples
-from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults, ServerSummary
+from pytest_specperf.results.schema import DepthRun, RunResults, ServerSummary
+from tests.support.points import make_point
 
 REPO_BASELINES = Path(__file__).resolve().parents[2] / "baselines"
 SIM_STEPS3 = REPO_BASELINES / "qwen3.5-122b-a10b-fp8-tp4-mtp" / "sim-x5" / "steps-3.json"
@@ -20,19 +21,7 @@ H200_NGRAM = REPO_BASELINES / "smoke-tiny-qwen3-ngram" / "1x-h200" / "steps-3.js
 
 
 def write_results(path: Path, hardware: str = "sim-x5", agg: float = 1000.0) -> Path:
-    samples = [
-        PointMetrics(
-            concurrency=1,
-            requests=4,
-            ok=4,
-            failed=0,
-            tokens=4000,
-            wall_s=4.0,
-            agg_tok_s=agg + i,
-            per_req_tok_s=agg + i,
-        )
-        for i in range(3)
-    ]
+    samples = [make_point(1, agg + i, agg + i, tokens=4000, wall_s=4.0) for i in range(3)]
     run = DepthRun(
         depth=3,
         profile="prof",

@@ -33,6 +33,7 @@ from pytest_specperf.results.schema import (
     Speedup,
     Verdict,
 )
+from tests.support import points
 
 PATH = Path("baselines/prof/2x-h200/steps-3.json")
 
@@ -66,16 +67,15 @@ def make_point(
     ok: int = 8,
     errors: dict[str, int] | None = None,
 ) -> PointMetrics:
-    return PointMetrics(
-        concurrency=concurrency,
+    return points.make_point(
+        concurrency,
+        agg,
+        per_req,
         requests=8,
-        ok=ok,
         failed=8 - ok,
         errors=errors or {},
         tokens=8000,
         wall_s=8.0,
-        agg_tok_s=agg,
-        per_req_tok_s=per_req,
     )
 
 

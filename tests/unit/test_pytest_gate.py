@@ -11,20 +11,11 @@ import pytest
 from pytest_specperf.gate.pytest_gate import SpecperfGate
 from pytest_specperf.results.schema import PointMetrics
 from pytest_specperf.suite import DepthSession
+from tests.support.points import make_point
 
 
 def _sample(agg: float, boot: int) -> PointMetrics:
-    return PointMetrics(
-        concurrency=4,
-        requests=1,
-        ok=1,
-        failed=0,
-        tokens=1,
-        wall_s=1.0,
-        agg_tok_s=agg,
-        per_req_tok_s=agg / 4,
-        boot=boot,
-    )
+    return make_point(4, agg, requests=1, tokens=1, boot=boot)
 
 
 @dataclass

@@ -21,6 +21,7 @@ from pytest_specperf.results.schema import (
     StepCost,
     StopsPaying,
 )
+from tests.support.points import make_point, make_run
 
 
 def point(
@@ -29,30 +30,12 @@ def point(
     goodput = None
     if meets is not None:
         goodput = Goodput(goodput_tok_s=agg, requests_meeting=1, requests=1, meets_slo=meets)
-    return PointMetrics(
-        concurrency=c,
-        requests=1,
-        ok=1,
-        failed=0,
-        tokens=1,
-        wall_s=1.0,
-        agg_tok_s=agg,
-        per_req_tok_s=per_req if per_req is not None else agg / c,
-        goodput=goodput,
-    )
+    return make_point(c, agg, ... if per_req is None else per_req, requests=1, goodput=goodput)
 
 
 def run(depth: int, points: list[PointMetrics], tokens: int = 0, running: int = 0) -> DepthRun:
     server = ServerSummary(url="u", max_total_num_tokens=tokens, max_running_requests=running)
-    return DepthRun(
-        depth=depth,
-        profile="p",
-        backend="sim",
-        hardware="h",
-        workload={},
-        points=points,
-        server=server,
-    )
+    return make_run(depth, points, server=server)
 
 
 # Depth 3 wins at low load, depth 1 at high load: the seed's shape.

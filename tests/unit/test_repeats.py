@@ -7,6 +7,7 @@ import pytest
 
 from pytest_specperf.measure.repeats import interleaved, merge_samples, split_by_boot
 from pytest_specperf.results.schema import ClientHealth, DepthRun, Interval, PointMetrics
+from tests.support.points import make_point
 
 
 def sample(
@@ -19,16 +20,15 @@ def sample(
     lag_p99: float = 0.001,
     client_bound: str | None = None,
 ) -> PointMetrics:
-    return PointMetrics(
-        concurrency=concurrency,
+    return make_point(
+        concurrency,
+        agg,
+        agg / 4 if per_req is None else per_req,
         requests=8,
-        ok=8 - failed,
         failed=failed,
         errors={"HTTP 500": failed} if failed else {},
         tokens=8000,
         wall_s=2.0,
-        agg_tok_s=agg,
-        per_req_tok_s=per_req if per_req is not None else agg / 4,
         accept_length=4.0,
         spec_verify_ct=2000,
         client=ClientHealth(
@@ -143,7 +143,7 @@ def test_split_by_boot_gives_one_run_per_boot_with_that_boots_samples() -> None:
         [sample(90.0, boot=0), sample(92.0, boot=0), sample(120.0, boot=1)], fake_summarize
     )
     boots = split_by_boot(_run([point]), fake_summarize)
-    assert [[s.agg_tok_s for s in (r.points[0].samples or [r.points[0]])] for r in boots] == [
+    assert [[s.agg_tok_s for s in r.points[0].all_samples()] for r in boots] == [
         [90.0, 92.0],
         [120.0],
     ]

@@ -11,38 +11,21 @@ from pytest_specperf.results.report import (
 from pytest_specperf.results.schema import (
     ClientHealth,
     DepthRun,
-    PointMetrics,
     ServerSummary,
     Warmup,
 )
+from tests.support import points
 
 SEED_COLUMNS = "C | Agg tok/s | Per-req tok/s | Tokens | Wall (s) | Ok"
 
 
-def make_point(concurrency: int, agg: float) -> PointMetrics:
-    return PointMetrics(
-        concurrency=concurrency,
-        requests=2 * concurrency,
-        ok=2 * concurrency,
-        failed=0,
-        tokens=1000 * concurrency,
-        wall_s=10.0,
-        agg_tok_s=agg,
-        per_req_tok_s=agg / concurrency,
-        spec_verify_ct=400 * concurrency,
-    )
+make_point = points.seed_point
 
 
 def make_run(depth: int, kv_tokens: int) -> DepthRun:
-    return DepthRun(
-        depth=depth,
-        profile="prof",
-        backend="sim",
-        hardware="sim-x5",
-        workload={},
-        server=ServerSummary(url="u", max_total_num_tokens=kv_tokens, max_running_requests=48),
-        points=[make_point(16, 3000.0), make_point(1, 250.0), make_point(4, 900.0)],
-    )
+    server = ServerSummary(url="u", max_total_num_tokens=kv_tokens, max_running_requests=48)
+    seed = [make_point(16, 3000.0), make_point(1, 250.0), make_point(4, 900.0)]
+    return points.make_run(depth, seed, server=server)
 
 
 def test_seed_table_has_seed_header() -> None:

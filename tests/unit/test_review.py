@@ -18,20 +18,11 @@ from pytest_specperf.gate.review import (
 )
 from pytest_specperf.measure.repeats import merge_samples
 from pytest_specperf.results.schema import DepthRun, PointMetrics, ServerSummary
+from tests.support.points import make_point
 
 
 def sample(agg: float, concurrency: int = 1, boot: int = 0) -> PointMetrics:
-    return PointMetrics(
-        concurrency=concurrency,
-        requests=4,
-        ok=4,
-        failed=0,
-        tokens=4000,
-        wall_s=4.0,
-        agg_tok_s=agg,
-        per_req_tok_s=agg,
-        boot=boot,
-    )
+    return make_point(concurrency, agg, agg, tokens=4000, wall_s=4.0, boot=boot)
 
 
 def run(

@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from pytest_specperf.gate import self_test
-from pytest_specperf.results.schema import DepthRun, PointMetrics
+from pytest_specperf.results.schema import PointMetrics, SelfTest
+from tests.support.points import make_point, make_run
 
 
 def point(per_req: float, agg: float | None = None, accept: float | None = 4.0) -> PointMetrics:
-    return PointMetrics(
-        concurrency=1,
-        requests=2,
-        ok=2,
-        failed=0,
-        tokens=200,
-        wall_s=1.0,
-        agg_tok_s=agg if agg is not None else per_req,
-        per_req_tok_s=per_req,
-        accept_length=accept,
+    return make_point(
+        1, per_req if agg is None else agg, per_req, requests=2, tokens=200, accept_length=accept
     )
 
 
@@ -41,9 +36,17 @@ def test_slowdown_is_given_in_simulated_seconds_on_the_simulator() -> None:
     assert scaled == pytest.approx(5 * self_test.slowdown_for(point(200.0)))
 
 
-def run_with(measured: PointMetrics) -> DepthRun:
-    return DepthRun(
-        depth=3, profile="p", backend="sim", hardware="h", workload={}, points=[measured]
+def self_test_of(measured: PointMetrics, measure: Callable[[int], PointMetrics]) -> SelfTest:
+    """The self-test of ``measured`` (depth 3, no baseline, 10% tolerance); ``measure``
+    gives the figures of the slowed server, then of the reset one."""
+    return self_test.run_self_test(
+        base_url="http://x",
+        api_key=None,
+        run=make_run(3, [measured]),
+        point=measured,
+        baseline=None,
+        tolerance=0.10,
+        measure=measure,
     )
 
 
@@ -55,15 +58,7 @@ def test_a_halved_rate_is_caught_and_a_restored_rate_is_reset(
     monkeypatch.setattr(self_test, "inject_slowdown", lambda url, s, key: sleeps.append(s))
     measured = point(200.0)
     answers = iter([point(100.0), point(199.0)])
-    result = self_test.run_self_test(
-        base_url="http://x",
-        api_key=None,
-        run=run_with(measured),
-        point=measured,
-        baseline=None,
-        tolerance=0.10,
-        measure=lambda requests: next(answers),
-    )
+    result = self_test_of(measured, lambda requests: next(answers))
     assert sleeps == [pytest.approx(self_test.slowdown_for(measured)), None]
     assert result.caught and result.reset and result.problem is None
     assert any("per-req tok/s 100.0 < floor 180.0" in m for m in result.gate_messages)
@@ -73,15 +68,7 @@ def test_an_unnoticed_slowdown_is_not_caught(monkeypatch: pytest.MonkeyPatch) ->
     """When the slowed figures stay within the tolerance, the self-test says it missed."""
     monkeypatch.setattr(self_test, "inject_slowdown", lambda url, s, key: None)
     measured = point(200.0)
-    result = self_test.run_self_test(
-        base_url="http://x",
-        api_key=None,
-        run=run_with(measured),
-        point=measured,
-        baseline=None,
-        tolerance=0.10,
-        measure=lambda requests: point(195.0),
-    )
+    result = self_test_of(measured, lambda requests: point(195.0))
     assert not result.caught and result.gate_messages == []
     assert result.reference.startswith("this run's own C=1 point")
 

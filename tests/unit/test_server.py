@@ -248,41 +248,32 @@ def test_saved_server_log_redacts_api_key(tmp_path: Path) -> None:
     assert "with key ***" in text and "s3cret-key" not in text
 
 
-def test_launch_retries_on_port_conflict(tmp_path: Path) -> None:
-    """A server that reports its port in use is retried on another port, up to the attempts."""
+def ports_tried(tmp_path: Path, script: str, attempts: int, error: str) -> list[int]:
+    """The ports launch() tried with a server that runs ``script`` and fails to start."""
     ports: list[int] = []
 
     def build(port: int) -> LaunchCommand:
         ports.append(port)
-        return python_command("import sys; print('OSError: [Errno 98] Address already in use')")
+        return python_command(script)
 
-    with pytest.raises(ServerStartError, match="exited"):
+    with pytest.raises(ServerStartError, match=error):
         launch(
             build,
             host="127.0.0.1",
             log_path=tmp_path / "server.log",
             launch_timeout_s=30,
             api_key=None,
-            attempts=2,
+            attempts=attempts,
         )
-    assert len(ports) == 2
+    return ports
+
+
+def test_launch_retries_on_port_conflict(tmp_path: Path) -> None:
+    """A server that reports its port in use is retried on another port, up to the attempts."""
+    script = "import sys; print('OSError: [Errno 98] Address already in use')"
+    assert len(ports_tried(tmp_path, script, 2, "exited")) == 2
 
 
 def test_launch_does_not_retry_other_start_errors(tmp_path: Path) -> None:
     """A start failure that is not a port conflict is raised at once."""
-    ports: list[int] = []
-
-    def build(port: int) -> LaunchCommand:
-        ports.append(port)
-        return python_command("import sys; sys.exit(1)")
-
-    with pytest.raises(ServerStartError, match="code 1"):
-        launch(
-            build,
-            host="127.0.0.1",
-            log_path=tmp_path / "server.log",
-            launch_timeout_s=30,
-            api_key=None,
-            attempts=3,
-        )
-    assert len(ports) == 1
+    assert len(ports_tried(tmp_path, "import sys; sys.exit(1)", 3, "code 1")) == 1

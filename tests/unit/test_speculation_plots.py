@@ -7,17 +7,15 @@ from pathlib import Path
 import matplotlib
 
 from pytest_specperf.results.plots import write_plots
-from pytest_specperf.results.schema import DepthRun, PointMetrics
+from pytest_specperf.results.schema import DepthRun
 from pytest_specperf.results.speculation_plots import position_acceptance_figure, speedup_figure
+from tests.support.points import make_point
 
 matplotlib.use("Agg", force=True)
 
 
 def run(depth: int, agg: float, rates: list[float]) -> DepthRun:
-    point = PointMetrics(
-        concurrency=1, requests=4, ok=4, failed=0, tokens=400, wall_s=1.0,
-        agg_tok_s=agg, per_req_tok_s=agg,
-    )  # fmt: skip
+    point = make_point(1, agg)
     return DepthRun(
         depth=depth, profile="p", backend="sim", hardware="h", workload={},
         points=[point], position_accept_rate=rates,

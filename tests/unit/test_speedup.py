@@ -6,19 +6,11 @@ import pytest
 
 from pytest_specperf.measure.speedup import speedups
 from pytest_specperf.results.schema import DepthRun, Percentiles, PointMetrics
+from tests.support.points import make_point
 
 
 def point(concurrency: int, agg: float, per_req: float | None, ok: int = 2) -> PointMetrics:
-    return PointMetrics(
-        concurrency=concurrency,
-        requests=2,
-        ok=ok,
-        failed=2 - ok,
-        tokens=100,
-        wall_s=1.0,
-        agg_tok_s=agg,
-        per_req_tok_s=per_req,
-    )
+    return make_point(concurrency, agg, per_req, requests=2, failed=2 - ok, tokens=100)
 
 
 def run(depth: int, *points: PointMetrics) -> DepthRun:

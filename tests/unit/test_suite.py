@@ -12,9 +12,10 @@ from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.measure.warmup import WarmupPlan
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.options import Settings, build_settings
-from pytest_specperf.results.schema import PointMetrics, Warmup
+from pytest_specperf.results.schema import Warmup
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.suite import DepthSession, ServerDied
+from tests.support.points import make_point
 
 
 class Recorder:
@@ -29,16 +30,7 @@ class Recorder:
         if self.on_call is not None:
             self.on_call()
         agg = 100.0 + len(self.calls)
-        return PointMetrics(
-            concurrency=concurrency,
-            requests=2,
-            ok=2,
-            failed=0,
-            tokens=200,
-            wall_s=1.0,
-            agg_tok_s=agg,
-            per_req_tok_s=agg,
-        )
+        return make_point(concurrency, agg, agg, requests=2)
 
 
 def settings(tmp_path: Path, **options: str) -> Settings:

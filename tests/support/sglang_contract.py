@@ -23,7 +23,7 @@ import importlib.metadata
 import io
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -302,27 +302,31 @@ def check_request_bodies(workload: Workload, model: str = "default") -> list[str
     problems: list[str] = []
     for label, max_new in (("measured", None), ("warm-up", workload.warmup_max_new_tokens)):
         body = generate_body(workload, max_new_tokens=max_new)
-        try:
-            request = generate_req_input(**body)
-            request.normalize_batch_and_arguments()
-        except Exception as exc:
-            problems.append(
-                f"/generate body ({label}): SGLang's GenerateReqInput rejects it: "
-                f"{type(exc).__name__}: {exc}"
-            )
-        else:
-            problems.extend(_compare_generate(label, body, request))
+        request, rejected = _built(
+            f"/generate body ({label}): SGLang's GenerateReqInput",
+            lambda: _normalized(generate_req_input(**body)),  # noqa: B023 (called at once)
+        )
+        problems += rejected or _compare_generate(label, body, request)
         completions = completions_body(workload, model, max_new_tokens=max_new)
-        try:
-            parsed = completion_request.model_validate(completions)
-        except Exception as exc:
-            problems.append(
-                f"/v1/completions body ({label}): SGLang's CompletionRequest rejects it: "
-                f"{type(exc).__name__}: {exc}"
-            )
-        else:
-            problems.extend(_compare_completions(label, completions, parsed))
+        parsed, rejected = _built(
+            f"/v1/completions body ({label}): SGLang's CompletionRequest",
+            lambda: completion_request.model_validate(completions),  # noqa: B023 (called at once)
+        )
+        problems += rejected or _compare_completions(label, completions, parsed)
     return problems
+
+
+def _normalized(request: Any) -> Any:
+    request.normalize_batch_and_arguments()
+    return request
+
+
+def _built(what: str, build: Callable[[], Any]) -> tuple[Any, list[str]]:
+    """What ``build`` returns and no problem, or None and the line saying ``what`` rejected it."""
+    try:
+        return build(), []
+    except Exception as exc:
+        return None, [f"{what} rejects it: {type(exc).__name__}: {exc}"]
 
 
 def _compare_generate(label: str, body: dict[str, Any], request: Any) -> list[str]:

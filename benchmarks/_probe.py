@@ -1,8 +1,9 @@
 """A small closed-loop /generate client, used to check the simulator against its model.
 
 Not the suite's load generator (that is pytest_specperf.measure.loadgen): this one exists so the
-simulator's own tests and benchmarks/sim_*.py can drive a booted sim without depending on
-other parts of the package. It reads only meta_info.completion_tokens from each chunk.
+simulator's own tests (tests/sim/) and benchmarks/sim_*.py can drive a booted sim without
+depending on other parts of the package; it is not shipped. It reads only
+meta_info.completion_tokens from each chunk.
 """
 
 from __future__ import annotations
@@ -109,18 +110,5 @@ async def run_point(
         t0 = time.monotonic()
         await asyncio.gather(*(worker() for _ in range(min(concurrency, num_requests))))
         wall = time.monotonic() - t0
-    tokens = sum(r.tokens for r in records)
-    rates = [(r.tokens - r.first_tokens) / (r.last - r.first) for r in records if r.last > r.first]
-    verify = sum(r.verify_ct or 0 for r in records)
-    return (
-        PointResult(
-            concurrency=concurrency,
-            requests=num_requests,
-            tokens=tokens,
-            wall_s=wall,
-            agg_tok_s=tokens / wall,
-            per_req_tok_s=sum(rates) / len(rates) if rates else 0.0,
-            accept_length=tokens / verify if verify else 1.0,
-        ),
-        records,
-    )
+    streams = [(r.tokens, r.first_tokens, r.first, r.last, r.verify_ct or 0) for r in records]
+    return PointResult.of(concurrency, num_requests, wall, streams), records

@@ -1,0 +1,68 @@
+"""`specperf bench` runs the suite's DepthSession against a running simulator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_specperf.cli import main
+from pytest_specperf.server.process import inject_slowdown
+from tests.support.sim import SimFactory, SimServer
+
+SIM_ARGS = [
+    "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "2",
+    "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "3",
+    "--sim-speedup", "20",
+]  # fmt: skip
+FAST = ["--concurrency", "1,2", "--max-new-tokens", "60", "--min-point-seconds", "0"]
+
+
+def bench(url: str, out: Path, *extra: str) -> int:
+    return main(["bench", "--url", url, *FAST, "--repeats", "2", "--out", str(out), *extra])
+
+
+def results(out: Path) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((out / "results.json").read_text())
+    return loaded
+
+
+@pytest.fixture
+def server(sim: SimFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SimServer:
+    """A simulator at depth 2, the test running in its tmp_path."""
+    monkeypatch.chdir(tmp_path)
+    return sim(SIM_ARGS)
+
+
+def test_bench_writes_the_suites_artifacts_with_every_repeat(
+    server: SimServer, tmp_path: Path
+) -> None:
+    """--repeats 2 --out DIR: results.json with 2 samples per point, report.md beside it."""
+    assert bench(server.url, tmp_path / "out") == 0
+    run = results(tmp_path / "out")["runs"][0]
+    assert run["depth"] == 2 and run["status"] == "complete"
+    assert [(p["concurrency"], len(p["samples"])) for p in run["points"]] == [(1, 2), (2, 2)]
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "samples per point**: 2" in report
+
+
+def test_bench_gates_against_a_given_baseline(server: SimServer, tmp_path: Path) -> None:
+    """A baseline promoted from one run passes the next and fails once the server slows."""
+    assert bench(server.url, tmp_path / "first") == 0
+    baselines = tmp_path / "baselines"
+    promote = ["baseline", "promote", str(tmp_path / "first" / "results.json")]
+    # A wide tolerance (floors at half the baseline): a loaded machine must not fail the pass.
+    assert main([*promote, "--baselines", str(baselines), "--tolerance", "0.5"]) == 0
+    (baseline,) = baselines.rglob("steps-2.json")
+
+    assert bench(server.url, tmp_path / "same", "--baseline", str(baseline)) == 0
+    verdicts = results(tmp_path / "same")["runs"][0]["verdicts"]
+    assert verdicts and {v["outcome"] for v in verdicts} <= {"pass", "improvement"}
+
+    inject_slowdown(server.url, 0.05)  # 50 ms per forward pass: far below the baseline
+    assert bench(server.url, tmp_path / "slow", "--baseline", str(baseline)) == 1
+    outcomes = {v["outcome"] for v in results(tmp_path / "slow")["runs"][0]["verdicts"]}
+    assert "regression" in outcomes
+    assert "## Verdict" in (tmp_path / "slow" / "report.md").read_text()
