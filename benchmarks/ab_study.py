@@ -25,19 +25,21 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
+from detection_study import (
+    Boot,
+    Outcome,
+    PointShape,
+    Scenario,
+    point_shapes,
+    trial,
+)
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from detection_study import Boot, PointShape, Scenario, point_shapes, trial  # noqa: E402
-
-from pytest_specperf.gate.ab import (  # noqa: E402
+from pytest_specperf.gate.ab import (
     AbSettings,
     BootPoint,
     Pair,
@@ -45,7 +47,7 @@ from pytest_specperf.gate.ab import (  # noqa: E402
     outcome_of,
     pooled_change,
 )
-from pytest_specperf.gate.decision import GateSettings  # noqa: E402
+from pytest_specperf.gate.decision import GateSettings
 
 CONCURRENCY = (1, 4, 16)
 
@@ -114,7 +116,7 @@ class SequentialOutcome:
 
 
 def sequential(source: PairSource, settings: AbSettings) -> SequentialOutcome:
-    for n in range(2, settings.max_pairs + 1):
+    for n in range(settings.first_look, settings.max_pairs + 1):
         verdict = outcome_of(estimate(source.first(n), settings), settings)
         if verdict != "continue":
             return SequentialOutcome(verdict, n)
@@ -147,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--effects", type=float, nargs="+", default=[0.0, 0.05, 0.10])
     parser.add_argument("--max-pairs", type=int, nargs="+", default=[12])
+    parser.add_argument("--first-look", type=int, default=AbSettings().first_look)
     parser.add_argument("--spending", choices=("pocock", "obrien-fleming"), default="pocock")
     parser.add_argument("--baseline-boots", type=int, default=5)
     parser.add_argument("--frozen-trials", type=int, default=None, help="default: --trials")
@@ -157,21 +160,26 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         f"A/B: alpha {AbSettings().alpha:.0%} per side, beta {AbSettings().beta:.0%}, "
         f"min effect {AbSettings().min_effect:.0%}, {args.spending} spending, looks after "
-        f"every pair from the 2nd; R = {args.repeats}, points C={','.join(map(str, CONCURRENCY))}; "
+        f"every pair from pair {args.first_look}; R = {args.repeats}, "
+        f"points C={','.join(map(str, CONCURRENCY))}; "
         f"frozen baseline: {args.baseline_boots} calibration boots x 3 repeats, gate alpha "
         f"{gate.alpha:.0%}; {args.trials} trials per cell"
     )
     print(
         "| boot-to-boot | max pairs | true change | A/B red | A/B equivalent | A/B undecided "
-        "| A/B mean pairs | fixed pairs | fixed red | mean / fixed | frozen baseline red |"
+        "| A/B mean pairs | fixed pairs | fixed red | mean / fixed | frozen baseline red "
+        "| frozen boots |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    frozen_cache: dict[tuple[float, float], list[Outcome]] = {}
     frozen_trials = args.frozen_trials if args.frozen_trials is not None else args.trials
     for boot_cv in args.boot_cv:
         sc = scenario(boot_cv, args.point_cv)
         shapes = point_shapes(CONCURRENCY, 3, args.max_new_tokens)
         for max_pairs in args.max_pairs:
-            settings = AbSettings(max_pairs=max_pairs, spending=args.spending)
+            settings = AbSettings(
+                max_pairs=max_pairs, spending=args.spending, first_look=args.first_look
+            )
             null = [
                 PairSource(sc, shapes, args.repeats, 0.0, f"{args.seed}:sd:{boot_cv}:{i}")
                 for i in range(200)
@@ -196,21 +204,28 @@ def main(argv: Sequence[str] | None = None) -> None:
                 undecided = sum(r.outcome == "undecided" for r in runs) / len(runs)
                 mean_pairs = statistics.fmean(r.pairs for r in runs)
                 fixed = sum(fixed_red(s, n_fixed, settings.alpha) for s in sources) / len(sources)
-                frozen = [
-                    trial(
-                        sc,
-                        shapes,
-                        boots=args.baseline_boots,
-                        baseline_repeats=3,
-                        repeats=args.repeats,
-                        slowdown=effect,
-                        settings=gate,
-                        confirm="fresh-boot",
-                        seed=f"{args.seed}:frozen:{boot_cv}:{effect}:{i}",
-                    ).gate_red
-                    for i in range(frozen_trials)
-                ]
-                frozen_red = f"{sum(frozen) / len(frozen):.1%}" if frozen else "-"
+                key = (boot_cv, effect)
+                if key not in frozen_cache:
+                    frozen_cache[key] = [
+                        trial(
+                            sc,
+                            shapes,
+                            boots=args.baseline_boots,
+                            baseline_repeats=3,
+                            repeats=args.repeats,
+                            slowdown=effect,
+                            settings=gate,
+                            confirm="fresh-boot",
+                            seed=f"{args.seed}:frozen:{boot_cv}:{effect}:{i}",
+                        )
+                        for i in range(frozen_trials)
+                    ]
+                frozen = frozen_cache[key]
+                frozen_red = "-"
+                if frozen:
+                    red_share = sum(o.gate_red for o in frozen) / len(frozen)
+                    boots = 1 + statistics.fmean(o.confirmations for o in frozen)
+                    frozen_red = f"{red_share:.1%} | {boots:.2f}"
                 print(
                     f"| {boot_cv:.0%} | {max_pairs} | {effect:.0%} | {red:.1%} | {same:.1%} | "
                     f"{undecided:.1%} | {mean_pairs:.1f} | {n_fixed} | {fixed:.1%} | "

@@ -37,7 +37,7 @@ from pytest_specperf.results.schema import PointMetrics
 from pytest_specperf.stats import log_values
 
 AbOutcome = Literal["regression", "improvement", "equivalent", "continue", "undecided"]
-FIRST_LOOK = 2  # an interval over pairs needs two pairs
+FIRST_LOOK = 2  # an interval over pairs needs two pairs at least
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,9 @@ class AbSettings:
     min_effect: float = 0.05
     max_pairs: int = 12
     spending: Spending = "pocock"
+    # The first look: at 2 pairs a t interval has 1 degree of freedom and never decides, so
+    # spending error there is waste (benchmarks/ab_study.py --first-look compares).
+    first_look: int = 3
 
     def __post_init__(self) -> None:
         for name, value in (
@@ -64,8 +67,11 @@ class AbSettings:
         ):
             if not 0 < value < 0.5:
                 raise ValueError(f"A/B setting {name} must be between 0 and 0.5, got {value}")
-        if self.max_pairs < FIRST_LOOK:
-            raise ValueError(f"A/B max pairs must be at least {FIRST_LOOK}, got {self.max_pairs}")
+        if not FIRST_LOOK <= self.first_look <= self.max_pairs:
+            raise ValueError(
+                f"A/B looks must start at {FIRST_LOOK} pairs or more and at most at max pairs, "
+                f"got first look {self.first_look}, max pairs {self.max_pairs}"
+            )
 
     @property
     def margin(self) -> float:
@@ -153,14 +159,14 @@ def estimate(values: Sequence[float], settings: AbSettings) -> Estimate:
     """Mean and repeated intervals of per-pair changes at the look of ``len(values)`` pairs."""
     n = len(values)
     mean = statistics.fmean(values)
-    if n < FIRST_LOOK:
+    if n < settings.first_look:
         return Estimate(mean, None, n, None, None)
     sd = statistics.stdev(values)
     se = sd / math.sqrt(n)
     looks = max(settings.max_pairs, n)
 
     def interval(level: float) -> tuple[float, float]:
-        half = t_multiplier(level, n, looks, settings.spending, first_look=FIRST_LOOK) * se
+        half = t_multiplier(level, n, looks, settings.spending, first_look=settings.first_look) * se
         return mean - half, mean + half
 
     return Estimate(mean, sd, n, interval(2 * settings.alpha), interval(2 * settings.beta))
@@ -216,7 +222,11 @@ class AbLook:
             "undecided": "undecided at max pairs",
         }[self.outcome]
         cause = self.pooled.attribution.cause
-        why = f" (moved by {cause})" if cause and self.outcome in ("regression", "improvement") else ""
+        why = (
+            f" (moved by {cause})"
+            if cause and self.outcome in ("regression", "improvement")
+            else ""
+        )
         return (
             f"steps={self.depth} A/B: {what}{why} after {self.pairs} pair(s): "
             f"{self.pooled.attribution.text()}"

@@ -15,6 +15,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pytest_specperf.results.schema import Verdict
+
 Part = tuple[float, float | None, float | None]  # log change, interval low, interval high
 
 
@@ -66,9 +68,7 @@ def _part(part: Part) -> str:
     return text
 
 
-def moved_position(
-    base: Sequence[float], head: Sequence[float]
-) -> tuple[int, float, float] | None:
+def moved_position(base: Sequence[float], head: Sequence[float]) -> tuple[int, float, float] | None:
     """The draft position (1-based) whose acceptance rate changed most between the sides;
     None unless both sides have per-position acceptance."""
     if not base or not head:
@@ -114,3 +114,45 @@ def split_against_baseline(
         position=moved_position(baseline_positions, positions),
         label=label,
     )
+
+
+_THROUGHPUT_LABELS = {"agg_tok_s": "agg", "per_req_tok_s": "per-req", "throughput": "throughput"}
+
+
+def explain_verdicts(
+    verdicts: Sequence[Verdict],
+    *,
+    accept_length: float | None,
+    baseline_accept_length: float | None,
+    positions: Sequence[float] = (),
+    baseline_positions: Sequence[float] = (),
+) -> None:
+    """Add to each throughput regression or improvement of the baseline gate why it moved.
+
+    The accept lengths are run-scoped (the baseline file records no per-point ones), so every
+    point of a depth shares the acceptance part; the change's interval is the measured
+    figure's own interval over the baseline figure (the pooled test has none of its own).
+    """
+    for verdict in verdicts:
+        label = _THROUGHPUT_LABELS.get(verdict.metric)
+        if label is None or verdict.outcome not in ("regression", "improvement"):
+            continue
+        if not verdict.measured or not verdict.baseline:
+            continue
+        change = math.log(verdict.measured / verdict.baseline)
+        interval = None
+        if verdict.interval is not None:
+            interval = (
+                math.log(verdict.interval.low / verdict.baseline),
+                math.log(verdict.interval.high / verdict.baseline),
+            )
+        found = split_against_baseline(
+            change,
+            interval,
+            accept_length=accept_length,
+            baseline_accept_length=baseline_accept_length,
+            positions=positions,
+            baseline_positions=baseline_positions,
+            label=label,
+        )
+        verdict.message += f"; why: {found.text()}"

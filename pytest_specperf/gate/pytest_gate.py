@@ -19,6 +19,7 @@ import pytest
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.gate import floors as gate
+from pytest_specperf.gate.attribution import explain_verdicts
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.gate.decision import GateSettings, Remeasured, judge_depth
 from pytest_specperf.measure import lossless
@@ -191,6 +192,14 @@ class SpecperfGate:
             path=str(path),
             refresh_hint=self._record_hint(),
             remeasure=remeasure,
+        )
+        run = self.session.run_snapshot()
+        explain_verdicts(
+            verdicts,
+            accept_length=run.accept_length,
+            baseline_accept_length=baseline.accept_length,
+            positions=run.position_accept_rate,
+            baseline_positions=baseline.position_accept_rate or (),
         )
         _VERDICTS[self.session] = verdicts
         depth = self.session.depth

@@ -20,6 +20,7 @@ probability; benchmarks/ab_study.py measures the error rates that result.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from typing import Literal
 
@@ -59,7 +60,7 @@ def z_boundaries(
     """
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, got {level}")
-    if not fractions or any(b <= a for a, b in zip(fractions, fractions[1:], strict=False)):
+    if not fractions or any(b <= a for a, b in itertools.pairwise(fractions)):
         raise ValueError(f"information fractions must increase: {fractions}")
     bounds: list[float] = []
     grid = np.zeros(0)
@@ -71,27 +72,15 @@ def z_boundaries(
         target = spent(level, t, spending) - previous_spent
         step = t - previous_t
         sd = math.sqrt(step)
-        if not bounds:
-
-            def exit_prob(b: float, sd: float = sd) -> float:
-                return float(2 * stats.norm.sf(b / sd))
-
-        else:
-
-            def exit_prob(
-                b: float,
-                sd: float = sd,
-                grid: np.ndarray = grid,
-                mass: np.ndarray = density * weights,
-            ) -> float:
-                out = stats.norm.sf((b - grid) / sd) + stats.norm.cdf((-b - grid) / sd)
-                return float(np.dot(mass, out))
-
+        mass = density * weights
         scale = math.sqrt(t)
         if target <= 1e-15:
             b = 40.0 * scale
         else:
-            b = optimize.brentq(lambda x: exit_prob(x) - target, 1e-9, 40.0 * scale, xtol=1e-10)
+            b = optimize.brentq(
+                _excess, 1e-9, 40.0 * scale, args=(sd, grid, mass, target), xtol=1e-10
+            )
+        crossed = _exit(b, sd, grid, mass)
         bounds.append(b / scale)
         new_grid = np.linspace(-b, b, _GRID)
         new_weights = _simpson_weights(new_grid)
@@ -102,8 +91,21 @@ def z_boundaries(
             new_density = kernel @ (density * weights)
         grid, density, weights = new_grid, new_density, new_weights
         previous_t = t
-        previous_spent += exit_prob(b)
+        previous_spent += crossed
     return tuple(bounds)
+
+
+def _exit(bound: float, sd: float, grid: np.ndarray, mass: np.ndarray) -> float:
+    """The probability of crossing +-bound at this look, from the paths still running (their
+    score on ``grid`` weighted by ``mass``; none yet: every path starts at 0)."""
+    if grid.size == 0:
+        return float(2 * stats.norm.sf(bound / sd))
+    out = stats.norm.sf((bound - grid) / sd) + stats.norm.cdf((-bound - grid) / sd)
+    return float(np.dot(mass, out))
+
+
+def _excess(bound: float, sd: float, grid: np.ndarray, mass: np.ndarray, goal: float) -> float:
+    return _exit(bound, sd, grid, mass) - goal
 
 
 def _simpson_weights(grid: np.ndarray) -> np.ndarray:

@@ -77,8 +77,7 @@ def test_a_ten_percent_step_time_regression_is_red_and_named_step_time() -> None
 def test_a_lower_acceptance_is_named_acceptance_with_the_position_that_fell() -> None:
     rng = random.Random(3)
     pairs = [
-        _pair(rng, change=-0.10, accept_change=-0.10, head_rates=(0.9, 0.7, 0.45))
-        for _ in range(4)
+        _pair(rng, change=-0.10, accept_change=-0.10, head_rates=(0.9, 0.7, 0.45)) for _ in range(4)
     ]
     found = look(3, pairs, AbSettings())
     assert found.outcome == "regression"
@@ -132,8 +131,14 @@ def test_points_measured_on_one_side_only_are_left_out_of_the_pool() -> None:
 def test_a_measured_point_becomes_one_boots_side_with_every_repeat() -> None:
     def metrics(agg: float) -> PointMetrics:
         return PointMetrics(
-            concurrency=4, requests=1, ok=1, failed=0, tokens=1, wall_s=1.0,
-            agg_tok_s=agg, per_req_tok_s=None,
+            concurrency=4,
+            requests=1,
+            ok=1,
+            failed=0,
+            tokens=1,
+            wall_s=1.0,
+            agg_tok_s=agg,
+            per_req_tok_s=None,
         )
 
     point = metrics(101.0)
