@@ -149,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--effects", type=float, nargs="+", default=[0.0, 0.05, 0.10])
     parser.add_argument("--max-pairs", type=int, nargs="+", default=[12])
+    parser.add_argument("--alpha", type=float, default=AbSettings().alpha)
     parser.add_argument("--first-look", type=int, default=AbSettings().first_look)
     parser.add_argument("--spending", choices=("pocock", "obrien-fleming"), default="pocock")
     parser.add_argument("--baseline-boots", type=int, default=5)
@@ -158,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     gate = GateSettings()
     print(
-        f"A/B: alpha {AbSettings().alpha:.0%} per side, beta {AbSettings().beta:.0%}, "
+        f"A/B: alpha {args.alpha:.1%} per side, beta {AbSettings().beta:.0%}, "
         f"min effect {AbSettings().min_effect:.0%}, {args.spending} spending, looks after "
         f"every pair from pair {args.first_look}; R = {args.repeats}, "
         f"points C={','.join(map(str, CONCURRENCY))}; "
@@ -178,7 +179,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         shapes = point_shapes(CONCURRENCY, 3, args.max_new_tokens)
         for max_pairs in args.max_pairs:
             settings = AbSettings(
-                max_pairs=max_pairs, spending=args.spending, first_look=args.first_look
+                alpha=args.alpha,
+                max_pairs=max_pairs,
+                spending=args.spending,
+                first_look=args.first_look,
             )
             null = [
                 PairSource(sc, shapes, args.repeats, 0.0, f"{args.seed}:sd:{boot_cv}:{i}")

@@ -554,6 +554,43 @@ OPTIONS: tuple[OptionSpec, ...] = (
         default="1",
         parse=_float_in(0.0, 1.0),
     ),
+    # -- A/B mode (issue 19): any base option compares base and head in pairs of fresh boots
+    OptionSpec(
+        "--specperf-base-python",
+        "base_python",
+        "A/B mode: the base side's Python (e.g. a venv with the merge-base SGLang); head "
+        "runs with this interpreter",
+        ini=False,
+    ),
+    OptionSpec(
+        "--specperf-base-server-arg",
+        "base_server_arg",
+        "A/B mode: a server flag of the base side only, repeatable (head gets "
+        "--specperf-server-arg)",
+        parse=lambda option, raw: parse_server_args(raw, option),
+        kind="append",
+        ini=False,
+    ),
+    OptionSpec(
+        "--specperf-base-profile",
+        "base_profile",
+        "A/B mode: the base side's deployment profile (default: head's)",
+        ini=False,
+    ),
+    OptionSpec(
+        "--specperf-base-url",
+        "base_url",
+        "A/B mode: an existing base server (not rebooted between pairs)",
+        parse=lambda option, raw: parse_url(raw, option) if raw else None,
+        ini=False,
+    ),
+    OptionSpec(
+        "--specperf-ab-max-pairs",
+        "ab_max_pairs",
+        "A/B mode: the most pairs of boots (base, head) before the verdict is 'undecided'",
+        default="8",
+        parse=parse_positive_int,
+    ),
 )
 OPTIONS_BY_KEY: Mapping[str, OptionSpec] = {spec.key: spec for spec in OPTIONS}
 
@@ -599,6 +636,18 @@ class Settings:
     slo: Slo | None = None
     refine: bool = False
     client_procs: int | None = None  # None: chosen by load (measure/procs.py)
+    # A/B mode (any base option given): the base side; head is everything above.
+    base_python: str | None = None
+    base_server_args: tuple[str, ...] = ()
+    base_profile: Profile | None = None
+    base_url: str | None = None
+    ab_max_pairs: int = 8
+    # The server's interpreter (None: this one); the base side of A/B mode sets it.
+    python: str | None = None
+
+    @property
+    def ab_mode(self) -> bool:
+        return bool(self.base_python or self.base_server_args or self.base_profile or self.base_url)
 
 
 def resolve_profile_option(name: str, dirs: tuple[str, ...], rootdir: Path) -> Profile:
@@ -670,7 +719,23 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         slo=values["slo"],
         refine=values["refine"],
         client_procs=values["client_procs"],
+        base_python=values["base_python"],
+        base_server_args=values["base_server_arg"] or (),
+        base_profile=resolve_profile_option(values["base_profile"], values["profile_dir"], rootdir)
+        if values["base_profile"]
+        else None,
+        base_url=values["base_url"],
+        ab_max_pairs=_ab_max_pairs(values),
     )
+
+
+def _ab_max_pairs(values: Mapping[str, Any]) -> int:
+    pairs: int = values["ab_max_pairs"]
+    if pairs < 3:
+        raise UsageError(
+            f"--specperf-ab-max-pairs: at least 3 (the first look of the A/B gate), got {pairs}"
+        )
+    return pairs
 
 
 def _calibrate_boots(values: Mapping[str, Any]) -> int:

@@ -9,16 +9,19 @@ assumed, and an interval over pairs carries it.
 
 After every pair from the second on, a group-sequential look (gate/sequential.py) decides:
 
-- **equivalent**: the ``2 beta`` repeated interval of the pooled change lies inside
+- **regression** / **improvement**: the ``2 alpha`` repeated interval lies wholly below /
+  above zero. With no change this happens at most ``alpha`` of the time on each side;
+- **equivalent**: else, when the ``2 beta`` repeated interval of the pooled change lies inside
   (-min effect, +min effect). Under a true change of the minimum effect this happens at most
   ``beta`` of the time (so a regression of that size is caught with probability 1 - beta, if
   the pairs run out first it is "undecided", not "equivalent");
-- **regression** / **improvement**: the ``2 alpha`` repeated interval lies wholly below /
-  above zero. With no change this happens at most ``alpha`` of the time on each side;
 - else another pair, up to ``max_pairs``; then **undecided**.
 
-A change that is statistically clear but smaller than the minimum effect comes out as
-equivalent, as in the baseline gate. Repeated intervals hold whatever the stopping rule, so
+A change that is statistically clear is called, even when smaller than the minimum effect:
+base and head ran on one runner in alternating boots, so a clear -3% is the code's -3% (the
+baseline gate, which compares with another day's machine, lets such changes through
+instead). The minimum effect sets what "equivalent" must rule out, and so the detection
+promise: a change of that size is caught with probability 1 - beta. Repeated intervals hold whatever the stopping rule, so
 looking after every pair costs nothing in error rate beyond what the spending function
 charges; benchmarks/ab_study.py measures it (docs/explanation/ab-gating.md).
 """
@@ -33,7 +36,7 @@ from typing import Literal
 
 from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
 from pytest_specperf.gate.sequential import Spending, t_multiplier
-from pytest_specperf.results.schema import PointMetrics
+from pytest_specperf.results.schema import DepthRun, PointMetrics
 from pytest_specperf.stats import log_values
 
 AbOutcome = Literal["regression", "improvement", "equivalent", "continue", "undecided"]
@@ -176,14 +179,13 @@ def outcome_of(pooled: Estimate, settings: AbSettings) -> AbOutcome:
     """The decision of one look on the pooled change (see the module docstring)."""
     if pooled.wide is None or pooled.narrow is None:
         return "continue"
-    margin = settings.margin
-    low, high = pooled.narrow
-    if low > -margin and high < math.log(1 + settings.min_effect):
-        return "equivalent"
     if pooled.wide[1] < 0:
         return "regression"
     if pooled.wide[0] > 0:
         return "improvement"
+    low, high = pooled.narrow
+    if low > -settings.margin and high < math.log(1 + settings.min_effect):
+        return "equivalent"
     return "undecided" if pooled.pairs >= settings.max_pairs else "continue"
 
 
@@ -322,3 +324,42 @@ def change_percent(value: Estimate) -> tuple[float, float | None, float | None]:
         None if low is None else percent(low),
         None if high is None else percent(high),
     )
+
+
+@dataclass
+class AbRun:
+    """One depth's A/B comparison as it stands: the pairs, the last look, what it cost."""
+
+    depth: int
+    settings: AbSettings
+    pairs: list[Pair] = field(default_factory=list)
+    last: AbLook | None = None
+    # Seconds the servers were up (boot, measuring, stop): GPU-seconds with one GPU each.
+    server_seconds: float = 0.0
+    # The sides in the order they were booted ("base", "head", "head", "base", ...).
+    boots: list[str] = field(default_factory=list)
+    # The latest head boot's run: the points the per-point tests see.
+    head_run: DepthRun | None = None
+    failure: str | None = None
+
+    def cost(self) -> str:
+        return (
+            f"{len(self.pairs)} pair(s), {len(self.boots)} boots "
+            f"({' '.join(side[0].upper() for side in self.boots)}), "
+            f"{self.server_seconds:,.0f} server-seconds"
+        )
+
+    def summary_lines(self) -> list[str]:
+        """The verdict, then each point's change and why, then what it cost."""
+        if self.last is None:
+            return [self.failure or f"steps={self.depth} A/B: no pair was measured"]
+        lines = [self.last.message(self.settings.min_effect)]
+        for point in self.last.points:
+            lines.append(
+                f"  C={point.concurrency}: base {point.base_median or 0:,.1f} -> head "
+                f"{point.head_median or 0:,.1f} tok/s (medians); {point.attribution.text()}"
+            )
+        lines.append(f"  cost: {self.cost()}")
+        if self.failure is not None:
+            lines.append(f"  {self.failure}")
+        return lines

@@ -19,6 +19,8 @@ import pytest
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.gate import floors as gate
+from pytest_specperf.gate.ab import AbRun, PointSummary, change_percent
+from pytest_specperf.gate.ab import outcome_of as ab_outcome
 from pytest_specperf.gate.attribution import explain_verdicts
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.gate.decision import GateSettings, Remeasured, judge_depth
@@ -54,12 +56,80 @@ def interval_text(interval: Interval) -> str:
 
 class SpecperfGate:
     def __init__(
-        self, session: DepthSession, properties: list[tuple[str, object]] | None = None
+        self,
+        session: DepthSession,
+        properties: list[tuple[str, object]] | None = None,
+        ab: AbRun | None = None,
     ) -> None:
-        """``properties``: where figures go (a test's ``user_properties``, as record_property)."""
+        """``properties``: where figures go (a test's ``user_properties``, as record_property);
+        ``ab``: in A/B mode, the depth's comparison (throughput is judged by it, and every
+        check that needs a baseline file skips)."""
         self.session = session
         self.settings = session.settings
         self.properties = properties if properties is not None else []
+        self.ab = ab
+
+    def _skip_in_ab_mode(self) -> None:
+        if self.ab is not None:
+            pytest.skip(
+                "A/B mode: no baseline file is read; throughput is judged against the base "
+                "side (test_throughput_depth, test_throughput_floor)"
+            )
+
+    def _record_ab(self, summary: PointSummary) -> None:
+        change, low, high = change_percent(summary.estimate)
+        self._record("ab.change", change)
+        self._record("ab.change.low", low)
+        self._record("ab.change.high", high)
+        self._record("ab.base_median", summary.base_median)
+        self._record("ab.head_median", summary.head_median)
+        self._record("ab.why", summary.attribution.text())
+        if self.ab is not None:
+            self._record("ab.pairs", len(self.ab.pairs))
+            self._record("ab.server_seconds", round(self.ab.server_seconds, 1))
+
+    def _ab_point(self, point: PointMetrics) -> None:
+        """A/B mode: this point's change over the pairs; red when it alone is a clear
+        regression beyond the minimum effect (the depth test below is the gate's verdict)."""
+        assert self.ab is not None
+        found = self.ab.last
+        summary = (
+            next((p for p in found.points if p.concurrency == point.concurrency), None)
+            if found is not None
+            else None
+        )
+        if summary is None:
+            pytest.skip(f"C={point.concurrency}: not measured on both sides of a pair")
+        self._record_ab(summary)
+        if ab_outcome(summary.estimate, self.ab.settings) == "regression":
+            pytest.fail(
+                f"steps={self.session.depth} C={point.concurrency} A/B: regression over "
+                f"{self.ab.cost()}: {summary.attribution.text()} (base median "
+                f"{summary.base_median:,.1f}, head {summary.head_median:,.1f} tok/s)",
+                pytrace=False,
+            )
+
+    def _ab_depth(self) -> None:
+        """A/B mode: the depth's verdict: red on a regression or when undecided."""
+        assert self.ab is not None
+        found = self.ab.last
+        if self.ab.failure is not None or found is None:
+            pytest.fail(self.ab.failure or "A/B: no pair was measured", pytrace=False)
+        self._record_ab(found.pooled)
+        self._record("ab.outcome", found.outcome)
+        line = f"{found.message(self.ab.settings.min_effect)}; {self.ab.cost()}"
+        if found.outcome == "regression":
+            pytest.fail(line, pytrace=False)
+        if found.outcome in ("undecided", "continue"):
+            pytest.fail(
+                f"{line}: the noise between boots is too large to tell a "
+                f"{self.ab.settings.min_effect:.0%} change from none in "
+                f"{self.ab.settings.max_pairs} pairs; raise --specperf-ab-max-pairs or "
+                "--specperf-repeats",
+                pytrace=False,
+            )
+        if found.outcome == "improvement":
+            warnings.warn(BaselineImprovement(line), stacklevel=3)
 
     def _record(self, name: str, value: float | int | str | None) -> None:
         if value is None:
@@ -106,6 +176,7 @@ class SpecperfGate:
 
     def baseline(self) -> tuple[Path, Baseline]:
         """The baseline for this depth, or skip/fail saying why there is none."""
+        self._skip_in_ab_mode()
         path, baseline, error = load_baseline_safely(self.session)
         if error is not None:
             pytest.fail(error, pytrace=False)
@@ -136,6 +207,9 @@ class SpecperfGate:
         self._record("requests", point.requests)
         for metric in ("agg_tok_s", "per_req_tok_s"):
             self._record_measured(metric, getattr(point, metric), point.intervals.get(metric))
+        if self.ab is not None:
+            self._ab_point(point)
+            return
         if self._recording(
             f"C={point.concurrency}: agg {_num(point.agg_tok_s)} tok/s, "
             f"per-req {_num(point.per_req_tok_s)} tok/s, {point.ok}/{point.requests} ok"
@@ -152,6 +226,9 @@ class SpecperfGate:
     def require_depth_throughput(self, run: DepthRun) -> None:
         """The depth as a whole (every point's change pooled) is not a regression."""
         self._record("depth", self.session.depth)
+        if self.ab is not None:
+            self._ab_depth()
+            return
         if self._recording("throughput of the depth as a whole (pooled)"):
             return
         path, baseline = self.baseline()
@@ -233,6 +310,7 @@ class SpecperfGate:
             warnings.warn(BaselineImprovement(improved.message), stacklevel=3)
 
     def require_kv_capacity(self) -> None:
+        self._skip_in_ab_mode()
         summary = self.session.summary
         assert summary is not None
         self._record("depth", self.session.depth)
@@ -255,6 +333,7 @@ class SpecperfGate:
             pytest.fail("\n".join(failures), pytrace=False)
 
     def require_accept_length(self, run: DepthRun) -> None:
+        self._skip_in_ab_mode()
         if self.session.depth == CONTROL_DEPTH:
             pytest.skip("steps=0 is the no-speculation control: no accept length")
         self._record("depth", self.session.depth)
@@ -275,6 +354,7 @@ class SpecperfGate:
             pytest.fail(message, pytrace=False)
 
     def require_position_acceptance(self, run: DepthRun) -> None:
+        self._skip_in_ab_mode()
         if self.session.depth == CONTROL_DEPTH:
             pytest.skip("steps=0 is the no-speculation control: no draft positions")
         self._record("depth", self.session.depth)
@@ -294,6 +374,7 @@ class SpecperfGate:
 
     def require_speedup(self) -> None:
         """Speedup floors of every (depth, control) pair that became judgeable with this depth."""
+        self._skip_in_ab_mode()
         if CONTROL_DEPTH not in self.settings.depths:
             pytest.skip("no control in this run: add 0 to --spec-steps to measure the speedup")
         if self.settings.update_baselines:
@@ -335,6 +416,7 @@ class SpecperfGate:
 
     def require_lossless(self) -> None:
         """This depth's greedy outputs equal those of every depth stored before it."""
+        self._skip_in_ab_mode()
         if len(self.settings.depths) < 2:
             pytest.skip("one depth in this run: add another (e.g. --spec-steps=0,3) to compare")
         try:
@@ -352,6 +434,7 @@ class SpecperfGate:
 
     def require_self_test(self) -> None:
         """--specperf-self-test: the gate catches a known /slow_down, and the reset holds."""
+        self._skip_in_ab_mode()
         if not self.settings.self_test:
             pytest.skip("the gate's self-test runs with --specperf-self-test")
         result = self.session.self_test()

@@ -104,9 +104,15 @@ def test_noise_too_large_for_the_pairs_ends_undecided() -> None:
     assert look(3, pairs, settings).outcome == "undecided"
 
 
-def test_a_clear_change_smaller_than_the_minimum_effect_is_equivalent() -> None:
+def test_a_clear_change_smaller_than_the_minimum_effect_is_still_a_regression() -> None:
     settings = AbSettings()
     values = [-0.02 + 0.001 * (i % 3 - 1) for i in range(10)]
+    assert outcome_of(estimate(values, settings), settings) == "regression"
+
+
+def test_a_small_change_within_a_narrow_interval_is_equivalent() -> None:
+    settings = AbSettings()
+    values = [0.004 * (i % 3 - 1) for i in range(10)]
     assert outcome_of(estimate(values, settings), settings) == "equivalent"
 
 
