@@ -1,0 +1,36 @@
+"""A/B mode as a user runs it: base and head simulators booted in pairs, no baseline file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.e2e import FAST_ARGS
+
+pytestmark = pytest.mark.usefixtures("no_leftover_sims")
+
+
+def test_a_slower_head_is_red_named_step_time_and_no_baseline_is_touched(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """Head 20% slower per step: the depth test fails with the A/B verdict, its cause and cost;
+    the baselines directory stays empty."""
+    result = pytester.runpytest_subprocess(
+        "perf_tests",
+        "--spec-steps=3",
+        *FAST_ARGS,
+        "--specperf-base-server-arg=--sim-seed=1",
+        "--specperf-server-arg=--sim-seed=2",
+        "--specperf-server-arg=--sim-slowdown=0.2",
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) >= 1, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(
+        [
+            "*steps=3 A/B: REGRESSION (moved by step time) after 3 pair(s): agg -*",
+            "*cost: 3 pair(s), 6 boots (B H H B B H), * server-seconds*",
+        ]
+    )
+    assert not any((suite_dir / "baselines").iterdir())
+    assert (suite_dir / ".specperf" / "ab" / "steps3" / "pair3-head" / "results.json").exists()
