@@ -119,6 +119,9 @@ def run_and_record_ab(session: DepthSession) -> AbRun:
 
     def record(results: RunResults) -> None:
         results.runs = [r for r in results.runs if r.depth != session.depth]
+        results.ab = [c for c in results.ab if c.depth != session.depth]
+        results.ab.append(found.comparison())
+        results.ab.sort(key=lambda c: c.depth)
         if head is not None:
             results.runs.append(head)
             results.runs.sort(key=lambda r: r.depth)

@@ -21,9 +21,11 @@ A change that is statistically clear is called, even when smaller than the minim
 base and head ran on one runner in alternating boots, so a clear -3% is the code's -3% (the
 baseline gate, which compares with another day's machine, lets such changes through
 instead). The minimum effect sets what "equivalent" must rule out, and so the detection
-promise: a change of that size is caught with probability 1 - beta. Repeated intervals hold whatever the stopping rule, so
-looking after every pair costs nothing in error rate beyond what the spending function
-charges; benchmarks/ab_study.py measures it (docs/explanation/ab-gating.md).
+promise: a change of that size is caught with probability 1 - beta.
+
+Repeated intervals hold whatever the stopping rule, so looking after every pair costs nothing
+in error rate beyond what the spending function charges; benchmarks/ab_study.py measures it
+(docs/explanation/ab-gating.md).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import Literal
 
 from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
 from pytest_specperf.gate.sequential import Spending, t_multiplier
-from pytest_specperf.results.schema import DepthRun, PointMetrics
+from pytest_specperf.results.schema import AbChange, AbComparison, DepthRun, PointMetrics
 from pytest_specperf.stats import log_values
 
 AbOutcome = Literal["regression", "improvement", "equivalent", "continue", "undecided"]
@@ -214,7 +216,7 @@ class AbLook:
     def decided(self) -> bool:
         return self.outcome not in ("continue",)
 
-    def message(self, min_effect: float) -> str:
+    def message(self, min_effect: float, beta: float = 0.05) -> str:
         """One line: the verdict, the pooled change and why it moved."""
         what = {
             "regression": "REGRESSION",
@@ -229,10 +231,18 @@ class AbLook:
             if cause and self.outcome in ("regression", "improvement")
             else ""
         )
-        return (
+        text = (
             f"steps={self.depth} A/B: {what}{why} after {self.pairs} pair(s): "
             f"{self.pooled.attribution.text()}"
         )
+        narrow = self.pooled.estimate.narrow
+        if self.outcome == "equivalent" and narrow is not None:
+            level = 1 - 2 * beta
+            text += (
+                f"; its {level:.0%} repeated interval [{percent(narrow[0]) * 100:+.1f}, "
+                f"{percent(narrow[1]) * 100:+.1f}] lies within ±{min_effect:.0%}"
+            )
+        return text
 
 
 def look(depth: int, pairs: Sequence[Pair], settings: AbSettings) -> AbLook:
@@ -353,7 +363,7 @@ class AbRun:
         """The verdict, then each point's change and why, then what it cost."""
         if self.last is None:
             return [self.failure or f"steps={self.depth} A/B: no pair was measured"]
-        lines = [self.last.message(self.settings.min_effect)]
+        lines = [self.last.message(self.settings.min_effect, self.settings.beta)]
         for point in self.last.points:
             lines.append(
                 f"  C={point.concurrency}: base {point.base_median or 0:,.1f} -> head "
@@ -363,3 +373,35 @@ class AbRun:
         if self.failure is not None:
             lines.append(f"  {self.failure}")
         return lines
+
+    def comparison(self) -> AbComparison:
+        """What results.json keeps of this comparison."""
+        found = self.last
+        return AbComparison(
+            depth=self.depth,
+            outcome="failed" if self.failure is not None or found is None else found.outcome,
+            pairs=len(self.pairs),
+            boots=list(self.boots),
+            server_seconds=round(self.server_seconds, 1),
+            min_effect=self.settings.min_effect,
+            alpha=self.settings.alpha,
+            message=" ".join(self.summary_lines()[:1]),
+            pooled=_change(found.pooled) if found is not None else None,
+            points=[_change(p) for p in found.points] if found is not None else [],
+        )
+
+
+def _change(summary: PointSummary) -> AbChange:
+    change, low, high = change_percent(summary.estimate)
+    why = summary.attribution
+    return AbChange(
+        concurrency=summary.concurrency,
+        base_median=summary.base_median,
+        head_median=summary.head_median,
+        change=change,
+        low=low,
+        high=high,
+        acceptance_change=percent(why.acceptance[0]) if why.acceptance else None,
+        step_time_change=percent(why.step_time[0]) if why.step_time else None,
+        why=why.text(),
+    )

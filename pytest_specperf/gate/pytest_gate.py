@@ -117,7 +117,9 @@ class SpecperfGate:
             pytest.fail(self.ab.failure or "A/B: no pair was measured", pytrace=False)
         self._record_ab(found.pooled)
         self._record("ab.outcome", found.outcome)
-        line = f"{found.message(self.ab.settings.min_effect)}; {self.ab.cost()}"
+        line = (
+            f"{found.message(self.ab.settings.min_effect, self.ab.settings.beta)}; {self.ab.cost()}"
+        )
         if found.outcome == "regression":
             pytest.fail(line, pytrace=False)
         if found.outcome in ("undecided", "continue"):
