@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -33,4 +34,11 @@ def test_a_slower_head_is_red_named_step_time_and_no_baseline_is_touched(
         ]
     )
     assert not any((suite_dir / "baselines").iterdir())
-    assert (suite_dir / ".specperf" / "ab" / "steps3" / "pair3-head" / "results.json").exists()
+    out = suite_dir / ".specperf"
+    assert (out / "ab" / "steps3" / "pair3-head" / "results.json").exists()
+    (comparison,) = json.loads((out / "results.json").read_text())["ab"]
+    assert comparison["outcome"] == "regression" and comparison["pairs"] == 3
+    assert comparison["pooled"]["step_time_change"] < -0.1
+    report = (out / "report.md").read_text()
+    assert report.split("\n\n")[1] == "## A/B verdict (base vs head, paired boots)"
+    assert (out / "ab-forest.png").exists()
