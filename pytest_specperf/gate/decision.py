@@ -186,12 +186,33 @@ def _quantile(upper_tail: float, dof: float) -> float:
     return t_quantile(1 - upper_tail, dof)
 
 
+# Calibration across fewer boots than this cannot estimate the noise between boots: two boots
+# gave 0.0% on the H200 while fresh boots moved by up to 17 points (issue 19). Such an estimate
+# is raised to at least PRIOR_BOOT_CV, the boot-to-boot noise measured there (case b of
+# benchmarks/detection_study.py), and treated as known.
+MIN_BOOTS_FOR_BOOT_NOISE = 3
+PRIOR_BOOT_CV = 0.05
+
+
 @dataclass(frozen=True)
 class _Noise:
     within: float
     between: float | None
     dof: float
     description: str
+    # Degrees of freedom of each estimate (inf: taken as known); the test's own are
+    # Satterthwaite's, from how much each part adds to the standard error.
+    between_dof: float = math.inf
+    within_dof: float = math.inf
+
+
+def satterthwaite(parts: Sequence[tuple[float, float]]) -> float:
+    """Degrees of freedom of a sum of variance estimates, each (variance, its dof)."""
+    total = sum(v for v, _ in parts)
+    spread = sum(v * v / d for v, d in parts if v > 0 and not math.isinf(d))
+    if total <= 0 or spread <= 0:
+        return math.inf
+    return total * total / spread
 
 
 def _noise_for(ref: Reference) -> _Noise | None:
@@ -207,13 +228,31 @@ def _noise_for(ref: Reference) -> _Noise | None:
     if noise is None or noise.source != "calibrated" or noise.within_boot_cv is None:
         return None
     between = noise.boot_to_boot_cv
+    boots = noise.boots
     description = (
-        f"calibrated ({noise.samples} samples over {noise.boots} boot(s): within-boot "
+        f"calibrated ({noise.samples} samples over {boots} boot(s): within-boot "
         f"{noise.within_boot_cv:.1%}"
-        + (f", boot-to-boot {between:.1%})" if between is not None else ")")
     )
+    between_dof = math.inf
+    if between is not None and boots < MIN_BOOTS_FOR_BOOT_NOISE:
+        description += (
+            f", boot-to-boot {between:.1%} from {boots} boots, taken as at least "
+            f"{PRIOR_BOOT_CV:.0%} (fewer than {MIN_BOOTS_FOR_BOOT_NOISE} boots cannot "
+            "estimate it))"
+        )
+        between = max(between, PRIOR_BOOT_CV)
+    elif between is not None:
+        description += f", boot-to-boot {between:.1%} from {boots} boots)"
+        between_dof = boots - 1
+    else:
+        description += ")"
     return _Noise(
-        within=noise.within_boot_cv, between=between, dof=math.inf, description=description
+        within=noise.within_boot_cv,
+        between=between,
+        dof=math.inf,
+        description=description,
+        between_dof=between_dof,
+        within_dof=max(noise.samples - boots, 1),
     )
 
 
@@ -260,9 +299,11 @@ def compare(
     change = sign * math.log(measured / baseline)
     between = noise.between if noise.between is not None else 0.0
     boot_part = 1 / max(current_boots, 1) + 1 / max(ref.boots, 1)
-    variance = between**2 * boot_part + noise.within**2 * (1 / len(current) + 1 / len(ref.samples))
-    se = math.sqrt(variance)
-    threshold = _threshold(se, alpha, noise.dof, settings)
+    boot_variance = between**2 * boot_part
+    within_variance = noise.within**2 * (1 / len(current) + 1 / len(ref.samples))
+    se = math.sqrt(boot_variance + within_variance)
+    dof = satterthwaite([(boot_variance, noise.between_dof), (within_variance, noise.within_dof)])
+    threshold = _threshold(se, alpha, dof, settings)
     source = noise.description
     if noise.between is None:
         explicit = -math.log(1 - ref.tolerance)
@@ -297,7 +338,8 @@ def compare_depth(
     boot_terms: list[float] = []
     within_terms: list[float] = []
     changes: list[float] = []
-    dofs: list[float] = []
+    between_dofs: list[float] = []
+    within_dofs: list[float] = []
     unknown_boot: list[float] = []
     sources: set[str] = set()
     for items in points:
@@ -316,16 +358,19 @@ def compare_depth(
                 between * math.sqrt(1 / max(current_boots, 1) + 1 / max(ref.boots, 1))
             )
             point_within.append(noise.within * math.sqrt(1 / len(current) + 1 / len(ref.samples)))
-            dofs.append(noise.dof)
+            between_dofs.append(noise.between_dof)
+            within_dofs.append(noise.within_dof)
             sources.add(noise.description.split(" (")[0])
         if point_within:
             within_terms.append(statistics.fmean(point_within))
     if not changes:
         return None
     count = len(within_terms)
-    variance = statistics.fmean(boot_terms) ** 2 + sum(w * w for w in within_terms) / count**2
-    se = math.sqrt(variance)
-    threshold = _threshold(se, alpha, min(dofs), settings)
+    boot_variance = statistics.fmean(boot_terms) ** 2
+    within_variance = sum(w * w for w in within_terms) / count**2
+    se = math.sqrt(boot_variance + within_variance)
+    dof = satterthwaite([(boot_variance, min(between_dofs)), (within_variance, min(within_dofs))])
+    threshold = _threshold(se, alpha, dof, settings)
     source = " + ".join(sorted(sources)) + f", {count} point(s) pooled"
     if unknown_boot and max(unknown_boot) > threshold:
         threshold = max(unknown_boot)

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_specperf.gate.decision import (
+    PRIOR_BOOT_CV,
     GateSettings,
     MetricNoise,
     PointInput,
@@ -17,6 +18,7 @@ from pytest_specperf.gate.decision import (
     compare,
     estimate_noise,
     judge_depth,
+    satterthwaite,
     summarize,
 )
 
@@ -247,3 +249,36 @@ def test_regression_message_keeps_the_old_shape_and_adds_the_evidence() -> None:
     for part in ("(baseline 100.0 - ", "%) [base.json]", "3 sample(s)", "median 70.0"):
         assert part in message
     assert "95% interval" in message and "noise: calibrated" in message
+
+
+def _two_boot_reference(between: float) -> Reference:
+    noise = MetricNoise(
+        source="calibrated", within_boot_cv=0.03, boot_to_boot_cv=between, samples=6, boots=2
+    )
+    return Reference(figure=100.0, samples=tuple([100.0] * 6), boots=2, noise=noise)
+
+
+def test_two_boots_never_claim_no_noise_between_boots() -> None:
+    """Calibrated over 2 boots with 0.0% between them: the prior stands in, and says so."""
+    result = compare([90.0] * 3, _two_boot_reference(0.0), alpha=0.002, settings=SETTINGS)
+    assert "boot-to-boot 0.0% from 2 boots, taken as at least 5%" in result.noise_source
+    assert result.se is not None and result.se > PRIOR_BOOT_CV
+    assert not result.regression  # a 10% drop is within what two boots can tell apart
+
+
+def test_three_boots_use_their_estimate_with_satterthwaite_dof() -> None:
+    """From 3 boots on, the estimate is used, with the t quantile of its degrees of freedom."""
+    noise = MetricNoise(
+        source="calibrated", within_boot_cv=0.03, boot_to_boot_cv=0.02, samples=9, boots=3
+    )
+    ref = Reference(figure=100.0, samples=tuple([100.0] * 9), boots=3, noise=noise)
+    result = compare([100.0] * 3, ref, alpha=0.002, settings=SETTINGS)
+    assert "boot-to-boot 2.0% from 3 boots)" in result.noise_source
+    known = compare([100.0] * 3, reference(calibrated(0.03, 0.02)), alpha=0.002, settings=SETTINGS)
+    assert result.threshold > known.threshold
+
+
+def test_satterthwaite_of_one_part_is_its_own_dof_and_known_parts_add_none() -> None:
+    assert satterthwaite([(0.01, 4.0)]) == pytest.approx(4.0)
+    assert satterthwaite([(0.01, 4.0), (0.01, 4.0)]) == pytest.approx(8.0)
+    assert math.isinf(satterthwaite([(0.01, math.inf)]))
