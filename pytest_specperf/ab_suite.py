@@ -11,9 +11,11 @@ per server).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.gate.ab import AbRun, AbSettings, BootPoint, Pair, boot_point, look
@@ -43,36 +45,38 @@ def boot_order(pair: int) -> tuple[Side, Side]:
     return ("base", "head") if pair % 2 == 0 else ("head", "base")
 
 
-Measure = Callable[[Side, int], tuple[DepthRun, float]]
+# Boots and sweeps one pair's sides in the given order: each side's run, and the seconds the
+# GPU was held for the pair (server-up time; with both booted together, the pair's wall time).
+MeasurePair = Callable[[int, tuple[Side, Side]], tuple[dict[Side, DepthRun], float]]
 
 
-def run_ab(settings: Settings, depth: int, *, measure: Measure | None = None) -> AbRun:
-    """Pairs of boots until decided; ``measure`` (side, pair) boots and sweeps one side and
-    returns its run and server-up seconds (default: a fresh DepthSession)."""
+def run_ab(settings: Settings, depth: int, *, measure: MeasurePair | None = None) -> AbRun:
+    """Pairs of boots until decided (default ``measure``: fresh DepthSessions, one after the
+    other, or booted together with --specperf-ab-boot-together)."""
     ab_settings = AbSettings(
         alpha=settings.alpha,
         min_effect=settings.min_effect,
         max_pairs=settings.ab_max_pairs,
     )
     result = AbRun(depth=depth, settings=ab_settings)
-    boot = measure or (lambda side, pair: measure_side(settings, depth, side, pair))
+    boot = measure or (lambda pair, order: measure_pair(settings, depth, pair, order))
     for index in range(ab_settings.max_pairs):
-        sides: dict[Side, DepthRun] = {}
-        for side in boot_order(index):
-            try:
-                run, seconds = boot(side, index)
-            except SpecperfError as exc:
-                result.failure = f"steps={depth} A/B: the {side} boot of pair {index + 1}: {exc}"
-                return result
-            result.server_seconds += seconds
-            result.boots.append(side)
-            if run.failure is not None:
+        order = boot_order(index)
+        try:
+            sides, seconds = boot(index, order)
+        except SpecperfError as exc:
+            result.failure = f"steps={depth} A/B: pair {index + 1}: {exc}"
+            return result
+        result.server_seconds += seconds
+        result.boots.extend(order)
+        for side in order:
+            failure = sides[side].failure
+            if failure is not None:
                 result.failure = (
                     f"steps={depth} A/B: the {side} boot of pair {index + 1} failed: "
-                    f"{run.failure.splitlines()[0]}"
+                    f"{failure.splitlines()[0]}"
                 )
                 return result
-            sides[side] = run
         result.head_run = sides["head"]
         pair = Pair(base=_sides(sides["base"]), head=_sides(sides["head"]))
         if not pair.concurrencies():
@@ -89,20 +93,49 @@ def _sides(run: DepthRun) -> dict[int, BootPoint]:
     return {p.concurrency: boot_point(p) for p in run.points if p.ok > 0 and p.agg_tok_s > 0}
 
 
-def measure_side(settings: Settings, depth: int, side: Side, pair: int) -> tuple[DepthRun, float]:
-    """One fresh boot of one side: every planned point R times; its run and up seconds."""
+def _session(settings: Settings, depth: int, side: Side, pair: int) -> DepthSession:
     chosen = base_settings(settings) if side == "base" else settings
     out_dir = settings.out_dir / "ab" / f"steps{depth}" / f"pair{pair + 1}-{side}"
     out_dir.mkdir(parents=True, exist_ok=True)
-    chosen = dataclasses.replace(chosen, out_dir=out_dir)
-    session = DepthSession(chosen, depth, ResultsStore(out_dir))
+    return DepthSession(dataclasses.replace(chosen, out_dir=out_dir), depth, ResultsStore(out_dir))
+
+
+def measure_pair(
+    settings: Settings, depth: int, pair: int, order: tuple[Side, Side]
+) -> tuple[dict[Side, DepthRun], float]:
+    """One pair: each side a fresh boot measuring every planned point R times, in ``order``.
+
+    One after the other, the GPU is held for the sum of both servers' up time; booted
+    together (--specperf-ab-boot-together), for the pair's wall time, and the second side
+    is measured while the first one's server idles.
+    """
+    sessions = {side: _session(settings, depth, side, pair) for side in order}
     started = time.monotonic()
+    runs: dict[Side, DepthRun] = {}
     try:
-        session.open()
-        run = session.measure_all()
+        if settings.ab_boot_together:
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                booting = {side: pool.submit(sessions[side].open) for side in order}
+                for side in order:
+                    booting[side].exception()  # a failed boot is kept in session.failure
+            for side in order:
+                runs[side] = _sweep(sessions[side])
+        else:
+            for side in order:
+                with contextlib.suppress(SpecperfError):  # kept in session.failure
+                    sessions[side].open()
+                runs[side] = _sweep(sessions[side])
+                sessions.pop(side).close()
     finally:
-        session.close()
-    return run, time.monotonic() - started
+        for session in sessions.values():
+            session.close()
+    return runs, time.monotonic() - started
+
+
+def _sweep(session: DepthSession) -> DepthRun:
+    if session.failure is not None:
+        return session.run_snapshot()
+    return session.measure_all()
 
 
 def ab_head_point(ab: AbRun, concurrency: int) -> PointMetrics | None:

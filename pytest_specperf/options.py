@@ -591,6 +591,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
         default="8",
         parse=parse_positive_int,
     ),
+    OptionSpec(
+        "--specperf-ab-boot-together",
+        "ab_boot_together",
+        "A/B mode: boot each pair's base and head servers at the same time (one GPU holds "
+        "both; they are still measured one after the other): a pair costs one boot's wait",
+        parse=_flag,
+        kind="flag",
+        ini=False,
+    ),
 )
 OPTIONS_BY_KEY: Mapping[str, OptionSpec] = {spec.key: spec for spec in OPTIONS}
 
@@ -642,6 +651,7 @@ class Settings:
     base_profile: Profile | None = None
     base_url: str | None = None
     ab_max_pairs: int = 8
+    ab_boot_together: bool = False
     # The server's interpreter (None: this one); the base side of A/B mode sets it.
     python: str | None = None
 
@@ -726,6 +736,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         else None,
         base_url=values["base_url"],
         ab_max_pairs=_ab_max_pairs(values),
+        ab_boot_together=values["ab_boot_together"],
     )
 
 

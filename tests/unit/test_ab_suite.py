@@ -50,12 +50,15 @@ class FakeBoots:
     def __init__(self, change: float) -> None:
         self.change = change
         self.rng = random.Random(7)
-        self.booted: list[tuple[str, int]] = []
+        self.booted: list[str] = []
 
-    def __call__(self, side: str, pair: int) -> tuple[DepthRun, float]:
-        self.booted.append((side, pair))
-        factor = math.exp(self.rng.gauss(0, 0.01)) * (1 + self.change if side == "head" else 1)
-        return _run({1: 100.0 * factor, 4: 350.0 * factor}), 10.0
+    def __call__(self, pair: int, order: tuple[str, str]) -> tuple[dict[str, DepthRun], float]:
+        runs = {}
+        for side in order:
+            self.booted.append(side)
+            factor = math.exp(self.rng.gauss(0, 0.01)) * (1 + self.change if side == "head" else 1)
+            runs[side] = _run({1: 100.0 * factor, 4: 350.0 * factor})
+        return runs, 20.0
 
 
 def test_no_base_option_is_not_ab_mode_and_any_one_is(tmp_path: Path) -> None:
@@ -104,14 +107,20 @@ def test_no_change_is_equivalent(tmp_path: Path) -> None:
 
 
 def test_a_failed_boot_ends_the_comparison_with_the_reason(tmp_path: Path) -> None:
-    def measure(side: str, pair: int) -> tuple[DepthRun, float]:
-        if side == "head":
-            raise SpecperfError("server exited during boot")
-        return _run({1: 100.0}), 5.0
+    def measure(pair: int, order: tuple[str, str]) -> tuple[dict[str, DepthRun], float]:
+        return {"base": _run({1: 100.0}), "head": _run({}, failure="server exited at boot")}, 5.0
 
     found = run_ab(settings(tmp_path, base_server_arg=["--sim-seed=1"]), 3, measure=measure)
-    assert found.failure == ("steps=3 A/B: the head boot of pair 1: server exited during boot")
+    assert found.failure == "steps=3 A/B: the head boot of pair 1 failed: server exited at boot"
     assert found.last is None
+
+
+def test_an_error_of_a_pair_ends_the_comparison(tmp_path: Path) -> None:
+    def measure(pair: int, order: tuple[str, str]) -> tuple[dict[str, DepthRun], float]:
+        raise SpecperfError("no free port")
+
+    found = run_ab(settings(tmp_path, base_server_arg=["--sim-seed=1"]), 3, measure=measure)
+    assert found.failure == "steps=3 A/B: pair 1: no free port"
 
 
 def test_max_pairs_below_the_first_look_is_a_usage_error(tmp_path: Path) -> None:
