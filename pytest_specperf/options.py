@@ -188,6 +188,11 @@ def _flag(option: str, raw: Any) -> bool:
     return bool(raw)
 
 
+# Boots of a calibration when none is given: from fewer than 3 the noise between boots cannot
+# be estimated (the gate then assumes at least gate.decision.PRIOR_BOOT_CV; issue 19).
+DEFAULT_CALIBRATE_BOOTS = 3
+
+
 @dataclass(frozen=True)
 class OptionSpec:
     """One option: written once, registered in pytest, ini files and the ``specperf`` CLI."""
@@ -495,9 +500,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "--specperf-calibrate-boots",
         "calibrate_boots",
         "with --specperf-calibrate: boot the server this many times per depth (restarting "
-        "it between rounds) so that the baseline also knows the noise between boots",
-        default="1",
-        parse=parse_positive_int,
+        "it between rounds) so that the baseline also knows the noise between boots "
+        f"(default {DEFAULT_CALIBRATE_BOOTS}: fewer cannot estimate it; 1 with --specperf-url)",
+        parse=lambda option, raw: None if raw is None else parse_positive_int(option, raw),
     ),
     OptionSpec(
         "--specperf-alpha",
@@ -750,7 +755,10 @@ def _ab_max_pairs(values: Mapping[str, Any]) -> int:
 
 
 def _calibrate_boots(values: Mapping[str, Any]) -> int:
-    boots: int = values["calibrate_boots"]
+    given: int | None = values["calibrate_boots"]
+    if given is None:
+        return DEFAULT_CALIBRATE_BOOTS if values["calibrate"] and not values["url"] else 1
+    boots = given
     if boots > 1 and not values["calibrate"]:
         raise UsageError("--specperf-calibrate-boots: only with --specperf-calibrate")
     if boots > 1 and values["url"]:

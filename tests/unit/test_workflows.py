@@ -92,5 +92,5 @@ def test_the_pr_workflow_has_an_ab_job_with_base_and_head_venvs() -> None:
     """mode=ab: SGLang at the merge base and at head in two venvs, the suite in A/B mode."""
     pr = (WORKFLOWS / "specperf-pr.yml").read_text(encoding="utf-8")
     assert "merge-base" in pr and '".venv-$side/bin/pip" install' in pr
-    assert "--specperf-base-python=\"$PWD/.venv-base/bin/python\"" in pr
+    assert '--specperf-base-python="$PWD/.venv-base/bin/python"' in pr
     assert "--specperf-run-profile=pr-ab" in pr and "gh pr comment" in pr
