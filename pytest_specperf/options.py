@@ -188,10 +188,9 @@ def _flag(option: str, raw: Any) -> bool:
     return bool(raw)
 
 
-# Boots of a calibration when none is given. From fewer than 5 the gate does not trust the
-# noise between boots (gate.decision.MIN_BOOTS_FOR_BOOT_NOISE) and assumes at least 5%; with
-# that prior, 3 boots kept case b of benchmarks/detection_study.py at 0.2% false alarms
-# (docs/explanation/ab-gating.md), and each boot costs a server start on the GPU.
+# Boots of a calibration when none is given: the fewest from which the gate uses the measured
+# noise between boots (gate.decision.MIN_BOOTS_FOR_BOOT_NOISE; below, it assumes at least 5%).
+# More boots estimate it better (docs/explanation/ab-gating.md); each costs a server start.
 DEFAULT_CALIBRATE_BOOTS = 3
 
 
@@ -503,7 +502,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "calibrate_boots",
         "with --specperf-calibrate: boot the server this many times per depth (restarting "
         "it between rounds) so that the baseline also knows the noise between boots "
-        f"(default {DEFAULT_CALIBRATE_BOOTS}; 1 with --specperf-url; below 5 boots the gate "
+        f"(default {DEFAULT_CALIBRATE_BOOTS}; 1 with --specperf-url; below 3 boots the gate "
         "assumes at least 5%% between boots)",
         parse=lambda option, raw: None if raw is None else parse_positive_int(option, raw),
     ),

@@ -265,10 +265,10 @@ def test_two_boots_never_claim_no_noise_between_boots() -> None:
     assert not result.regression  # a 10% drop is within what two boots can tell apart
 
 
-def test_five_boots_use_their_estimate_and_say_from_how_many_boots() -> None:
+def test_three_boots_use_their_estimate_and_say_from_how_many_boots() -> None:
     noise = MetricNoise(
-        source="calibrated", within_boot_cv=0.03, boot_to_boot_cv=0.0, samples=15, boots=5
+        source="calibrated", within_boot_cv=0.03, boot_to_boot_cv=0.0, samples=9, boots=3
     )
-    ref = Reference(figure=100.0, samples=tuple([100.0] * 15), boots=5, noise=noise)
+    ref = Reference(figure=100.0, samples=tuple([100.0] * 9), boots=3, noise=noise)
     result = compare([100.0] * 3, ref, alpha=0.002, settings=SETTINGS)
-    assert "boot-to-boot 0.0% from 5 boots)" in result.noise_source
+    assert "boot-to-boot 0.0% from 3 boots)" in result.noise_source
