@@ -88,13 +88,10 @@ def test_ab_mode_fails_the_depth_with_the_verdict_and_records_the_change(tmp_pat
         runs = {}
         for side in order:
             factor = math.exp(rng.gauss(0, 0.01)) * (0.9 if side == "head" else 1.0)
+            point = _sample(400.0 * factor, 0)
+            point.accept_length = 3.0
             runs[side] = DepthRun(
-                depth=3,
-                profile="p",
-                backend="sim",
-                hardware="h",
-                workload={},
-                points=[_sample(400.0 * factor, 0)],
+                depth=3, profile="p", backend="sim", hardware="h", workload={}, points=[point]
             )
         return runs, 30.0
 
