@@ -20,7 +20,6 @@ from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.gate import floors as gate
 from pytest_specperf.gate.ab import AbRun, PointSummary, change_percent
-from pytest_specperf.gate.ab import outcome_of as ab_outcome
 from pytest_specperf.gate.attribution import explain_verdicts
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.gate.decision import GateSettings, Remeasured, judge_depth
@@ -89,8 +88,9 @@ class SpecperfGate:
             self._record("ab.server_seconds", round(self.ab.server_seconds, 1))
 
     def _ab_point(self, point: PointMetrics) -> None:
-        """A/B mode: this point's change over the pairs; red when it alone is a clear
-        regression beyond the minimum effect (the depth test below is the gate's verdict)."""
+        """A/B mode: this point's change over the pairs, recorded; the verdict is the depth's
+        (test_throughput_depth): judging each point at the depth's alpha would add their
+        false alarms up."""
         assert self.ab is not None
         found = self.ab.last
         summary = (
@@ -101,13 +101,6 @@ class SpecperfGate:
         if summary is None:
             pytest.skip(f"C={point.concurrency}: not measured on both sides of a pair")
         self._record_ab(summary)
-        if ab_outcome(summary.estimate, self.ab.settings) == "regression":
-            pytest.fail(
-                f"steps={self.session.depth} C={point.concurrency} A/B: regression over "
-                f"{self.ab.cost()}: {summary.attribution.text()} (base median "
-                f"{summary.base_median:,.1f}, head {summary.head_median:,.1f} tok/s)",
-                pytrace=False,
-            )
 
     def _ab_depth(self) -> None:
         """A/B mode: the depth's verdict: red on a regression or when undecided."""
