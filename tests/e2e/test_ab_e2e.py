@@ -29,15 +29,16 @@ def test_a_slower_head_is_red_named_step_time_and_no_baseline_is_touched(
     assert outcomes.get("failed", 0) >= 1, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines(
         [
-            "*steps=3 A/B: REGRESSION (moved by step time) after 3 pair(s): agg -*",
-            "*cost: 3 pair(s), 6 boots (B H H B B H), * server-seconds*",
+            "*steps=3 A/B: REGRESSION (moved by step time) after * pair(s): agg -*",
+            "*cost: * pair(s), * boots (B H H B B H*), * server-seconds*",
         ]
     )
     assert not any((suite_dir / "baselines").iterdir())
     out = suite_dir / ".specperf"
+    # At least 3 pairs (the first look); on a loaded machine the points are noisy, maybe more.
     assert (out / "ab" / "steps3" / "pair3-head" / "results.json").exists()
     (comparison,) = json.loads((out / "results.json").read_text())["ab"]
-    assert comparison["outcome"] == "regression" and comparison["pairs"] == 3
+    assert comparison["outcome"] == "regression" and comparison["pairs"] >= 3
     assert comparison["pooled"]["step_time_change"] < -0.1
     report = (out / "report.md").read_text()
     assert report.split("\n\n")[1] == "## A/B verdict (base vs head, paired boots)"
