@@ -748,6 +748,14 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
 
 
 def _ab_max_pairs(values: Mapping[str, Any]) -> int:
+    ab_mode = any(
+        values[key] for key in ("base_python", "base_server_arg", "base_profile", "base_url")
+    )
+    if ab_mode and (values["update_baselines"] or values["calibrate"]):
+        raise UsageError(
+            "A/B mode (--specperf-base-*) compares base and head in this run: it neither reads "
+            "nor writes baseline files; drop --specperf-update-baselines/--specperf-calibrate"
+        )
     pairs: int = values["ab_max_pairs"]
     if pairs < 3:
         raise UsageError(

@@ -126,3 +126,8 @@ def test_an_error_of_a_pair_ends_the_comparison(tmp_path: Path) -> None:
 def test_max_pairs_below_the_first_look_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="--specperf-ab-max-pairs: at least 3"):
         settings(tmp_path, ab_max_pairs="2")
+
+
+def test_ab_mode_never_records_a_baseline(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="neither reads nor writes baseline files"):
+        settings(tmp_path, base_server_arg=["--sim-seed=1"], update_baselines="1")
