@@ -546,8 +546,9 @@ def _no_verdict(
     config: pytest.Config, settings: Settings, results: RunResults | None
 ) -> str | None:
     """The one line of a gate that judged nothing (None when every gated depth has a verdict,
-    or the run records baselines, or the user said it is exploratory)."""
-    if settings.update_baselines or settings.allow_no_baseline:
+    or the run records baselines, or the user said it is exploratory, or A/B mode, where the
+    depth test judges against the base side and fails itself when it cannot)."""
+    if settings.update_baselines or settings.allow_no_baseline or settings.ab_mode:
         return None
     gated = config.stash.get(gated_depths_key, set())
     missing = depths_without_verdict(results.runs if results else [], gated)
