@@ -201,6 +201,12 @@ def _flag(option: str, raw: Any) -> bool:
     return bool(raw)
 
 
+# Boots of a calibration when none is given: the fewest from which the gate uses the measured
+# noise between boots (gate.decision.MIN_BOOTS_FOR_BOOT_NOISE; below, it assumes at least 5%).
+# More boots estimate it better (docs/explanation/ab-gating.md); each costs a server start.
+DEFAULT_CALIBRATE_BOOTS = 3
+
+
 @dataclass(frozen=True)
 class OptionSpec:
     """One option: written once, registered in pytest, ini files and the ``specperf`` CLI."""
@@ -508,9 +514,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "--specperf-calibrate-boots",
         "calibrate_boots",
         "with --specperf-calibrate: boot the server this many times per depth (restarting "
-        "it between rounds) so that the baseline also knows the noise between boots",
-        default="1",
-        parse=parse_positive_int,
+        "it between rounds) so that the baseline also knows the noise between boots "
+        f"(default {DEFAULT_CALIBRATE_BOOTS}; 1 with --specperf-url; below 3 boots the gate "
+        "assumes at least 5%% between boots)",
+        parse=lambda option, raw: None if raw is None else parse_positive_int(option, raw),
     ),
     OptionSpec(
         "--specperf-alpha",
@@ -572,6 +579,52 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "depth's before the first differing token (1 = identical outputs)",
         default="1",
         parse=_float_in(0.0, 1.0),
+    ),
+    # -- A/B mode (issue 19): any base option compares base and head in pairs of fresh boots
+    OptionSpec(
+        "--specperf-base-python",
+        "base_python",
+        "A/B mode: the base side's Python (e.g. a venv with the merge-base SGLang); head "
+        "runs with this interpreter",
+        ini=False,
+    ),
+    OptionSpec(
+        "--specperf-base-server-arg",
+        "base_server_arg",
+        "A/B mode: a server flag of the base side only, repeatable (head gets "
+        "--specperf-server-arg)",
+        parse=lambda option, raw: parse_server_args(raw, option),
+        kind="append",
+        ini=False,
+    ),
+    OptionSpec(
+        "--specperf-base-profile",
+        "base_profile",
+        "A/B mode: the base side's deployment profile (default: head's)",
+        ini=False,
+    ),
+    OptionSpec(
+        "--specperf-base-url",
+        "base_url",
+        "A/B mode: an existing base server (not rebooted between pairs)",
+        parse=lambda option, raw: parse_url(raw, option) if raw else None,
+        ini=False,
+    ),
+    OptionSpec(
+        "--specperf-ab-max-pairs",
+        "ab_max_pairs",
+        "A/B mode: the most pairs of boots (base, head) before the verdict is 'undecided'",
+        default="8",
+        parse=parse_positive_int,
+    ),
+    OptionSpec(
+        "--specperf-ab-boot-together",
+        "ab_boot_together",
+        "A/B mode: boot each pair's base and head servers at the same time (one GPU holds "
+        "both; they are still measured one after the other): a pair costs one boot's wait",
+        parse=_flag,
+        kind="flag",
+        ini=False,
     ),
     # -- baseline safety and verdicts (issue 24) --
     OptionSpec(
@@ -683,6 +736,20 @@ class Settings:
     slo: Slo | None = None
     refine: bool = False
     client_procs: int | None = None  # None: chosen by load (measure/procs.py)
+    # A/B mode (any base option given): the base side; head is everything above.
+    base_python: str | None = None
+    base_server_args: tuple[str, ...] = ()
+    base_profile: Profile | None = None
+    base_url: str | None = None
+    ab_max_pairs: int = 8
+    ab_boot_together: bool = False
+    # The server's interpreter (None: this one); the base side of A/B mode sets it.
+    python: str | None = None
+
+    @property
+    def ab_mode(self) -> bool:
+        return bool(self.base_python or self.base_server_args or self.base_profile or self.base_url)
+
     # As given (printed back in the commands the suite suggests: commands.py).
     profile_option: str = DEFAULT_PROFILE
     profile_dirs: tuple[str, ...] = ()
@@ -765,6 +832,14 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         slo=values["slo"],
         refine=values["refine"],
         client_procs=values["client_procs"],
+        base_python=values["base_python"],
+        base_server_args=values["base_server_arg"] or (),
+        base_profile=resolve_profile_option(values["base_profile"], values["profile_dir"], rootdir)
+        if values["base_profile"]
+        else None,
+        base_url=values["base_url"],
+        ab_max_pairs=_ab_max_pairs(values),
+        ab_boot_together=values["ab_boot_together"],
         profile_option=values["profile"],
         profile_dirs=values["profile_dir"],
         baselines_option=values["baselines"],
@@ -785,6 +860,23 @@ def warmup_plan_from(values: Mapping[str, Any]) -> WarmupPlan:
     )
 
 
+def _ab_max_pairs(values: Mapping[str, Any]) -> int:
+    ab_mode = any(
+        values[key] for key in ("base_python", "base_server_arg", "base_profile", "base_url")
+    )
+    if ab_mode and (values["update_baselines"] or values["calibrate"]):
+        raise UsageError(
+            "A/B mode (--specperf-base-*) compares base and head in this run: it neither reads "
+            "nor writes baseline files; drop --specperf-update-baselines/--specperf-calibrate"
+        )
+    pairs: int = values["ab_max_pairs"]
+    if pairs < 3:
+        raise UsageError(
+            f"--specperf-ab-max-pairs: at least 3 (the first look of the A/B gate), got {pairs}"
+        )
+    return pairs
+
+
 def _directory_option(option: str, raw: str, rootdir: Path) -> Path:
     """rootdir / raw, refused when it (or the nearest part of it that exists) is not a
     directory: found now, before boot, instead of at the first write after the sweep."""
@@ -797,7 +889,10 @@ def _directory_option(option: str, raw: str, rootdir: Path) -> Path:
 
 
 def _calibrate_boots(values: Mapping[str, Any]) -> int:
-    boots: int = values["calibrate_boots"]
+    given: int | None = values["calibrate_boots"]
+    if given is None:
+        return DEFAULT_CALIBRATE_BOOTS if values["calibrate"] and not values["url"] else 1
+    boots = given
     if boots > 1 and not values["calibrate"]:
         raise UsageError("--specperf-calibrate-boots: only with --specperf-calibrate")
     if boots > 1 and values["url"]:

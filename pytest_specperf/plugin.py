@@ -17,9 +17,11 @@ from typing import Any, NoReturn
 import pytest
 
 from pytest_specperf import interrupts
+from pytest_specperf.ab_suite import ab_head_point, run_and_record_ab
 from pytest_specperf.commands import Recording, record_command
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import SpecperfError, UsageError
+from pytest_specperf.gate.ab import AbRun
 from pytest_specperf.gate.coverage import (
     depths_without_verdict,
     no_verdict_line,
@@ -88,6 +90,7 @@ present_gpus_key = pytest.StashKey[PresentGpus | None]()
 benchmark_output_key = pytest.StashKey[bool]()
 # --specperf-refine: sessions whose servers stay up until the boundaries are measured.
 refine_pending_key = pytest.StashKey[list[DepthSession]]()
+ab_runs_key = pytest.StashKey[dict[int, AbRun]]()
 _refine_lines_key = pytest.StashKey[list[str]]()
 # xdist modes that would split one depth's tests over several workers (one server each).
 _SPLITTING_DIST_MODES = ("load", "loadscope", "loadfile", "loadgroup", "worksteal")
@@ -447,7 +450,7 @@ def specperf_session(request: pytest.FixtureRequest, specperf_depth: int) -> Ite
             session.gpus = _server_gpus(config)
         except SpecperfError as exc:
             session.fail_run(str(exc))
-        if session.failure is None:
+        if session.failure is None and not settings.ab_mode:
             with contextlib.suppress(SpecperfError):  # kept in session.failure
                 session.open(fresh=fresh)
         yield session
@@ -482,6 +485,19 @@ def _stop_if_failed(session: DepthSession, skip_verb: str) -> None:
         _fail_or_skip(session, skip_verb)
 
 
+def _ab_run(config: pytest.Config, session: DepthSession) -> AbRun | None:
+    """A/B mode: the depth's comparison, run once (on first use); None outside A/B mode."""
+    if not session.settings.ab_mode:
+        return None
+    runs = config.stash.setdefault(ab_runs_key, {})
+    if session.depth not in runs:
+        runs[session.depth] = run_and_record_ab(session)
+    found = runs[session.depth]
+    if found.head_run is None and session.failure is None:
+        session.fail_run(found.failure or f"steps={session.depth} A/B: nothing was measured")
+    return found
+
+
 @pytest.fixture
 def specperf_point(
     request: pytest.FixtureRequest, specperf_session: DepthSession, specperf_concurrency: int
@@ -492,8 +508,14 @@ def specperf_point(
     results/benchmark.py), completed with the gate's figures after the test.
     """
     _stop_if_failed(specperf_session, "not measured")
+    ab = _ab_run(request.config, specperf_session)
+    _stop_if_failed(specperf_session, "not measured")
     try:
-        point = specperf_session.measure(specperf_concurrency)
+        point = (
+            specperf_session.measure(specperf_concurrency)
+            if ab is None
+            else ab_head_point(ab, specperf_concurrency)
+        )
     except ServerDied:
         point = None  # reported outside the except block: no "during handling" chain
     if point is None:
@@ -528,9 +550,13 @@ def _benchmark_fixture(request: pytest.FixtureRequest) -> Any | None:
 
 
 @pytest.fixture
-def specperf_sweep(specperf_session: DepthSession) -> DepthRun:
+def specperf_sweep(request: pytest.FixtureRequest, specperf_session: DepthSession) -> DepthRun:
     """Every planned point of this depth (measuring those not measured yet)."""
     _stop_if_failed(specperf_session, "not judged")
+    ab = _ab_run(request.config, specperf_session)
+    _stop_if_failed(specperf_session, "not judged")
+    if ab is not None and ab.head_run is not None:
+        return ab.head_run
     run = specperf_session.measure_all()
     _stop_if_failed(specperf_session, "not judged")
     return run
@@ -540,7 +566,9 @@ def specperf_sweep(specperf_session: DepthSession) -> DepthRun:
 def specperf_gate(request: pytest.FixtureRequest, specperf_session: DepthSession) -> SpecperfGate:
     """The checks; their figures become the test's user properties (JUnit <property>)."""
     _stop_if_failed(specperf_session, "not checked")
-    return SpecperfGate(specperf_session, request.node.user_properties)
+    ab = _ab_run(request.config, specperf_session)
+    _stop_if_failed(specperf_session, "not checked")
+    return SpecperfGate(specperf_session, request.node.user_properties, ab=ab)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -610,8 +638,9 @@ def _no_verdict(
     config: pytest.Config, settings: Settings, results: RunResults | None
 ) -> str | None:
     """The one line of a gate that judged nothing (None when every gated depth has a verdict,
-    or the run records baselines, or the user said it is exploratory)."""
-    if settings.update_baselines or settings.allow_no_baseline:
+    or the run records baselines, or the user said it is exploratory, or A/B mode, where the
+    depth test judges against the base side and fails itself when it cannot)."""
+    if settings.update_baselines or settings.allow_no_baseline or settings.ab_mode:
         return None
     gated = config.stash.get(gated_depths_key, set())
     missing = depths_without_verdict(results.runs if results else [], gated)
@@ -693,6 +722,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     )
     for line in config.stash.get(_refine_lines_key, []):
         terminalreporter.write_line(line)
+    for _, ab in sorted(config.stash.get(ab_runs_key, {}).items()):
+        for line in ab.summary_lines():
+            terminalreporter.write_line(line)
     terminalreporter.write_line(
         f"\nresults: {settings.out_dir / 'results.json'}  report: {settings.out_dir / 'report.md'}"
         " (plots and github-action-benchmark files beside it)"

@@ -151,6 +151,7 @@ class DepthSession:
             server_args=s.server_args,
             api_key=s.api_key,
             model_path=self.model_path,
+            python=s.python,
             sim_speedup=s.sim_speedup if s.backend == "sim" else None,
         )
         command.env.update(gpu_env(self.gpus))

@@ -20,6 +20,8 @@ from pytest_specperf.commands import Recording, record_command
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.gate import floors as gate
+from pytest_specperf.gate.ab import AbRun, PointSummary, change_percent
+from pytest_specperf.gate.attribution import explain_verdicts
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.gate.decision import GateSettings, Remeasured, judge_depth
 from pytest_specperf.measure import lossless
@@ -58,12 +60,76 @@ def interval_text(interval: Interval) -> str:
 
 class SpecperfGate:
     def __init__(
-        self, session: DepthSession, properties: list[tuple[str, object]] | None = None
+        self,
+        session: DepthSession,
+        properties: list[tuple[str, object]] | None = None,
+        ab: AbRun | None = None,
     ) -> None:
-        """``properties``: where figures go (a test's ``user_properties``, as record_property)."""
+        """``properties``: where figures go (a test's ``user_properties``, as record_property);
+        ``ab``: in A/B mode, the depth's comparison (throughput is judged by it, and every
+        check that needs a baseline file skips)."""
         self.session = session
         self.settings = session.settings
         self.properties = properties if properties is not None else []
+        self.ab = ab
+
+    def _skip_in_ab_mode(self) -> None:
+        if self.ab is not None:
+            pytest.skip(
+                "A/B mode: no baseline file is read; throughput is judged against the base "
+                "side (test_throughput_depth, test_throughput_floor)"
+            )
+
+    def _record_ab(self, summary: PointSummary) -> None:
+        change, low, high = change_percent(summary.estimate)
+        self._record("ab.change", change)
+        self._record("ab.change.low", low)
+        self._record("ab.change.high", high)
+        self._record("ab.base_median", summary.base_median)
+        self._record("ab.head_median", summary.head_median)
+        self._record("ab.why", summary.attribution.text())
+        if self.ab is not None:
+            self._record("ab.pairs", len(self.ab.pairs))
+            self._record("ab.server_seconds", round(self.ab.server_seconds, 1))
+
+    def _ab_point(self, point: PointMetrics) -> None:
+        """A/B mode: this point's change over the pairs, recorded; the verdict is the depth's
+        (test_throughput_depth): judging each point at the depth's alpha would add their
+        false alarms up."""
+        assert self.ab is not None
+        found = self.ab.last
+        summary = (
+            next((p for p in found.points if p.concurrency == point.concurrency), None)
+            if found is not None
+            else None
+        )
+        if summary is None:
+            pytest.skip(f"C={point.concurrency}: not measured on both sides of a pair")
+        self._record_ab(summary)
+
+    def _ab_depth(self) -> None:
+        """A/B mode: the depth's verdict: red on a regression or when undecided."""
+        assert self.ab is not None
+        found = self.ab.last
+        if self.ab.failure is not None or found is None:
+            pytest.fail(self.ab.failure or "A/B: no pair was measured", pytrace=False)
+        self._record_ab(found.pooled)
+        self._record("ab.outcome", found.outcome)
+        line = (
+            f"{found.message(self.ab.settings.min_effect, self.ab.settings.beta)}; {self.ab.cost()}"
+        )
+        if found.outcome == "regression":
+            pytest.fail(line, pytrace=False)
+        if found.outcome in ("undecided", "continue"):
+            pytest.fail(
+                f"{line}: the noise between boots is too large to tell a "
+                f"{self.ab.settings.min_effect:.0%} change from none in "
+                f"{self.ab.settings.max_pairs} pairs; raise --specperf-ab-max-pairs or "
+                "--specperf-repeats",
+                pytrace=False,
+            )
+        if found.outcome == "improvement":
+            warnings.warn(BaselineImprovement(line), stacklevel=3)
 
     def _record(self, name: str, value: float | int | str | None) -> None:
         if value is None:
@@ -116,6 +182,7 @@ class SpecperfGate:
 
     def baseline(self) -> tuple[Path, Baseline]:
         """The baseline for this depth, or skip/fail saying why there is none."""
+        self._skip_in_ab_mode()
         path, baseline, error = load_baseline_safely(self.session)
         if error is not None:
             pytest.fail(error, pytrace=False)
@@ -146,6 +213,9 @@ class SpecperfGate:
         self._record("requests", point.requests)
         for metric in ("agg_tok_s", "per_req_tok_s"):
             self._record_measured(metric, getattr(point, metric), point.intervals.get(metric))
+        if self.ab is not None:
+            self._ab_point(point)
+            return
         if self._recording(
             f"C={point.concurrency}: agg {_num(point.agg_tok_s)} tok/s, "
             f"per-req {_num(point.per_req_tok_s)} tok/s, {point.ok}/{point.requests} ok"
@@ -162,6 +232,9 @@ class SpecperfGate:
     def require_depth_throughput(self, run: DepthRun) -> None:
         """The depth as a whole (every point's change pooled) is not a regression."""
         self._record("depth", self.session.depth)
+        if self.ab is not None:
+            self._ab_depth()
+            return
         if self._recording("throughput of the depth as a whole (pooled)"):
             return
         path, baseline = self.baseline()
@@ -209,6 +282,14 @@ class SpecperfGate:
             refresh_hint=self._record_hint(),
             remeasure=remeasure,
         )
+        run = self.session.run_snapshot()
+        explain_verdicts(
+            verdicts,
+            accept_length=run.accept_length,
+            baseline_accept_length=baseline.accept_length,
+            positions=run.position_accept_rate,
+            baseline_positions=baseline.position_accept_rate or (),
+        )
         _VERDICTS[self.session] = verdicts
         depth = self.session.depth
 
@@ -255,6 +336,7 @@ class SpecperfGate:
         return ", ".join(given) or None
 
     def require_kv_capacity(self) -> None:
+        self._skip_in_ab_mode()
         summary = self.session.summary
         assert summary is not None
         self._record("depth", self.session.depth)
@@ -277,6 +359,7 @@ class SpecperfGate:
             pytest.fail("\n".join(failures), pytrace=False)
 
     def require_accept_length(self, run: DepthRun) -> None:
+        self._skip_in_ab_mode()
         if self.session.depth == CONTROL_DEPTH:
             pytest.skip("steps=0 is the no-speculation control: no accept length")
         self._record("depth", self.session.depth)
@@ -297,6 +380,7 @@ class SpecperfGate:
             pytest.fail(message, pytrace=False)
 
     def require_position_acceptance(self, run: DepthRun) -> None:
+        self._skip_in_ab_mode()
         if self.session.depth == CONTROL_DEPTH:
             pytest.skip("steps=0 is the no-speculation control: no draft positions")
         self._record("depth", self.session.depth)
@@ -316,6 +400,7 @@ class SpecperfGate:
 
     def require_speedup(self) -> None:
         """Speedup floors of every (depth, control) pair that became judgeable with this depth."""
+        self._skip_in_ab_mode()
         if CONTROL_DEPTH not in self.settings.depths:
             pytest.skip(
                 f"no control in this run: {ONE_SERVER}"
@@ -362,6 +447,7 @@ class SpecperfGate:
 
     def require_lossless(self) -> None:
         """This depth's greedy outputs equal those of every depth stored before it."""
+        self._skip_in_ab_mode()
         if len(self.settings.depths) < 2:
             pytest.skip(
                 f"one depth in this run: {ONE_SERVER}"
@@ -383,6 +469,7 @@ class SpecperfGate:
 
     def require_self_test(self) -> None:
         """--specperf-self-test: the gate catches a known /slow_down, and the reset holds."""
+        self._skip_in_ab_mode()
         if not self.settings.self_test:
             pytest.skip("the gate's self-test runs with --specperf-self-test")
         result = self.session.self_test()

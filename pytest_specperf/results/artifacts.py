@@ -20,9 +20,9 @@ def write_run_artifacts(
     return the problems the user has to act on, one line each (nothing raises: a picture or a
     summary file must never cost the run its report)."""
     runs = list(results.runs)
-    drawn = write_plots(runs, out_dir, results.recommendation)
+    drawn = write_plots(runs, out_dir, results.recommendation, results.ab)
     problems = list(drawn.problems)
-    write_benchmark_action_files(runs, out_dir)
+    write_benchmark_action_files(runs, out_dir, results.ab)
     write_report(out_dir / REPORT_FILE, results, drawn.plots, drawn.notes)
     if step_summary is not None:
         try:

@@ -17,7 +17,13 @@ import msgspec
 
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.measure.speedup import speedups
-from pytest_specperf.results.schema import DepthRun, Interval, Percentiles, PointMetrics
+from pytest_specperf.results.schema import (
+    AbComparison,
+    DepthRun,
+    Interval,
+    Percentiles,
+    PointMetrics,
+)
 
 BIGGER_IS_BETTER_FILE = "benchmark-bigger-is-better.json"
 SMALLER_IS_BETTER_FILE = "benchmark-smaller-is-better.json"
@@ -129,12 +135,37 @@ def smaller_is_better(runs: Sequence[DepthRun]) -> list[BenchmarkEntry]:
     return entries
 
 
-def write_benchmark_action_files(runs: Sequence[DepthRun], out_dir: Path) -> list[Path]:
+def ab_entries(comparisons: Sequence[AbComparison]) -> list[BenchmarkEntry]:
+    """A/B mode: each point's change head / base (and the depth pooled), in percent."""
+    entries: list[BenchmarkEntry] = []
+    for comparison in comparisons:
+        changes = [*comparison.points, *([comparison.pooled] if comparison.pooled else [])]
+        for change in changes:
+            where = "pooled" if change.concurrency is None else f"C={change.concurrency}"
+            entries.append(
+                BenchmarkEntry(
+                    name=f"steps={comparison.depth} {where} A/B change head/base",
+                    unit="%",
+                    value=round(change.change * 100, 2),
+                    range=(
+                        f"{change.low * 100:+.1f} to {change.high * 100:+.1f}"
+                        if change.low is not None and change.high is not None
+                        else None
+                    ),
+                    extra=f"{comparison.outcome} after {comparison.pairs} pair(s); {change.why}",
+                )
+            )
+    return entries
+
+
+def write_benchmark_action_files(
+    runs: Sequence[DepthRun], out_dir: Path, ab: Sequence[AbComparison] = ()
+) -> list[Path]:
     """Both files, beside report.md (each written atomically); returns their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for file_name, entries in (
-        (BIGGER_IS_BETTER_FILE, bigger_is_better(runs)),
+        (BIGGER_IS_BETTER_FILE, bigger_is_better(runs) + ab_entries(ab)),
         (SMALLER_IS_BETTER_FILE, smaller_is_better(runs)),
     ):
         path = out_dir / file_name

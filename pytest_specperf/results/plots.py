@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_specperf.results.ab_plot import ab_forest_figure
+from pytest_specperf.results.ab_report import AB_FOREST_PNG
 from pytest_specperf.results.plot_style import (
     concurrency_axis,
     depth_color,
@@ -25,7 +27,13 @@ from pytest_specperf.results.plot_style import (
 )
 from pytest_specperf.results.recommendation_plot import RECOMMENDATION_PNG, recommendation_figure
 from pytest_specperf.results.report import METRIC_LABELS, Plot
-from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, Recommendation
+from pytest_specperf.results.schema import (
+    AbComparison,
+    DepthRun,
+    Interval,
+    PointMetrics,
+    Recommendation,
+)
 from pytest_specperf.results.speculation_plots import (
     POSITION_ACCEPT_PNG,
     SPEEDUP_PNG,
@@ -64,7 +72,10 @@ def matplotlib_available() -> bool:
 
 
 def write_plots(
-    runs: Sequence[DepthRun], out_dir: Path, recommendation: Recommendation | None = None
+    runs: Sequence[DepthRun],
+    out_dir: Path,
+    recommendation: Recommendation | None = None,
+    ab: Sequence[AbComparison] = (),
 ) -> PlotsWritten:
     """Draw every plot the runs have data for into ``out_dir``; never raises for missing data."""
     if not matplotlib_available():
@@ -88,6 +99,7 @@ def write_plots(
             RECOMMENDATION_PNG,
             lambda ordered: recommendation_figure(ordered, recommendation),
         ),
+        ("A/B: change per point", AB_FOREST_PNG, lambda ordered: ab_forest_figure(ab)),
     ]
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Plot] = []

@@ -13,12 +13,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pytest_specperf.measure.client_health import fell_behind
+from pytest_specperf.results.ab_report import ab_markdown
 from pytest_specperf.results.recommendation_report import (
     goodput_table,
     recommendation_table,
     recommendation_text,
 )
 from pytest_specperf.results.schema import (
+    AbComparison,
     DepthRun,
     Interval,
     OutputComparison,
@@ -216,6 +218,8 @@ class ReportContext:
     slo: Slo | None = None
     recommendation: Recommendation | None = None
     plots: Sequence[Plot] = ()
+    # A/B mode: each depth's comparison of base and head.
+    ab: Sequence[AbComparison] = ()
     # Images embedded (report.md beside its PNGs) or only named (a CI job summary, which
     # cannot show files of the job's artifacts).
     embed_plots: bool = True
@@ -610,7 +614,13 @@ def plots_section(context: ReportContext) -> str | None:
 
 
 # The report, top to bottom. Other parts of the suite add their sections here.
+def ab_section(context: ReportContext) -> str | None:
+    """A/B mode: the report opens with the verdict per depth."""
+    return ab_markdown(context.ab)
+
+
 MARKDOWN_SECTIONS: list[Section] = [
+    ab_section,
     run_section,
     verdict_section,
     depth_tables_section,

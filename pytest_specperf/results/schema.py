@@ -376,6 +376,40 @@ class Recommendation(msgspec.Struct, kw_only=True):
     margin: float = 0.0
 
 
+class AbChange(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A/B mode: one point's change head / base over the pairs of boots (concurrency None:
+    the depth pooled), as fractions (-0.05: head 5% slower), with the interval over pairs and
+    its split into acceptance and step time (gate/ab.py, gate/attribution.py)."""
+
+    concurrency: int | None = None
+    base_median: float | None = None
+    head_median: float | None = None
+    change: float
+    low: float | None = None
+    high: float | None = None
+    acceptance_change: float | None = None
+    step_time_change: float | None = None
+    why: str = ""
+
+
+class AbComparison(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A/B mode: one depth's comparison of base and head, booted in pairs (ab_suite.py)."""
+
+    depth: int
+    # regression, improvement, equivalent, undecided, or failed (a boot failed: see message)
+    outcome: str
+    pairs: int
+    # The sides in boot order ("base", "head", "head", "base", ...).
+    boots: list[str] = []
+    # Seconds the servers were up: GPU-seconds with one GPU per server.
+    server_seconds: float = 0.0
+    min_effect: float = 0.05
+    alpha: float = 0.01
+    message: str = ""
+    pooled: AbChange | None = None
+    points: list[AbChange] = []
+
+
 class RunResults(msgspec.Struct, kw_only=True):
     schema_version: int = RESULTS_SCHEMA_VERSION
     run_id: str
@@ -396,6 +430,8 @@ class RunResults(msgspec.Struct, kw_only=True):
     # Set when a SIGINT or SIGTERM ended the run: which, and what was running (no baseline is
     # written from such a run).
     interrupted: str | None = None
+    # A/B mode (--specperf-base-*): each depth's comparison of base and head.
+    ab: list[AbComparison] = []
 
     def depth(self, depth: int) -> DepthRun | None:
         for run in self.runs:

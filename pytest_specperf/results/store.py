@@ -143,6 +143,7 @@ def report_context(
         comparisons=results.lossless,
         slo=results.slo,
         recommendation=results.recommendation,
+        ab=results.ab,
         plots=plots,
         embed_plots=embed_plots,
         notes=notes,

@@ -66,6 +66,8 @@ def test_recorded_baselines_pass_and_slowdown_fails_the_floors(
         [f"*steps=3 C=1: agg tok/s * < floor * (baseline * - 10%) [[]{baseline}]*"]
     )
     slow.stdout.fnmatch_lines(["*steps=3 C=4: *tok/s * < floor*"])
+    # Why it moved: the sim's slowdown stretches every step, the drafts are as good as before.
+    slow.stdout.fnmatch_lines(["*steps=3 C=*: agg tok/s * < floor*why: agg -*: acceptance *"])
 
 
 def test_three_depths_boot_once_each_and_show_the_trade_off(

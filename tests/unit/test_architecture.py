@@ -76,6 +76,11 @@ RULES: tuple[Rule, ...] = (
         exempt=_p("gate.pytest_gate"),
     ),
     Rule(
+        "gate/ never imports ab_suite.py: A/B boots are run suite-side, gate/ab.py only decides.",
+        importers=_p("gate"),
+        forbidden=_p("ab_suite"),
+    ),
+    Rule(
         "results/ never imports server/, gate/, suite.py or options.py.",
         importers=_p("results"),
         forbidden=_p("server", "gate", "suite", "options"),

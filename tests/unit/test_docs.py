@@ -17,7 +17,7 @@ MARKDOWN = [
     *(
         page
         for page in sorted((REPO / "docs").rglob("*.md"))
-        if not (page.name == "report.md" and "runs" in page.relative_to(REPO).parts)
+        if not (page.name.endswith("report.md") and "runs" in page.relative_to(REPO).parts)
     ),
 ]
 # Files whose text may name a path under docs/ (comments, docstrings, scripts, workflows).

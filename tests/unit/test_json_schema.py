@@ -11,7 +11,7 @@ import msgspec
 import pytest
 
 from pytest_specperf.results.json_schema import results_schema, results_schema_text
-from pytest_specperf.results.schema import RunResults, Warmup
+from pytest_specperf.results.schema import AbChange, AbComparison, RunResults, Warmup
 from tests.unit.results_samples import sample_point, sample_run, sample_verdict
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "results.schema.json"
@@ -44,6 +44,29 @@ def _full_results() -> dict[str, Any]:
         run_id="r", started_at="2026-12-01T08:00:00+00:00", tool_version="0.1.0", runs=[run]
     )
     results.tested_commit = "abc123"
+    change = AbChange(
+        concurrency=1,
+        base_median=740.0,
+        head_median=700.0,
+        change=-0.054,
+        low=-0.07,
+        high=-0.04,
+        acceptance_change=0.0,
+        step_time_change=-0.054,
+        why="agg -5.4%",
+    )
+    results.ab = [
+        AbComparison(
+            depth=3,
+            outcome="regression",
+            pairs=3,
+            boots=["base", "head"],
+            server_seconds=90.0,
+            message="steps=3 A/B",
+            pooled=change,
+            points=[change],
+        )
+    ]
     decoded: dict[str, Any] = json.loads(msgspec.json.encode(results))
     return decoded
 

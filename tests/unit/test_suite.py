@@ -165,6 +165,13 @@ def test_calibrate_boots_without_calibrate_is_a_usage_error(tmp_path: Path) -> N
         settings(tmp_path, calibrate_boots="2")
 
 
+def test_calibration_boots_three_times_unless_told_or_on_a_given_url(tmp_path: Path) -> None:
+    """Fewer than 3 boots cannot estimate the noise between boots (issue 19)."""
+    assert settings(tmp_path, calibrate="1").calibrate_boots == 3
+    assert settings(tmp_path, calibrate="1", url="http://127.0.0.1:1").calibrate_boots == 1
+    assert settings(tmp_path).calibrate_boots == 1
+
+
 def test_calibrate_boots_on_a_given_url_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="cannot be restarted"):
         settings(tmp_path, calibrate="1", calibrate_boots="2", url="http://127.0.0.1:1")

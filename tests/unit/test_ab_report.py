@@ -1,0 +1,68 @@
+"""results/ab_report.py, ab_plot.py and the A/B entries of the github-action-benchmark file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from pytest_specperf.results.ab_plot import ab_forest_figure
+from pytest_specperf.results.ab_report import ab_markdown
+from pytest_specperf.results.exports import BIGGER_IS_BETTER_FILE, write_benchmark_action_files
+from pytest_specperf.results.report import ReportContext, markdown_report
+from pytest_specperf.results.schema import AbChange, AbComparison
+
+
+def _comparison() -> AbComparison:
+    point = AbChange(
+        concurrency=4,
+        base_median=1000.0,
+        head_median=950.0,
+        change=-0.05,
+        low=-0.07,
+        high=-0.03,
+        acceptance_change=-0.001,
+        step_time_change=-0.049,
+        why="C=4 agg -5.0% [-7.0, -3.0]: acceptance -0.1%, step time -4.9%",
+    )
+    pooled = AbChange(change=-0.048, low=-0.06, high=-0.036, why="agg -4.8%")
+    return AbComparison(
+        depth=3,
+        outcome="regression",
+        pairs=3,
+        boots=["base", "head"] * 3,
+        server_seconds=312.0,
+        message="steps=3 A/B: REGRESSION",
+        pooled=pooled,
+        points=[point],
+    )
+
+
+def test_no_comparison_no_block() -> None:
+    assert ab_markdown([]) is None
+
+
+def test_the_report_opens_with_the_verdict_then_each_point() -> None:
+    text = markdown_report(ReportContext(runs=[], ab=[_comparison()]))
+    first = text.split("\n\n")[1]
+    assert first == "## A/B verdict (base vs head, paired boots)"
+    assert "**steps=3: REGRESSION** after 3 pair(s) (6 boots, 312 server-seconds" in text
+    assert "| 4 | 1,000.0 | 950.0 | -5.0% | [-7.0, -3.0] | -0.1% | -4.9% |" in text
+    assert "| pooled | - | - | -4.8% |" in text
+
+
+def test_the_benchmark_file_carries_each_change(tmp_path: Path) -> None:
+    write_benchmark_action_files([], tmp_path, [_comparison()])
+    entries = msgspec.json.decode((tmp_path / BIGGER_IS_BETTER_FILE).read_bytes())
+    names = {e["name"]: e for e in entries}
+    point = names["steps=3 C=4 A/B change head/base"]
+    assert point["value"] == -5.0 and point["range"] == "-7.0 to -3.0"
+    assert "steps=3 pooled A/B change head/base" in names
+
+
+def test_the_forest_plot_has_a_row_per_point_and_the_pool() -> None:
+    figure = ab_forest_figure([_comparison()])
+    assert figure is not None
+    labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
+    assert labels == ["steps=3 pooled", "steps=3 C=4"]
+    assert ab_forest_figure([]) is None
