@@ -4,6 +4,7 @@ specperf launch-cmd --spec-steps 3            # the exact server command the fix
 specperf bench --url http://127.0.0.1:30000   # one sweep against any running server
 specperf profiles                             # the deployment profiles it knows
 specperf baseline show|diff|promote|migrate   # read, compare, promote and upgrade baselines
+specperf history show|changes|plot|export|import  # the history store (docs/how-to/history.md)
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.gate import review
 from pytest_specperf.gate.baselines import migrate_file
+from pytest_specperf.history.commands import add_history_commands, run_history
 from pytest_specperf.measure import loop as event_loop
 from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.measure.speedup import control_run
@@ -95,6 +97,7 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser("profiles", help="list deployment profiles")
     _add_baseline_commands(commands)
+    add_history_commands(commands)
     return parser
 
 
@@ -280,6 +283,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _bench(args)
         if args.command == "baseline":
             return _baseline(args)
+        if args.command == "history":
+            return run_history(args)
         return _profiles()
     except SpecperfError as exc:
         print(f"specperf: error: {exc}", file=sys.stderr)

@@ -184,6 +184,13 @@ def _float_in(
     return parse
 
 
+def _one_of(option: str, raw: Any, choices: tuple[str, ...]) -> str:
+    value = str(raw).strip()
+    if value not in choices:
+        raise UsageError(f"{option}: {raw!r} is not one of {', '.join(choices)}")
+    return value
+
+
 def _flag(option: str, raw: Any) -> bool:
     return bool(raw)
 
@@ -554,6 +561,21 @@ OPTIONS: tuple[OptionSpec, ...] = (
         default="1",
         parse=_float_in(0.0, 1.0),
     ),
+    # -- history (issue 20): the history store and its change points --------------------
+    OptionSpec(
+        "--specperf-history",
+        "history",
+        "append this run to a history store: a file path (SQLite; e.g. "
+        ".specperf/history.sqlite) or a database URL (sqlite:///..., postgresql://...); a "
+        "nightly run then reports the change points (docs/how-to/history.md)",
+    ),
+    OptionSpec(
+        "--specperf-history-on-change",
+        "history_on_change",
+        "what a change point new with this nightly run does: fail (the job goes red) or warn",
+        default="fail",
+        parse=lambda option, raw: _one_of(option, raw, ("fail", "warn")),
+    ),
 )
 OPTIONS_BY_KEY: Mapping[str, OptionSpec] = {spec.key: spec for spec in OPTIONS}
 
@@ -599,6 +621,8 @@ class Settings:
     slo: Slo | None = None
     refine: bool = False
     client_procs: int | None = None  # None: chosen by load (measure/procs.py)
+    history: str | None = None  # a history store's URL or file path (resolved); None: off
+    history_on_change: str = "fail"
 
 
 def resolve_profile_option(name: str, dirs: tuple[str, ...], rootdir: Path) -> Profile:
@@ -670,7 +694,16 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         slo=values["slo"],
         refine=values["refine"],
         client_procs=values["client_procs"],
+        history=_history_location(values["history"], rootdir),
+        history_on_change=values["history_on_change"],
     )
+
+
+def _history_location(raw: str | None, rootdir: Path) -> str | None:
+    """A URL as given; a file path relative to the project's root directory."""
+    if not raw:
+        return None
+    return raw if "://" in raw else str(rootdir / Path(raw).expanduser())
 
 
 def _calibrate_boots(values: Mapping[str, Any]) -> int:

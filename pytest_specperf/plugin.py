@@ -19,6 +19,8 @@ import pytest
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.gate.pytest_gate import SpecperfGate
+from pytest_specperf.history.recorder import HistoryRecorder, tested_commit_override
+from pytest_specperf.history.rows import RunContext
 from pytest_specperf.options import OPTIONS, OPTIONS_BY_KEY, Settings, build_settings
 from pytest_specperf.pytest_terminal import (
     RECORDED_CATEGORY,
@@ -60,6 +62,8 @@ present_gpus_key = pytest.StashKey[PresentGpus | None]()
 # --specperf-refine: sessions whose servers stay up until the boundaries are measured.
 refine_pending_key = pytest.StashKey[list[DepthSession]]()
 _refine_lines_key = pytest.StashKey[list[str]]()
+history_key = pytest.StashKey[HistoryRecorder | None]()
+_history_lines_key = pytest.StashKey[list[str]]()
 # xdist modes that would split one depth's tests over several workers (one server each).
 _SPLITTING_DIST_MODES = ("load", "loadscope", "loadfile", "loadgroup", "worksteal")
 
@@ -116,12 +120,27 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[sessions_key] = {}
     worker_input = getattr(config, "workerinput", {})
     config.stash[run_id_key] = worker_input.get("specperf_run_id") or new_run_id()
-    config.stash[tested_commit_key] = git_commit(Path(config.rootpath))
+    config.stash[tested_commit_key] = tested_commit_override() or git_commit(Path(config.rootpath))
+    config.stash[history_key] = _open_history(config, settings)
     config.addinivalue_line(
         "markers",
         "specperf_phase(n): order of a check within a depth (0 first, 2 after the points)",
     )
     config.pluginmanager.register(_InterruptRecorder(config), "specperf-interrupts")
+
+
+def _open_history(config: pytest.Config, settings: Settings) -> HistoryRecorder | None:
+    """--specperf-history: the store, and (controller) this run's row, status incomplete."""
+    if settings.history is None:
+        return None
+    context = RunContext(run_profile=settings.run_profile, calibration=settings.calibrate)
+    recorder = HistoryRecorder(settings.history, context)
+    if not _is_worker(config):
+        try:
+            recorder.start(config.stash[run_id_key], config.stash[tested_commit_key])
+        except SpecperfError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return recorder
 
 
 def _plan_gpus(config: pytest.Config, settings: Settings) -> PresentGpus | None:
@@ -193,6 +212,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     undo = config.stash.get(sigterm_undo_key, None)
     if undo is not None:
         undo()
+    recorder = config.stash.get(history_key, None)
+    if recorder is not None:
+        recorder.close()
 
 
 def _store(config: pytest.Config) -> ResultsStore:
@@ -201,7 +223,13 @@ def _store(config: pytest.Config) -> ResultsStore:
         config.stash[run_id_key],
         report=True,
         tested_commit=config.stash.get(tested_commit_key, None),
+        on_write=_history_writer(config),
     )
+
+
+def _history_writer(config: pytest.Config) -> Callable[[RunResults], None] | None:
+    recorder = config.stash.get(history_key, None)
+    return recorder.record if recorder is not None else None
 
 
 def _with_depths(settings: Settings, depths: tuple[int, ...]) -> Settings:
@@ -426,16 +454,42 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     settings = config.stash.get(settings_key, None)
     results = _finished_results(config)
     if settings is None or results is None:
+        _finish_history(session, exitstatus, settings)
         return
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     config.stash[_artifact_notes_key] = write_run_artifacts(
         results, settings.out_dir, Path(step_summary) if step_summary else None
     )
+    _finish_history(session, exitstatus, settings)
     if settings.update_baselines:
         problem = None
         if exitstatus != pytest.ExitCode.OK:
             problem = f"the test session did not pass: {_exit_name(exitstatus)}"
         config.stash[_written_key] = write_baselines(settings, list(results.runs), problem)
+
+
+def _finish_history(session: pytest.Session, exitstatus: int, settings: Settings | None) -> None:
+    """Mark the run in the history store; a nightly run's new change point fails the job."""
+    config = session.config
+    recorder = config.stash.get(history_key, None)
+    if recorder is None or settings is None:
+        return
+    try:
+        outcome = recorder.finish(
+            config.stash[run_id_key],
+            complete=exitstatus != pytest.ExitCode.INTERRUPTED,
+            out_dir=settings.out_dir,
+        )
+    except SpecperfError as exc:
+        config.stash[_history_lines_key] = [f"history: {exc}"]
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return
+    lines = outcome.lines
+    if outcome.new_changes and settings.history_on_change == "fail":
+        lines.append("history: a change point is new with this run: failing the job")
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    config.stash[_history_lines_key] = lines
 
 
 def _refine_then_stop(config: pytest.Config, exitstatus: int) -> None:
@@ -500,3 +554,5 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(line)
     for line in config.stash.get(_written_key, []):
         terminalreporter.write_line(f"baseline {line}")
+    for line in config.stash.get(_history_lines_key, []):
+        terminalreporter.write_line(line)
