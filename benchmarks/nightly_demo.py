@@ -23,10 +23,23 @@ from pytest_specperf.history.report import findings
 from pytest_specperf.history.store import HistoryStore
 
 REPO = Path(__file__).resolve().parents[1]
+# scenario -> (the sim flag, its default value, the attribution the change must get)
 SCENARIOS = {
-    "slowdown": ("--sim-slowdown=0.05", "step time", -0.05),
-    "acceptance": ("--sim-acceptance=0.7", "acceptance", None),
+    "slowdown": ("--sim-slowdown", 0.05, "step time"),
+    "acceptance": ("--sim-acceptance", 0.7, "acceptance"),
 }
+
+
+def scenario_flag(args: argparse.Namespace) -> str:
+    flag, default, _cause = SCENARIOS[args.scenario]
+    return f"{flag}={args.amount if args.amount is not None else default}"
+
+
+def expected_step(args: argparse.Namespace) -> float | None:
+    """The throughput step a slowdown makes (F fewer tok/s); an acceptance change: unknown."""
+    if args.scenario != "slowdown":
+        return None
+    return -(args.amount if args.amount is not None else SCENARIOS["slowdown"][1])
 
 
 def night_command(store: Path, out: Path, args: argparse.Namespace, changed: bool) -> list[str]:
@@ -51,7 +64,7 @@ def night_command(store: Path, out: Path, args: argparse.Namespace, changed: boo
         "--specperf-history-on-change=warn",
     ]
     if changed:
-        command.append(f"--specperf-server-arg={SCENARIOS[args.scenario][0]}")
+        command.append(f"--specperf-server-arg={scenario_flag(args)}")
     return command
 
 
@@ -79,7 +92,8 @@ def check(args: argparse.Namespace, store_path: Path) -> bool:
     store = HistoryStore.open(store_path)
     found = findings(store)
     expected_night = f"night{args.change_night:02d}"
-    _flag, cause, step = SCENARIOS[args.scenario]
+    cause = SCENARIOS[args.scenario][2]
+    step = expected_step(args)
     print(f"\n$ specperf history changes --history {store_path}")
     subprocess.run(
         [
@@ -123,6 +137,7 @@ def check(args: argparse.Namespace, store_path: Path) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), default="slowdown")
+    parser.add_argument("--amount", type=float, default=None, help="the sim flag's value")
     parser.add_argument("--nights", type=int, default=12)
     parser.add_argument("--change-night", type=int, default=7)
     parser.add_argument("--depths", default="0,3")
