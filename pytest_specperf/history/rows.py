@@ -54,7 +54,7 @@ def run_row(results: RunResults, context: RunContext) -> dict[str, Any]:
     """The run's identity and its whole results (every column but seq, status, finished_at)."""
     first = results.runs[0] if results.runs else None
     server = next((r.server for r in results.runs if r.server is not None), None)
-    workload = first.workload.get("name") if first is not None else None
+    workload = (first.workload.get("workload") or first.workload.get("name")) if first else None
     return {
         "run_id": results.run_id,
         "kind": run_kind(context),

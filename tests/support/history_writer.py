@@ -46,7 +46,7 @@ def sample_results(run_id: str, points: list[PointMetrics], commit: str = "c0") 
                 profile="test-profile",
                 backend="sim",
                 hardware="test-hw",
-                workload={"name": "greedy-synthetic"},
+                workload={"workload": "greedy-synthetic"},
                 points=points,
             )
         ],
