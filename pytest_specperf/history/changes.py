@@ -34,7 +34,7 @@ _MAD_TO_SD = 1.4826
 class DetectionSettings:
     penalty: float = 3.0  # x log(n), in units of one night's noise squared
     min_size: int = 2  # nights on each side of a change point, at least
-    alpha: float = 0.01  # the Welch test each proposed change point must pass
+    alpha: float = 0.05  # the Welch test each proposed change point must pass
     min_effect: float = 0.02  # smallest relative step reported
 
 
