@@ -82,8 +82,10 @@ def draw_trend(
             color="#c0392b",
         )
     ax.set_xticks(xs)
-    ax.set_xticklabels([n.date[5:] for n in series.nights], rotation=60, fontsize=7)
-    ax.set_xlabel("run (date)")
+    ax.set_xticklabels(
+        [f"{n.date[5:]} {n.label[:8]}" for n in series.nights], rotation=60, fontsize=7
+    )
+    ax.set_xlabel("run (date, tested commit)")
     ax.set_ylabel(series.key.metric)
     if series.key.metric.endswith("tok_s"):
         ax.yaxis.set_major_formatter(thousands())
