@@ -150,10 +150,17 @@ def main(argv: list[str] | None = None) -> int:
     # jitter small against the simulated step times.
     parser.add_argument("--sim-speedup", type=float, default=5.0)
     parser.add_argument("--work", type=Path, default=None, help="keep the store and outputs here")
+    parser.add_argument(
+        "--check-only", action="store_true", help="judge the store already in --work, run nothing"
+    )
     args = parser.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="specperf-nights-"))
     work.mkdir(parents=True, exist_ok=True)
     store = work / "history.sqlite"
+    if args.check_only:
+        if not store.exists():
+            parser.error(f"--check-only: no {store}")
+        return 0 if check(args, store) else 1
     if store.exists():
         parser.error(f"{store} exists: give a fresh --work directory")
     run_nights(args, store, work)
