@@ -142,7 +142,9 @@ def _attribute(
     accept = _log_step(series.accept_length, lo, mid, hi)
     steps = _log_step(series.verify_steps_s, lo, mid, hi)
     if accept is None or steps is None:
-        return (None if accept is None and steps is None else "step time"), None, None
+        # Without speculation (the control) tok/s is the step rate: all of it is step time.
+        known = steps is not None or series.key.depth == 0
+        return ("step time" if known else None), None, None
     total = abs(accept) + abs(steps)
     share = abs(accept) / total if total > 0 else 0.0
     cause = "acceptance" if abs(accept) > abs(steps) else "step time"
