@@ -144,10 +144,14 @@ class HistoryStore:
                 if current != head:
                     config.attributes["connection"] = connection
                     command.upgrade(config, "head")
-        except sa.exc.DBAPIError as exc:
+        except SpecperfError:
+            raise
+        except (sa.exc.DBAPIError, CommandError) as exc:
             raise SpecperfError(f"history store {self._shown()}: {_one_line(exc)}") from None
-        except CommandError as exc:
-            raise SpecperfError(f"history store {self._shown()}: {exc}") from None
+        except Exception as exc:
+            # A driver error SQLAlchemy did not wrap (its driver module imported twice, as a
+            # pytester run in the same process does), or a filesystem one: still one line.
+            raise SpecperfError(f"history store {self._shown()}: {_one_line(exc)}") from None
         finally:
             if lock is not None and lock.is_locked:
                 lock.release()
