@@ -61,8 +61,10 @@ def night_command(store: Path, out: Path, args: argparse.Namespace, changed: boo
         f"--specperf-repeats={args.repeats}",
         f"--specperf-min-point-seconds={args.min_point_seconds}",
         f"--specperf-sim-speedup={args.sim_speedup}",
-        # The demo judges the store's change points, not each night's gate.
+        # The demo judges the store's change points, not each night's gate (its shorter
+        # points have no baseline: an exploratory run).
         "--specperf-history-on-change=warn",
+        "--specperf-allow-no-baseline",
     ]
     if changed:
         command.append(f"--specperf-server-arg={scenario_flag(args)}")

@@ -128,6 +128,17 @@ def _add_baseline_commands(commands: Any) -> None:
         default=None,
         help="explicit throughput tolerance (default: the replaced baseline's, else 0.10)",
     )
+    promote.add_argument(
+        "--force",
+        action="store_true",
+        help="promote a run the gate judged a regression, or one that would downgrade the "
+        "baseline (fewer boots or samples, another workload or sweep)",
+    )
+    promote.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the diff against the current baseline; write nothing",
+    )
     for command in (diff, promote):
         command.add_argument(
             "--spec-steps", default=None, help="the depth to take from a results.json"
@@ -186,9 +197,14 @@ def _baseline(args: argparse.Namespace) -> int:
             allow_other_hardware=args.allow_other_hardware,
             control=control_run(results.runs),
             slo=results.slo,
+            force=args.force,
+            dry_run=args.dry_run,
         )
         print(report)
-        print(f"wrote {path}: review the diff above, then commit the file")
+        if args.dry_run:
+            print(f"dry run: {path} not written")
+        else:
+            print(f"wrote {path}: review the diff above, then commit the file")
         return 0
     for path in args.paths:
         changed = migrate_file(path)
@@ -227,9 +243,12 @@ def _bench(args: argparse.Namespace) -> int:
     info = fetch_server_info(url, api_key)
     summary = summarize_server_info(url, info)
     depth = depth_of(info) or 0
+    # Labelled as the pytest plugin labels a --specperf-url run (the profile option, its
+    # default included), so `baseline diff` compares like with like.
+    profile = resolve_profile_option(values["profile"], values["profile_dir"], Path.cwd())
     run = DepthRun(
         depth=depth,
-        profile="external",
+        profile=profile.name,
         backend="external",
         hardware=hardware_key(info, override=values["hardware"], tp_size=summary.tp_size),
         workload=workload.key(),

@@ -40,6 +40,8 @@ from pytest_specperf.server.launch import BACKENDS, Backend
 from pytest_specperf.server.process import DEFAULT_LAUNCH_TIMEOUT_S
 
 API_KEY_ENV = "SPECPERF_API_KEY"
+ALLOW_DOWNGRADE_FLAG = "--specperf-allow-baseline-downgrade"
+ALLOW_NO_BASELINE_FLAG = "--specperf-allow-no-baseline"
 MAX_CONCURRENCY = 4096
 # Points shorter than about a second were measured drifting (up to 27% between boots on the
 # H200, 5-11% CV on the simulator); past 2 s longer points bought little: docs/repeats.md.
@@ -281,7 +283,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "deployment profile: a name or a .toml path",
         default=DEFAULT_PROFILE,
         parse=_required_text,
-        commands=(LAUNCH_CMD,),
+        commands=(LAUNCH_CMD, BENCH),
     ),
     OptionSpec(
         "--specperf-profile-dir",
@@ -289,7 +291,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "extra directories of profile .toml files (comma-separated, repeatable)",
         parse=lambda option, raw: parse_dir_list(raw),
         kind="append",
-        commands=(LAUNCH_CMD,),
+        commands=(LAUNCH_CMD, BENCH),
     ),
     OptionSpec(
         "--specperf-run-profile",
@@ -576,6 +578,25 @@ OPTIONS: tuple[OptionSpec, ...] = (
         default="fail",
         parse=lambda option, raw: _one_of(option, raw, ("fail", "warn")),
     ),
+    # -- baseline safety and verdicts (issue 24) --
+    OptionSpec(
+        ALLOW_DOWNGRADE_FLAG,
+        "allow_baseline_downgrade",
+        "let a recording replace a baseline with one of fewer boots or samples, another "
+        "workload or another sweep (refused otherwise, showing the old and new provenance)",
+        parse=_flag,
+        kind="flag",
+        ini=False,
+    ),
+    OptionSpec(
+        ALLOW_NO_BASELINE_FLAG,
+        "allow_no_baseline",
+        "an exploratory run: a depth whose throughput nothing judged (no baseline, not "
+        "comparable, every point skipped) does not fail the run",
+        parse=_flag,
+        kind="flag",
+        ini=False,
+    ),
 )
 OPTIONS_BY_KEY: Mapping[str, OptionSpec] = {spec.key: spec for spec in OPTIONS}
 
@@ -623,6 +644,12 @@ class Settings:
     client_procs: int | None = None  # None: chosen by load (measure/procs.py)
     history: str | None = None  # a history store's URL or file path (resolved); None: off
     history_on_change: str = "fail"
+    # As given (printed back in the commands the suite suggests: commands.py).
+    profile_option: str = DEFAULT_PROFILE
+    profile_dirs: tuple[str, ...] = ()
+    baselines_option: str = "baselines"
+    allow_baseline_downgrade: bool = False
+    allow_no_baseline: bool = False
 
 
 def resolve_profile_option(name: str, dirs: tuple[str, ...], rootdir: Path) -> Profile:
@@ -662,6 +689,8 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
     given value or their default.
     """
     values = option_values(with_run_profile(get, resolve_run_profile_option(get, rootdir)))
+    baselines_dir = _directory_option("--specperf-baselines", values["baselines"], rootdir)
+    out_dir = _directory_option("--specperf-out", values["out"], rootdir)
     return Settings(
         profile=resolve_profile_option(values["profile"], values["profile_dir"], rootdir),
         backend=values["backend"],
@@ -669,8 +698,8 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         concurrency=values["concurrency"],
         url=values["url"],
         server_args=values["server_arg"],
-        baselines_dir=rootdir / values["baselines"],
-        out_dir=rootdir / values["out"],
+        baselines_dir=baselines_dir,
+        out_dir=out_dir,
         update_baselines=values["update_baselines"] or values["calibrate"],
         launch_timeout_s=values["launch_timeout"],
         sim_speedup=values["sim_speedup"],
@@ -696,7 +725,23 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         client_procs=values["client_procs"],
         history=_history_location(values["history"], rootdir),
         history_on_change=values["history_on_change"],
+        profile_option=values["profile"],
+        profile_dirs=values["profile_dir"],
+        baselines_option=values["baselines"],
+        allow_baseline_downgrade=values["allow_baseline_downgrade"],
+        allow_no_baseline=values["allow_no_baseline"],
     )
+
+
+def _directory_option(option: str, raw: str, rootdir: Path) -> Path:
+    """rootdir / raw, refused when it (or the nearest part of it that exists) is not a
+    directory: found now, before boot, instead of at the first write after the sweep."""
+    path = rootdir / raw
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        where = "" if existing == path else f" ({existing} is a file)"
+        raise UsageError(f"{option}: {raw!r} is not a directory{where}")
+    return path
 
 
 def _history_location(raw: str | None, rootdir: Path) -> str | None:

@@ -16,12 +16,25 @@ from typing import Any, NoReturn
 
 import pytest
 
+from pytest_specperf.commands import Recording, record_command
 from pytest_specperf.depth import CONTROL_DEPTH
-from pytest_specperf.errors import SpecperfError
+from pytest_specperf.errors import SpecperfError, UsageError
+from pytest_specperf.gate.coverage import (
+    depths_without_verdict,
+    no_verdict_line,
+    throughput_test_depth,
+)
+from pytest_specperf.gate.floors import headline
 from pytest_specperf.gate.pytest_gate import SpecperfGate
 from pytest_specperf.history.recorder import HistoryRecorder, tested_commit_override
 from pytest_specperf.history.rows import RunContext
-from pytest_specperf.options import OPTIONS, OPTIONS_BY_KEY, Settings, build_settings
+from pytest_specperf.options import (
+    ALLOW_NO_BASELINE_FLAG,
+    OPTIONS,
+    OPTIONS_BY_KEY,
+    Settings,
+    build_settings,
+)
 from pytest_specperf.pytest_terminal import (
     RECORDED_CATEGORY,
     live_progress,
@@ -46,10 +59,12 @@ from pytest_specperf.server.gpus import (
 )
 from pytest_specperf.server.process import depth_of, fetch_server_info, interrupt_on_sigterm
 from pytest_specperf.suite import (
+    REFUSED_DOWNGRADE,
     DepthSession,
     ServerDied,
     depth_scope,
     refine,
+    why_unjudged,
     write_baselines,
 )
 
@@ -57,6 +72,8 @@ settings_key = pytest.StashKey[Settings]()
 run_id_key = pytest.StashKey[str]()
 tested_commit_key = pytest.StashKey[str | None]()
 sessions_key = pytest.StashKey[dict[int, DepthSession]]()
+gated_depths_key = pytest.StashKey[set[int]]()
+_no_verdict_key = pytest.StashKey[str]()
 sigterm_undo_key = pytest.StashKey[Callable[[], None] | None]()
 present_gpus_key = pytest.StashKey[PresentGpus | None]()
 # --specperf-refine: sessions whose servers stay up until the boundaries are measured.
@@ -94,6 +111,8 @@ def _option_getter(config: pytest.Config) -> Callable[[str], Any]:
     def get(key: str) -> Any:
         spec = OPTIONS_BY_KEY[key]
         value = config.getoption(spec.dest)
+        if spec.kind == "flag" and not value:
+            value = None  # not given: a run profile may set it
         if value is None and spec.ini:
             ini_value = config.getini(spec.ini_name)
             return None if ini_value in (None, "") else ini_value
@@ -108,11 +127,20 @@ def _is_worker(config: pytest.Config) -> bool:
 
 def pytest_configure(config: pytest.Config) -> None:
     try:
-        settings = build_settings(_option_getter(config), Path(config.rootpath))
+        get = _option_getter(config)
+        settings = build_settings(get, Path(config.rootpath))
         if settings.url:
             info = fetch_server_info(settings.url, settings.api_key)
             depth = depth_of(info)
-            settings = _with_depths(settings, (CONTROL_DEPTH if depth is None else depth,))
+            served = (CONTROL_DEPTH if depth is None else depth,)
+            if get("spec_steps") is not None and settings.depths != served:
+                raise UsageError(url_depth_mismatch(settings.url, settings.depths, served[0]))
+            settings = _with_depths(settings, served)
+        if settings.refine and not _is_worker(config) and _xdist_workers(config) > 1:
+            raise UsageError(
+                "--specperf-refine: not under xdist (-n): each worker holds only its own "
+                "depths' servers; drop -n, or drop --specperf-refine"
+            )
         config.stash[present_gpus_key] = _plan_gpus(config, settings)
     except SpecperfError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -127,6 +155,21 @@ def pytest_configure(config: pytest.Config) -> None:
         "specperf_phase(n): order of a check within a depth (0 first, 2 after the points)",
     )
     config.pluginmanager.register(_InterruptRecorder(config), "specperf-interrupts")
+    config.stash[gated_depths_key] = set()
+    config.pluginmanager.register(_GatedDepths(config), "specperf-gated-depths")
+
+
+def _xdist_workers(config: pytest.Config) -> int:
+    return xdist_worker_count(config.getoption("dist", "no"), config.getoption("tx", None))
+
+
+def url_depth_mismatch(url: str, asked: tuple[int, ...], served: int) -> str:
+    steps = ",".join(map(str, asked))
+    return (
+        f"--spec-steps={steps}: the server at {url} runs steps={served} (its /server_info), "
+        "and with --specperf-url the depth is the server's; drop --spec-steps or give "
+        f"--spec-steps={served}"
+    )
 
 
 def _open_history(config: pytest.Config, settings: Settings) -> HistoryRecorder | None:
@@ -154,7 +197,7 @@ def _plan_gpus(config: pytest.Config, settings: Settings) -> PresentGpus | None:
         return None if ids is None else PresentGpus(tuple(ids), worker_input["specperf_gpus_from"])
     per_server = settings.gpus_per_server
     present = present_gpus(settings.gpus) if per_server is not None else None
-    workers = xdist_worker_count(config.getoption("dist", "no"), config.getoption("tx", None))
+    workers = _xdist_workers(config)
     check_gpu_plan(
         backend=settings.backend,
         attached=settings.url is not None,
@@ -195,6 +238,18 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 def _split_scope(self: Any, nodeid: str) -> str:
     return depth_scope(nodeid)
+
+
+class _GatedDepths:
+    """The depths whose throughput tests ran (reports reach the xdist controller too)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        depth = throughput_test_depth(report.nodeid)
+        if depth is not None:
+            self.config.stash[gated_depths_key].add(depth)
 
 
 class _InterruptRecorder:
@@ -430,6 +485,18 @@ def specperf_gate(request: pytest.FixtureRequest, specperf_session: DepthSession
     return SpecperfGate(specperf_session, request.node.user_properties)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A failed check's short-summary line starts with its figure (`steps=3 C=1 agg 856.8 <
+    floor 964.2 (-20.0%)`), not with pytest's "Failed: " prefix."""
+    report = yield
+    crash = getattr(report.longrepr, "reprcrash", None)
+    message = getattr(crash, "message", None)
+    if report.failed and isinstance(message, str) and message.startswith("Failed: steps="):
+        crash.message = message.removeprefix("Failed: ")  # type: ignore[union-attr]
+    return report
+
+
 def pytest_report_teststatus(report: pytest.TestReport) -> Any:
     """A test that recorded figures (--specperf-update-baselines) reads RECORDED / R."""
     return recorded_status(report)
@@ -453,6 +520,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     _refine_then_stop(config, exitstatus)
     settings = config.stash.get(settings_key, None)
     results = _finished_results(config)
+    if settings is not None and exitstatus == pytest.ExitCode.OK:
+        line = _no_verdict(config, settings, results)
+        if line is not None:
+            config.stash[_no_verdict_key] = line
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if settings is None or results is None:
         _finish_history(session, exitstatus, settings)
         return
@@ -465,7 +537,42 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         problem = None
         if exitstatus != pytest.ExitCode.OK:
             problem = f"the test session did not pass: {_exit_name(exitstatus)}"
-        config.stash[_written_key] = write_baselines(settings, list(results.runs), problem)
+        written = write_baselines(settings, list(results.runs), problem)
+        config.stash[_written_key] = written
+        if any(REFUSED_DOWNGRADE in line for line in written) and exitstatus == 0:
+            # Asked to record, and a baseline was kept as it was: not a green recording.
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _no_verdict(
+    config: pytest.Config, settings: Settings, results: RunResults | None
+) -> str | None:
+    """The one line of a gate that judged nothing (None when every gated depth has a verdict,
+    or the run records baselines, or the user said it is exploratory)."""
+    if settings.update_baselines or settings.allow_no_baseline:
+        return None
+    gated = config.stash.get(gated_depths_key, set())
+    missing = depths_without_verdict(results.runs if results else [], gated)
+    if not missing:
+        return None
+    reasons: dict[int, str] = {}
+    olds = []
+    downgrade = False
+    for depth in missing:
+        run = results.depth(depth) if results else None
+        hardware = run.hardware if run is not None else settings.hardware or "unknown-hardware"
+        reason, old, other_workload = why_unjudged(settings, depth, hardware)
+        reasons[depth] = reason
+        downgrade = downgrade or other_workload
+        if old is not None:
+            olds.append(old)
+    command = record_command(
+        settings,
+        missing,
+        old=None if downgrade else (olds[0] if olds else None),
+        recording=Recording(allow_downgrade=True) if downgrade else None,
+    )
+    return no_verdict_line(reasons, command, ALLOW_NO_BASELINE_FLAG)
 
 
 def _finish_history(session: pytest.Session, exitstatus: int, settings: Settings | None) -> None:
@@ -530,7 +637,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if _is_worker(config):
         return
     results = _finished_results(config)
+    no_verdict = config.stash.get(_no_verdict_key, None)
     if results is None:
+        if no_verdict is not None:
+            terminalreporter.write_line(no_verdict, red=True, bold=True)
         return
     settings = config.stash[settings_key]
     terminalreporter.section("specperf results")
@@ -556,3 +666,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(f"baseline {line}")
     for line in config.stash.get(_history_lines_key, []):
         terminalreporter.write_line(line)
+    headlines = [
+        headline(v) for run in results.runs for v in run.verdicts if v.outcome == "regression"
+    ]
+    if headlines:
+        terminalreporter.write_line("specperf regressions (report.md has the evidence):")
+        for line in headlines:
+            terminalreporter.write_line(f"  {line}")
+    if no_verdict is not None:
+        terminalreporter.write_line(no_verdict, red=True, bold=True)

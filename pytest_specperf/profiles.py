@@ -91,9 +91,16 @@ class Profile(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=T
     model_factory: str | None = None
     args: tuple[ServerFlag, ...] = ()
     env: dict[str, str] = {}
+    # Depth (as a string key) -> the accept length SGLang is told to simulate at that depth
+    # (SGLANG_SIMULATE_ACC_LEN): dummy weights never agree with their draft, so without it
+    # every depth reads accept length 1 and the depth trade-off is not measured.
+    simulated_accept_length: dict[str, float] = {}
     sim_profile: str = "qwen3.5-122b-a10b-fp8-4x-rtx-pro-6000"
     launch_timeout_s: float | None = None
     source: str = ""
+
+    def simulated_accept_length_at(self, steps: int) -> float | None:
+        return self.simulated_accept_length.get(str(steps))
 
     def extra_argv(
         self, sglang_version: str = REFERENCE_SGLANG_VERSION, *, speculative: bool = True
@@ -144,6 +151,15 @@ def _validate(profile: Profile, source: str) -> Profile:
     for key in profile.env:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
             raise bad("env", f"{key!r} is not an environment variable name")
+    for depth_key, length in profile.simulated_accept_length.items():
+        if not depth_key.isdigit() or int(depth_key) < 1:
+            raise bad("simulated_accept_length", f"{depth_key!r} is not a depth of 1 or more")
+        if not (math.isfinite(length) and 1.0 <= length <= int(depth_key) + 1):
+            raise bad(
+                "simulated_accept_length",
+                f"depth {depth_key}: {length} is outside 1 to {int(depth_key) + 1} "
+                "(one verified token plus at most one per draft step)",
+            )
     timeout = profile.launch_timeout_s
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         raise bad("launch_timeout_s", "must be a positive number of seconds")

@@ -33,6 +33,9 @@ class RunProfile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, froze
     concurrency: list[Positive] | None = None
     max_new_tokens: Positive | None = None
     repeats: Positive | None = None
+    # true: an exploratory run, a depth nothing judged does not fail it
+    # (--specperf-allow-no-baseline); false or left out: every gated depth needs a verdict.
+    allow_no_baseline: bool | None = None
 
 
 # Run profile field -> the option key (options.OPTIONS) it fills.
@@ -41,6 +44,7 @@ OPTION_KEYS: Mapping[str, str] = {
     "concurrency": "concurrency",
     "max_new_tokens": "max_new_tokens",
     "repeats": "repeats",
+    "allow_no_baseline": "allow_no_baseline",
 }
 
 
@@ -88,7 +92,10 @@ def option_defaults(profile: RunProfile) -> dict[str, str]:
     values: dict[str, str] = {}
     for field, key in OPTION_KEYS.items():
         value = getattr(profile, field)
-        if value is None:
+        if value is None or value is False:
+            continue
+        if value is True:
+            values[key] = "1"  # an on/off option, on
             continue
         values[key] = ",".join(map(str, value)) if isinstance(value, list) else str(value)
     return values

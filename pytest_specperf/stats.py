@@ -19,6 +19,15 @@ from scipy import stats
 from pytest_specperf.results.schema import Interval
 
 INTERVAL_LEVEL = 0.95
+# Below this many samples a t interval is wider than anything it could mean (one degree of
+# freedom: samples 3,381 and 3,135 gave [2,014, 5,263]); the samples' min-max is shown instead.
+MIN_SAMPLES_FOR_INTERVAL = 3
+MIN_MAX_METHOD = "min-max of the samples (fewer than 3: too few for a confidence interval)"
+
+
+def is_min_max(interval: Interval) -> bool:
+    """An interval that is only the samples' range (no confidence level)."""
+    return interval.method == MIN_MAX_METHOD
 
 
 def log_values(samples: Sequence[float]) -> list[float]:
@@ -54,12 +63,18 @@ def log_sd(samples: Sequence[float]) -> float | None:
 def summarize(
     samples: Sequence[float], level: float = INTERVAL_LEVEL
 ) -> tuple[float, Interval | None]:
-    """(median, interval) of repeated samples of one figure; no interval for one sample."""
+    """(median, interval) of repeated samples of one figure; no interval for one sample, the
+    samples' min-max (level 0, ``MIN_MAX_METHOD``) below three."""
     if not samples:
         raise ValueError("no samples to summarize")
     median = statistics.median(samples)
     if len(samples) < 2:
         return median, None
+    if len(samples) < MIN_SAMPLES_FOR_INTERVAL:
+        log_values(samples)  # the same refusal of non-positive figures
+        return median, Interval(
+            low=min(samples), high=max(samples), level=0.0, method=MIN_MAX_METHOD
+        )
     logs = log_values(samples)
     mean = statistics.fmean(logs)
     spread = math.sqrt(variance(logs) / len(logs))

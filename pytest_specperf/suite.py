@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from pytest_specperf.commands import record_command
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError, SpecperfError
 from pytest_specperf.gate.baselines import (
@@ -25,6 +26,7 @@ from pytest_specperf.gate.baselines import (
 )
 from pytest_specperf.gate.decision import GateSettings
 from pytest_specperf.gate.floors import workload_mismatch
+from pytest_specperf.gate.provenance import downgrade_message, downgrade_reasons
 from pytest_specperf.gate.recommend import recommend, refine_concurrencies
 from pytest_specperf.gate.review import incomplete_reason
 from pytest_specperf.gate.self_test import measure_with, run_self_test
@@ -34,7 +36,7 @@ from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.measure.lossless import fetch_greedy_outputs, record_and_compare
 from pytest_specperf.measure.repeats import interleaved, merge_samples, split_by_boot
 from pytest_specperf.measure.speedup import control_run, depth_speedups, speedups
-from pytest_specperf.options import Settings
+from pytest_specperf.options import ALLOW_DOWNGRADE_FLAG, Settings
 from pytest_specperf.results.schema import (
     DepthRun,
     OutputComparison,
@@ -596,7 +598,10 @@ def write_baselines(
 
     Nothing is written from a run that failed, was interrupted, never finished (its process
     died), missed a planned point or had a failed request, nor from any depth when the test
-    session itself did not pass (``session_problem`` says why).
+    session itself did not pass (``session_problem`` says why). A baseline that the new one
+    would downgrade (fewer boots or samples, another workload or sweep) is kept unless
+    --specperf-allow-baseline-downgrade: the line shows the old and new provenance and the
+    command that re-records it as it was (see ``refused_downgrades``).
     """
     lines: list[str] = []
     source = "url" if settings.url else settings.backend
@@ -626,12 +631,40 @@ def write_baselines(
                 slo=settings.slo,
             )
         try:
+            refusal = _downgrade_refusal(settings, baseline)
+            if refusal is not None:
+                lines.append(f"steps={run.depth}: {REFUSED_DOWNGRADE}: {refusal}")
+                continue
             path = save_baseline(settings.baselines_dir, baseline)
         except SpecperfError as exc:
             lines.append(f"steps={run.depth}: NOT written: {exc}")
             continue
         lines.append(f"steps={run.depth}: wrote {path}")
     return lines
+
+
+# The start of a write_baselines line for a recording refused as a downgrade.
+REFUSED_DOWNGRADE = "NOT written (it would downgrade the baseline)"
+
+
+def _downgrade_refusal(settings: Settings, new: Baseline) -> str | None:
+    """Why writing ``new`` would downgrade the baseline it replaces (and what to run), or None."""
+    if settings.allow_baseline_downgrade:
+        return None
+    path = baseline_path(
+        settings.baselines_dir, new.profile, new.hardware, new.depth, new.workload_name
+    )
+    old = load_baseline(path)
+    if old is None:
+        return None
+    reasons = downgrade_reasons(old, new)
+    if not reasons:
+        return None
+    message = downgrade_message(str(path), old, new, reasons)
+    if not old.workload or old.workload == new.workload:
+        like_before = record_command(settings, [new.depth], old=old)
+        message += f"; re-record it as it was with: {like_before}"
+    return f"{message}; or replace it anyway with {ALLOW_DOWNGRADE_FLAG}"
 
 
 def _swept(run: DepthRun, samples: int) -> bool:
@@ -650,3 +683,31 @@ def load_baseline_safely(session: DepthSession) -> tuple[Path | None, Baseline |
     except BaselineError as exc:
         return None, None, str(exc)
     return path, baseline, None
+
+
+def why_unjudged(
+    settings: Settings, depth: int, hardware: str
+) -> tuple[str, Baseline | None, bool]:
+    """Why a depth's throughput got no verdict, as a few words: (reason, the baseline found
+    or None, whether it is another workload's, which a re-recording must replace on purpose)."""
+    try:
+        path = baseline_path(
+            settings.baselines_dir, settings.profile.name, hardware, depth, settings.workload.name
+        )
+        baseline = load_baseline(path)
+    except BaselineError as exc:
+        return str(exc), None, False
+    if baseline is None:
+        return f"no baseline ({path} is missing)", None, False
+    mismatch = workload_mismatch(settings.workload.key(), baseline)
+    if mismatch:
+        return f"{mismatch}: not comparable ({path})", baseline, True
+    measured = [c for c in settings.concurrency if baseline.point(c) is not None]
+    if not measured:
+        levels = ",".join(sorted(baseline.points, key=int))
+        return (
+            f"{path} has no figures for the measured concurrencies (it has C={levels})",
+            (baseline),
+            False,
+        )
+    return f"every throughput check was skipped ({path})", baseline, False

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import shlex
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -316,10 +318,32 @@ def baseline_from_runs(
         accept_length=statistics.median(accept) if accept else None,
         position_accept_rate=_median_rates([r.position_accept_rate for r in runs]),
         points=points,
-        server=msgspec.to_builtins(server) if server else None,
+        server=_portable_server(msgspec.to_builtins(server)) if server else None,
         slo=slo if capacity is not None else None,
         slo_max_concurrency=capacity.max_concurrency if capacity is not None else None,
     )
+
+
+def portable_command(command: str) -> str:
+    """A launch command without the recording machine's interpreter path: an absolute
+    ``/somewhere/venv/bin/python`` becomes ``python`` (a baseline is committed and shared)."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return command
+    if not argv or not os.path.isabs(argv[0]):
+        return command
+    name = os.path.basename(argv[0])
+    if not name.startswith("python"):
+        return command
+    return shlex.join(["python", *argv[1:]])
+
+
+def _portable_server(server: dict[str, Any]) -> dict[str, Any]:
+    command = server.get("launch_command")
+    if isinstance(command, str):
+        return {**server, "launch_command": portable_command(command)}
+    return server
 
 
 def _with_speedup(

@@ -22,6 +22,7 @@ import msgspec
 from pytest_specperf.results.schema import Interval, Verdict, VerdictOutcome
 from pytest_specperf.stats import (
     INTERVAL_LEVEL,
+    is_min_max,
     log_sd,
     log_values,
     normal_quantile,
@@ -412,10 +413,13 @@ def verdict(
 def _details(
     current: Sequence[float], median: float, interval: Interval | None, comparison: Comparison
 ) -> str:
-    what = "geometric mean" if len(current) > 1 else "one sample"
-    text = f"{what} of {len(current)} sample(s), median {median:,.1f}"
+    if len(current) == 1:
+        text = f"one sample, {median:,.1f}"
+    else:
+        text = f"geometric mean of {len(current)} samples, median {median:,.1f}"
     if interval is not None:
-        text += f", {interval.level:.0%} interval {interval.low:,.1f}-{interval.high:,.1f}"
+        what = "min-max" if is_min_max(interval) else f"{interval.level:.0%} interval"
+        text += f", {what} {interval.low:,.1f}-{interval.high:,.1f}"
     if comparison.se is not None:
         text += f", standard error {comparison.se:.1%}"
     return f"{text}; noise: {comparison.noise_source}"

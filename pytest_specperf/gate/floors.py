@@ -67,6 +67,39 @@ def failure_lines(verdicts: Sequence[Verdict], point: PointMetrics | None) -> li
     return [*failures, f"note: {note}"] if note else failures
 
 
+SHORT_LABELS = {"agg_tok_s": "agg", "per_req_tok_s": "per-req"}
+
+
+def headline(verdict: Verdict) -> str:
+    """A regression in a few words, the figure included, for pytest's one-line short summary
+    (`steps=3 C=1 agg 856.8 < floor 964.2 (-20.0%)`: the change is against the baseline)."""
+    if verdict.measured is None or verdict.floor is None:
+        return verdict.message.split(";")[0]
+    if verdict.concurrency is None:
+        return (
+            f"steps={verdict.depth} throughput {verdict.measured - 1:+.1%} vs baseline "
+            f"< floor {verdict.floor - 1:+.1%}"
+        )
+    label = SHORT_LABELS.get(verdict.metric, verdict.metric)
+    change = f" ({verdict.measured / verdict.baseline - 1:+.1%})" if verdict.baseline else ""
+    return (
+        f"steps={verdict.depth} C={verdict.concurrency} {label} {verdict.measured:,.1f} "
+        f"< floor {verdict.floor:,.1f}{change}"
+    )
+
+
+def what_to_do(report: Path, record_command: str, deliberate_slowdown: str | None) -> str:
+    """The last line of a failing throughput check: where the evidence is, and what to run
+    when the change is intended (or that the run slowed the server on purpose)."""
+    line = f"what to do: open {report} (every sample, the noise assumed, the floors)"
+    if deliberate_slowdown:
+        return (
+            f"{line}; this run slowed the server on purpose ({deliberate_slowdown}): the "
+            "gate caught the injected slowdown, drop it to measure the server as it is"
+        )
+    return f"{line}; if the change is intended, re-record the baseline with: {record_command}"
+
+
 def point_input(point: PointMetrics, baseline: Baseline) -> PointInput:
     """What gate/decision.py needs of a measured point and its baseline."""
     reference = baseline.point(point.concurrency)

@@ -9,26 +9,31 @@ recording run (``--specperf-update-baselines``) a check does not gate: the test 
 
 from __future__ import annotations
 
-import shlex
+import contextlib
 import warnings
 import weakref
 from pathlib import Path
 
 import pytest
 
+from pytest_specperf.commands import Recording, record_command
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.gate import floors as gate
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.gate.decision import GateSettings, Remeasured, judge_depth
 from pytest_specperf.measure import lossless
-from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
 from pytest_specperf.pytest_terminal import RECORDED_PROPERTY
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
 from pytest_specperf.results.speculation_report import self_test_line
 from pytest_specperf.suite import DepthSession, load_baseline_safely
 
 PROPERTY_PREFIX = "specperf."
+# With --specperf-url the depth is the server's: --spec-steps cannot add another.
+ONE_SERVER = (
+    "--specperf-url measures one server at its one depth; compare depths on servers the "
+    "suite boots (--spec-steps=0,3 without --specperf-url)"
+)
 
 
 class BaselineDriftWarning(UserWarning):
@@ -88,20 +93,26 @@ class SpecperfGate:
         self.properties.append((RECORDED_PROPERTY, f"steps={self.session.depth} {what}"))
         return True
 
-    def _record_hint(self) -> str:
+    def _record_hint(self, depths: tuple[int, ...] | None = None) -> str:
+        """The pasteable command that (re-)records this depth's baseline (commands.py)."""
         s = self.settings
-        parts = ["pytest", "perf_tests", f"--spec-steps={self.session.depth}"]
-        if s.url:
-            parts.append(f"--specperf-url={s.url}")
-        else:
-            parts.append(f"--specperf-backend={s.backend}")
-            if s.backend == "sim":
-                parts.append(f"--specperf-sim-speedup={s.sim_speedup:g}")
-        parts.append(f"--specperf-profile={s.profile.name}")
-        if s.workload.name != DEFAULT_WORKLOAD:
-            parts.append(f"--specperf-workload={s.workload.name}")
-        parts.append("--specperf-update-baselines")
-        return shlex.join(parts)
+        old: Baseline | None = None
+        with contextlib.suppress(BaselineError):
+            old = load_baseline(
+                baseline_path(
+                    s.baselines_dir,
+                    s.profile.name,
+                    self.session.hardware,
+                    self.session.depth,
+                    s.workload.name,
+                )
+            )
+        if old is not None and gate.workload_mismatch(s.workload.key(), old):
+            # Another workload's figures: replacing them is a deliberate downgrade.
+            return record_command(
+                s, depths or (self.session.depth,), recording=Recording(allow_downgrade=True)
+            )
+        return record_command(s, depths or (self.session.depth,), old=old)
 
     def baseline(self) -> tuple[Path, Baseline]:
         """The baseline for this depth, or skip/fail saying why there is none."""
@@ -120,7 +131,7 @@ class SpecperfGate:
             warnings.warn(BaselineDriftWarning(drift), stacklevel=2)
         mismatch = gate.workload_mismatch(self.settings.workload.key(), baseline)
         if mismatch:
-            pytest.skip(f"{mismatch}: not comparable; re-record {path}")
+            pytest.skip(f"{mismatch}: not comparable; re-record {path} with: {self._record_hint()}")
         return path, baseline
 
     def require_success(self, point: PointMetrics) -> None:
@@ -161,10 +172,16 @@ class SpecperfGate:
             # Every point was client-bound: nothing was left to pool, and saying so beats a skip.
             pytest.fail("\n".join(dict.fromkeys(unjudged)), pytrace=False)
         if not verdicts:
+            calibrate = record_command(
+                self.settings,
+                (self.session.depth,),
+                old=baseline,
+                recording=Recording(calibrate=True, boots=3, repeats=3),
+            )
             pytest.skip(
                 f"baseline {path} has no calibrated noise (published, schema 1 or one run's "
                 "figures): the depth as a whole is not tested, each point keeps the fixed "
-                "tolerance; calibrate with --specperf-calibrate"
+                f"tolerance; calibrate with: {calibrate}"
             )
         for verdict in verdicts:
             self._record_measured("throughput_ratio", verdict.measured)
@@ -219,9 +236,23 @@ class SpecperfGate:
             pytest.fail("\n".join(dict.fromkeys(unjudged)), pytrace=False)
         failures = gate.failure_lines(verdicts, point)
         if failures:
-            pytest.fail("\n".join(failures), pytrace=False)
+            headlines = [gate.headline(v) for v in verdicts if v.outcome == "regression"]
+            advice = gate.what_to_do(
+                self.settings.out_dir / "report.md",
+                self._record_hint(),
+                self._deliberate_slowdown(),
+            )
+            pytest.fail("\n".join(["; ".join(headlines), *failures, advice]), pytrace=False)
         for improved in (v for v in verdicts if v.outcome == "improvement"):
             warnings.warn(BaselineImprovement(improved.message), stacklevel=3)
+
+    def _deliberate_slowdown(self) -> str | None:
+        """The options of this run that slow the server on purpose, as given; None if none."""
+        s = self.settings
+        given = [a for a in s.server_args if a.startswith(("--sim-slowdown", "--sim-forward"))]
+        if s.inject_slowdown_s:
+            given.append(f"--specperf-inject-slowdown={s.inject_slowdown_s:g}")
+        return ", ".join(given) or None
 
     def require_kv_capacity(self) -> None:
         summary = self.session.summary
@@ -286,7 +317,11 @@ class SpecperfGate:
     def require_speedup(self) -> None:
         """Speedup floors of every (depth, control) pair that became judgeable with this depth."""
         if CONTROL_DEPTH not in self.settings.depths:
-            pytest.skip("no control in this run: add 0 to --spec-steps to measure the speedup")
+            pytest.skip(
+                f"no control in this run: {ONE_SERVER}"
+                if self.settings.url
+                else "no control in this run: add 0 to --spec-steps to measure the speedup"
+            )
         if self.settings.update_baselines:
             pytest.skip("recording baselines this run: speedup floors are not gated")
         judged = self.session.speedups_to_judge()
@@ -321,13 +356,18 @@ class SpecperfGate:
             pytest.fail("\n".join(failures), pytrace=False)
         if unjudged:
             pytest.skip(
-                "; ".join(unjudged) + f" (record with: {self._record_hint()} and 0 in --spec-steps)"
+                "; ".join(unjudged)
+                + f" (record with: {self._record_hint((0, *sorted({d for d, _ in judged})))})"
             )
 
     def require_lossless(self) -> None:
         """This depth's greedy outputs equal those of every depth stored before it."""
         if len(self.settings.depths) < 2:
-            pytest.skip("one depth in this run: add another (e.g. --spec-steps=0,3) to compare")
+            pytest.skip(
+                f"one depth in this run: {ONE_SERVER}"
+                if self.settings.url
+                else "one depth in this run: add another (e.g. --spec-steps=0,3) to compare"
+            )
         try:
             comparisons = self.session.compare_greedy_outputs()
         except lossless.GreedyOutputError as exc:

@@ -7,6 +7,7 @@ another's, and a diff that mixes them reads like a regression or an improvement.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from pytest_specperf.gate.baselines import (
     load_baseline,
     save_baseline,
 )
+from pytest_specperf.gate.provenance import downgrade_message, downgrade_reasons
 from pytest_specperf.measure.repeats import split_by_boot
 from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
 from pytest_specperf.results.schema import DepthRun, RunResults, Slo
@@ -50,10 +52,24 @@ class Figures:
 
 
 def read_baseline(path: Path) -> Baseline:
+    if _is_results_file(path):
+        raise ReviewError(
+            f"{path} is a results file (a run's results.json), not a baseline: compare it with "
+            f"`specperf baseline diff BASELINE {path}`, or make it one with "
+            f"`specperf baseline promote {path} --dry-run`"
+        )
     baseline = load_baseline(path)
     if baseline is None:
         raise ReviewError(f"no baseline at {path}")
     return baseline
+
+
+def _is_results_file(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "runs" in data and "schema_version" not in data
 
 
 def read_results(path: Path) -> RunResults:
@@ -128,10 +144,17 @@ def _noise_text(point: BaselinePoint) -> str:
         if noise.boot_to_boot_cv is not None:
             spread.append(f"between boots {noise.boot_to_boot_cv:.1%}")
         what = ", ".join(spread) or "not known"
-        parts.append(
-            f"{label}: {what} ({noise.source}, {noise.samples} samples, {noise.boots} boot(s))"
-        )
+        samples = f"{noise.samples} sample" + ("" if noise.samples == 1 else "s")
+        boots = f"{noise.boots} boot" + ("" if noise.boots == 1 else "s")
+        parts.append(f"{label}: {what} ({noise.source}, {samples}, {boots})")
     return "; ".join(parts) or "-"
+
+
+def workload_text(workload: dict[str, Any]) -> str:
+    """``workload greedy-synthetic (max_new_tokens=1000, temperature=0.0, ...)``."""
+    name = workload.get("workload", DEFAULT_WORKLOAD)
+    fields = ", ".join(f"{k}={v}" for k, v in sorted(workload.items()) if k != "workload")
+    return f"workload {name} ({fields})" if fields else f"workload {name}"
 
 
 def show(baseline: Baseline, path: Path) -> str:
@@ -140,7 +163,7 @@ def show(baseline: Baseline, path: Path) -> str:
         f"  profile={baseline.profile} hardware={baseline.hardware} steps={baseline.depth} "
         f"backend={baseline.backend} schema v{baseline.schema_version}",
         f"  recorded {baseline.recorded_at} ({baseline.recorded_by}): {baseline.how_recorded}",
-        f"  SGLang {baseline.sglang_version or 'unknown'}; workload {baseline.workload}",
+        f"  SGLang {baseline.sglang_version or 'unknown'}; {workload_text(baseline.workload)}",
         f"  tolerance: throughput {baseline.tolerance.throughput:.0%}, "
         f"accept length {baseline.tolerance.accept_length:.0%}",
         f"  KV: max_total_num_tokens {_number(baseline.kv.max_total_num_tokens)}, "
@@ -227,17 +250,29 @@ def promote(
     allow_other_hardware: bool = False,
     control: DepthRun | None = None,
     slo: Slo | None = None,
+    force: bool = False,
+    dry_run: bool = False,
 ) -> tuple[Path, str]:
     """Write the run's figures as the baseline of its key; (path, the diff against the old one).
 
     Only a complete run with every request successful is promoted: a baseline must not
-    inherit a failure. The old file, if any, must be of the same hardware key. ``control``:
-    the same results' depth 0, whose points give the speedups recorded (when it is complete);
-    ``slo``: the results' SLOs, under which goodput and SLO capacity are recorded.
+    inherit a failure (an interrupted run is a failed one). Refused unless ``force``: a run
+    with a regression verdict, and a baseline that would be downgraded (fewer boots or
+    samples, another workload or sweep). ``dry_run``: the diff, nothing written. The old
+    file, if any, must be of the same hardware key. ``control``: the same results' depth 0,
+    whose points give the speedups recorded (when it is complete); ``slo``: the results'
+    SLOs, under which goodput and SLO capacity are recorded.
     """
     problem = incomplete_reason(run)
     if problem is not None:
         raise ReviewError(f"not promoting steps={run.depth} from {results_path}: {problem}")
+    if not force:
+        refusal = _promotion_refusal(run)
+        if refusal is not None:
+            raise ReviewError(
+                f"not promoting steps={run.depth} from {results_path}: {refusal}; "
+                "pass --force to promote it anyway"
+            )
     workload = str(run.workload.get("workload", DEFAULT_WORKLOAD))
     path = baseline_path(baselines_dir, run.profile, run.hardware, run.depth, workload)
     try:
@@ -264,8 +299,25 @@ def promote(
             new_figures,
             allow_other_hardware=allow_other_hardware,
         )
+        reasons = downgrade_reasons(old, new)
+        if reasons and not force:
+            raise ReviewError(
+                f"not promoting: {downgrade_message(str(path), old, new, reasons)}; "
+                "pass --force to replace it anyway"
+            )
+    if dry_run:
+        return path, report
     written = save_baseline(baselines_dir, new)
     return written, report
+
+
+def _promotion_refusal(run: DepthRun) -> str | None:
+    """Why a complete run should still not become a baseline without --force, or None."""
+    regressions = [v for v in run.verdicts if v.outcome == "regression"]
+    if regressions:
+        first = regressions[0].message.split(";")[0]
+        return f"the gate judged {len(regressions)} regression(s) in it ({first})"
+    return None
 
 
 def incomplete_reason(run: DepthRun) -> str | None:

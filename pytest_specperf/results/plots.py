@@ -32,6 +32,7 @@ from pytest_specperf.results.speculation_plots import (
     position_acceptance_figure,
     speedup_figure,
 )
+from pytest_specperf.stats import MIN_SAMPLES_FOR_INTERVAL, is_min_max
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -183,6 +184,8 @@ def _throughput_figure(runs: list[DepthRun]) -> Figure:
                 color=depth_color(run.depth),
                 label=depth_label(run.depth),
             )
+    if any(is_min_max(i) for run in runs for p in run.points for i in p.intervals.values()):
+        figure.text(0.5, 0.005, f"error bars: {MIN_MAX_LABEL}", ha="center", fontsize=8)
     agg_ax.set_title("Aggregate throughput")
     agg_ax.set_ylabel("aggregate tok/s (all requests)")
     per_req_ax.set_title("Per-request throughput")
@@ -356,11 +359,19 @@ def _floors_figure(runs: list[DepthRun]) -> Figure | None:
         figure,
         sorted({v.depth for v in judged}),
         outcomes={v.outcome for v in judged},
-        interval_level=next((v.interval.level for v in judged if v.interval), None),
+        interval_level=next(
+            (v.interval.level for v in judged if v.interval and not is_min_max(v.interval)),
+            None,
+        ),
+        min_max=any(v.interval is not None and is_min_max(v.interval) for v in judged),
     )
     return figure
 
 
+MIN_MAX_LABEL = (
+    f"min-max of the samples where a point has fewer than {MIN_SAMPLES_FOR_INTERVAL} "
+    "(too few for a 95% interval)"
+)
 _REGRESSION_RED = "#b00020"
 _IMPROVEMENT_GREEN = "#1b7f3b"
 # Outcome -> (bar edge colour, hatch); a pass is a plain bar.
@@ -371,7 +382,12 @@ _OUTCOME_LOOK = {
 
 
 def _floors_legend(
-    figure: Figure, depths: Sequence[int], *, outcomes: set[str], interval_level: float | None
+    figure: Figure,
+    depths: Sequence[int],
+    *,
+    outcomes: set[str],
+    interval_level: float | None,
+    min_max: bool = False,
 ) -> None:
     """One legend above both panels: bar colour = depth, floor, baseline, interval, and the
     look of a regression or an improvement when there is one."""
@@ -396,6 +412,10 @@ def _floors_legend(
     if interval_level is not None:
         handles.append(
             Line2D([], [], color="black", marker="|", label=f"{interval_level:.0%} interval")
+        )
+    if min_max:
+        handles.append(
+            Line2D([], [], color="black", marker="|", label=MIN_MAX_LABEL, linestyle=":")
         )
     names = {"regression": "below floor (regression)", "improvement": "improvement"}
     for outcome, (edge, hatch) in _OUTCOME_LOOK.items():

@@ -33,10 +33,7 @@ from pytest_specperf.results.speculation_report import (
     speculation_tables,
 )
 from pytest_specperf.results.tables import md_table
-
-SEED_HEADER = (
-    "C | Agg tok/s | Per-req tok/s | Tokens | Wall(s) | Ok | TTFT p50/p99 (ms) | Accept len"
-)
+from pytest_specperf.stats import MIN_SAMPLES_FOR_INTERVAL, is_min_max
 
 
 def _ms(value: float | None) -> str:
@@ -45,15 +42,6 @@ def _ms(value: float | None) -> str:
 
 def _num(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
-
-
-def point_row(point: PointMetrics) -> str:
-    ttft = f"{_ms(point.ttft_s.p50)}/{_ms(point.ttft_s.p99)}" if point.ttft_s else "-"
-    return (
-        f"{point.concurrency} | {_num(point.agg_tok_s)} | {_num(point.per_req_tok_s)} | "
-        f"{point.tokens} | {point.wall_s:.1f} | {point.ok}/{point.requests} | {ttft} | "
-        f"{_num(point.accept_length, 2)}"
-    )
 
 
 def depth_heading(run: DepthRun) -> str:
@@ -87,44 +75,69 @@ def _int(value: int | None) -> str:
 
 
 def seed_table(run: DepthRun) -> str:
-    lines = [depth_heading(run), SEED_HEADER, "-" * len(SEED_HEADER)]
+    """The depth's table as plain text: the same header, cells and notes as report.md's."""
+    lines = [depth_heading(run)]
     points = sorted(run.points, key=lambda p: p.concurrency)
-    lines += [point_row(p) for p in points]
+    header, rows = point_table(run)
+    header_line = " | ".join(header)
+    lines += [header_line, "-" * len(header_line)]
+    lines += [" | ".join(row) for row in rows]
     if not run.points:
         lines.append("(no point measured)")
     for point in points:
-        note = fell_behind(point.client)
-        if note:
-            lines.append(f"note C={point.concurrency}: {note}")
-        for problem in point.truth_problems:
-            lines.append(f"note C={point.concurrency}: figures that cannot be true: {problem}")
+        lines += [f"note C={point.concurrency}: {note}" for note in point_notes(run, point)]
+    note = min_max_note([run])
+    if note:
+        lines.append(note)
     return "\n".join(lines)
 
 
 def tradeoff_table(runs: Sequence[DepthRun]) -> str:
-    """Per concurrency, each depth's agg / per-req figures; then the KV each depth leaves."""
+    """Per concurrency, each depth's agg / per-req figures; then the KV each depth leaves
+    (report.md's table as plain text: the same cells, intervals included)."""
+    header, rows = tradeoff_rows(runs)
+    header_line = " | ".join(header)
+    lines = ["Speculation depth trade-off", header_line, "-" * len(header_line)]
+    lines += [" | ".join(row) for row in rows]
+    lines += _interval_notes(runs)
+    return "\n".join(lines)
+
+
+def tradeoff_rows(runs: Sequence[DepthRun]) -> tuple[list[str], list[list[str]]]:
     ordered = sorted(runs, key=lambda r: r.depth)
-    header = "C | " + " | ".join(f"steps={r.depth} agg / per-req tok/s" for r in ordered)
-    lines = ["Speculation depth trade-off", header, "-" * len(header)]
-    concurrencies = sorted({p.concurrency for r in ordered for p in r.points})
-    for concurrency in concurrencies:
-        cells = []
+    header = ["C"] + [f"steps={run.depth} agg / per-req tok/s" for run in ordered]
+    rows = []
+    for concurrency in sorted({p.concurrency for run in ordered for p in run.points}):
+        cells = [str(concurrency)]
         for run in ordered:
             point = run.point(concurrency)
             cells.append(
-                "-" if point is None else f"{_num(point.agg_tok_s)} / {_num(point.per_req_tok_s)}"
+                "-"
+                if point is None
+                else f"{_with_interval(point.agg_tok_s, point.intervals.get('agg_tok_s'))} / "
+                f"{_with_interval(point.per_req_tok_s, point.intervals.get('per_req_tok_s'))}"
             )
-        lines.append(f"{concurrency} | " + " | ".join(cells))
-    kv_cells = []
+        rows.append(cells)
+    kv_row = ["KV"]
     for run in ordered:
         server = run.server
         tokens = server.max_total_num_tokens if server else None
         running = server.max_running_requests if server else None
-        kv_cells.append(f"{_int(tokens)} tokens, {_int(running)} running")
-    lines.append("KV | " + " | ".join(kv_cells))
-    accepts = [_num(run.accept_length, 2) for run in ordered]
-    lines.append("accept length | " + " | ".join(accepts))
-    return "\n".join(lines)
+        kv_row.append(f"{_int(tokens)} tokens, {_int(running)} running")
+    rows.append(kv_row)
+    rows.append(["accept length"] + [_num(run.accept_length, 2) for run in ordered])
+    return header, rows
+
+
+def _interval_notes(runs: Sequence[DepthRun]) -> list[str]:
+    notes = []
+    level = _interval_level(runs)
+    if level is not None:
+        notes.append(f"Medians of the samples; [low, high]: their {_level_text(level)}.")
+    min_max = min_max_note(runs)
+    if min_max:
+        notes.append(min_max)
+    return notes
 
 
 def full_report(
@@ -203,6 +216,8 @@ def _distinct(values: Sequence[str | None]) -> str:
 def _interval_text(interval: Interval | None, digits: int = 1) -> str:
     if interval is None:
         return "-"
+    if is_min_max(interval):
+        return f"[min-max {_num(interval.low, digits)}, {_num(interval.high, digits)}]"
     return f"[{_num(interval.low, digits)}, {_num(interval.high, digits)}]"
 
 
@@ -217,8 +232,25 @@ def _interval_level(runs: Sequence[DepthRun]) -> float | None:
     for run in runs:
         for point in run.points:
             for interval in point.intervals.values():
-                return interval.level
+                if not is_min_max(interval):
+                    return interval.level
     return None
+
+
+def min_max_note(runs: Sequence[DepthRun]) -> str | None:
+    """The line that says some intervals are only min-max (points of fewer than 3 samples)."""
+    shown = any(
+        is_min_max(interval)
+        for run in runs
+        for point in run.points
+        for interval in point.intervals.values()
+    )
+    return (
+        f"[min-max ...]: a point of fewer than {MIN_SAMPLES_FOR_INTERVAL} samples shows their "
+        "range, not a confidence interval (too few samples for one)"
+        if shown
+        else None
+    )
 
 
 def run_section(context: ReportContext) -> str:
@@ -444,19 +476,40 @@ def _md_point_row(point: PointMetrics, repeated: bool) -> list[str]:
     ]
 
 
-def _point_notes(point: PointMetrics) -> list[str]:
+def point_notes(run: DepthRun, point: PointMetrics) -> list[str]:
+    """What a reader of the point's row must know (the terminal and report.md show the same)."""
     notes = []
     behind = fell_behind(point.client)
     if behind:
         notes.append(behind)
     if point.client_bound:
         notes.append(f"client-bound: {point.client_bound}")
-    notes += [f"cannot be true: {problem}" for problem in point.truth_problems]
+    notes += [f"figures that cannot be true: {problem}" for problem in point.truth_problems]
     if point.errors:
         notes.append(
             "failures: " + ", ".join(f"{why}: {n}" for why, n in sorted(point.errors.items()))
         )
-    return [f"- C={point.concurrency}: {note}" for note in notes]
+    running = run.server.max_running_requests if run.server else None
+    if running is not None and point.concurrency > running:
+        notes.append(
+            f"C={point.concurrency} exceeds the server's max_running_requests ({running}): "
+            f"{point.concurrency - running} requests wait in its queue at a time, so TTFT and "
+            "e2e include queueing"
+        )
+    return notes
+
+
+def point_table(run: DepthRun) -> tuple[list[str], list[list[str]]]:
+    """The header and rows of a depth's table (medians with intervals when repeated)."""
+    points = sorted(run.points, key=lambda p: p.concurrency)
+    repeated = any(len(p.samples) > 1 or p.intervals for p in points)
+    level = _level_text(_interval_level([run]))
+    header = (
+        [cell.format(level=level) for cell in MD_REPEATED_HEADER]
+        if repeated
+        else list(MD_SEED_HEADER)
+    )
+    return header, [_md_point_row(p, repeated) for p in points]
 
 
 def _level_text(level: float | None) -> str:
@@ -466,18 +519,16 @@ def _level_text(level: float | None) -> str:
 def depth_markdown(run: DepthRun) -> str:
     lines = [f"### steps={run.depth}", "", depth_heading(run), ""]
     points = sorted(run.points, key=lambda p: p.concurrency)
-    repeated = any(len(p.samples) > 1 or p.intervals for p in points)
     if points:
-        level = _level_text(_interval_level([run]))
-        header = (
-            [cell.format(level=level) for cell in MD_REPEATED_HEADER]
-            if repeated
-            else list(MD_SEED_HEADER)
-        )
-        lines.append(md_table(header, [_md_point_row(p, repeated) for p in points]))
+        lines.append(md_table(*point_table(run)))
     else:
         lines.append("(no point measured)")
-    notes = [note for point in points for note in _point_notes(point)]
+    notes = [
+        f"- C={point.concurrency}: {note}" for point in points for note in point_notes(run, point)
+    ]
+    min_max = min_max_note([run])
+    if min_max:
+        notes.append(f"- {min_max}")
     if notes:
         lines += ["", *notes]
     return "\n".join(lines)
@@ -492,31 +543,10 @@ def tradeoff_section(context: ReportContext) -> str | None:
     runs = context.ordered_runs
     if len(runs) < 2:
         return None
-    level = _interval_level(runs)
-    header = ["C"] + [f"steps={run.depth} agg / per-req tok/s" for run in runs]
-    rows = []
-    for concurrency in sorted({p.concurrency for run in runs for p in run.points}):
-        cells = [str(concurrency)]
-        for run in runs:
-            point = run.point(concurrency)
-            cells.append(
-                "-"
-                if point is None
-                else f"{_with_interval(point.agg_tok_s, point.intervals.get('agg_tok_s'))} / "
-                f"{_with_interval(point.per_req_tok_s, point.intervals.get('per_req_tok_s'))}"
-            )
-        rows.append(cells)
-    kv_row = ["KV"]
-    for run in runs:
-        server = run.server
-        tokens = server.max_total_num_tokens if server else None
-        running = server.max_running_requests if server else None
-        kv_row.append(f"{_int(tokens)} tokens, {_int(running)} running")
-    rows.append(kv_row)
-    rows.append(["accept length"] + [_num(run.accept_length, 2) for run in runs])
-    text = "## Speculation depth trade-off\n\n" + md_table(header, rows)
-    if level is not None:
-        text += f"\n\nMedians of the samples; [low, high]: their {_level_text(level)}."
+    text = "## Speculation depth trade-off\n\n" + md_table(*tradeoff_rows(runs))
+    notes = _interval_notes(runs)
+    if notes:
+        text += "\n\n" + " ".join(notes)
     return text
 
 

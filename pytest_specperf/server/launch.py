@@ -65,6 +65,11 @@ def redact_argv(argv: Sequence[str]) -> list[str]:
     return shown
 
 
+# SGLang's own knob (srt/environ.py, read in speculative/spec_utils.py): every verify step
+# accepts this many tokens on average, whatever the draft proposed (EAGLE and NEXTN paths).
+SIMULATE_ACCEPT_LENGTH_ENV = "SGLANG_SIMULATE_ACC_LEN"
+
+
 def speculative_argv(profile: Profile, steps: int, model_path: str) -> list[str]:
     """The speculative-decoding flags for one depth, following SGLang's rules.
 
@@ -153,4 +158,8 @@ def build_launch(
     if api_key:
         argv += ["--api-key", api_key]
     argv += list(server_args)
-    return LaunchCommand(argv=argv, env=dict(profile.env))
+    env = dict(profile.env)
+    accept_length = profile.simulated_accept_length_at(steps)
+    if backend == "sglang" and accept_length is not None:
+        env[SIMULATE_ACCEPT_LENGTH_ENV] = f"{accept_length:g}"
+    return LaunchCommand(argv=argv, env=env)

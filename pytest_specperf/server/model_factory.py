@@ -74,9 +74,48 @@ def tiny_qwen3_config() -> dict[str, Any]:
     }
 
 
+def qwen3_next_real_width_config() -> dict[str, Any]:
+    """Qwen3-Next at its real width and depth, halved in experts.
+
+    Qwen3-Next-80B-A3B's shape (hidden 2048, 48 layers with full attention every 4th,
+    16 query / 2 KV heads of 256, linear attention 16 key / 32 value heads of 128, 10 routed
+    experts of width 512 plus a shared one, one MTP layer) with 256 experts instead of 512.
+    BF16 in the config; the profile has SGLang quantize it to FP8 at load. (A block-FP8
+    ``quantization_config``, as in Qwen's FP8 checkpoints, does not boot with SGLang 0.5.12:
+    the 32-wide linear-attention projection does not divide into 128-wide blocks.)
+    """
+    return {
+        **_COMMON,
+        "architectures": ["Qwen3NextForCausalLM"],
+        "model_type": "qwen3_next",
+        "hidden_size": 2048,
+        "intermediate_size": 5120,
+        "num_hidden_layers": 48,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 2,
+        "head_dim": 256,
+        "full_attention_interval": 4,
+        "partial_rotary_factor": 0.25,
+        "linear_conv_kernel_dim": 4,
+        "linear_key_head_dim": 128,
+        "linear_value_head_dim": 128,
+        "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32,
+        "num_experts": 256,
+        "num_experts_per_tok": 10,
+        "moe_intermediate_size": 512,
+        "shared_expert_intermediate_size": 512,
+        "decoder_sparse_step": 1,
+        "norm_topk_prob": True,
+        "num_nextn_predict_layers": 1,
+        "max_position_embeddings": 32768,
+    }
+
+
 FACTORIES: dict[str, Callable[[], dict[str, Any]]] = {
     "tiny-qwen3-next": tiny_qwen3_next_config,
     "tiny-qwen3": tiny_qwen3_config,
+    "qwen3-next-real-width": qwen3_next_real_width_config,
 }
 
 

@@ -87,6 +87,16 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+class _DefaultsOnce(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows a flag's default once: not when its help already names it, nor when it is None."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "default" in text or action.default is None:
+            return text
+        return super()._get_help_string(action)
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -146,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
             "deployment. Flags named like SGLang's behave like SGLang's; unknown --flags "
             "are accepted with a warning. All --sim-* knobs are optional."
         ),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_DefaultsOnce,
     )
     sglang = p.add_argument_group("SGLang server flags")
     _add_model_and_listen_flags(sglang)

@@ -8,7 +8,7 @@ import pytest
 
 from pytest_specperf import contract
 from pytest_specperf.profiles import Profile, builtin_profiles, load_profile_file
-from pytest_specperf.server.launch import build_launch
+from pytest_specperf.server.launch import SIMULATE_ACCEPT_LENGTH_ENV, build_launch
 
 pytestmark = pytest.mark.contract
 pytest.importorskip(
@@ -139,3 +139,13 @@ def test_control_launch_parses_without_speculation(name: str) -> None:
     parsed = contract.parse_launch_argv(build_launch(PROFILES[name], 0).argv)
     assert parsed["speculative_algorithm"] is None
     assert parsed["speculative_num_steps"] is None
+
+
+def test_sglang_reads_the_simulated_accept_length_the_profiles_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SGLang declares SGLANG_SIMULATE_ACC_LEN as a number and reads the suite's value."""
+    environ = contract._import("sglang.srt.environ")
+    assert environ.envs.SGLANG_SIMULATE_ACC_LEN.get() < 0  # off unless set
+    monkeypatch.setenv(SIMULATE_ACCEPT_LENGTH_ENV, "3.19")
+    assert environ.envs.SGLANG_SIMULATE_ACC_LEN.get() == pytest.approx(3.19)

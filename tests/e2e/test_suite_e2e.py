@@ -24,7 +24,7 @@ def test_without_baseline_points_skip_with_how_to_record(
     result.assert_outcomes(skipped=10)
     result.stdout.fnmatch_lines(
         [
-            "*C | Agg tok/s | Per-req tok/s | Tokens | Wall(s) | Ok*",
+            "*C | Agg tok/s | Per-req tok/s | Tokens | Wall (s) | Ok*",
             "*no baseline for profile=qwen3.5-122b-a10b-fp8-tp4-mtp hardware=sim-x10 steps=3*"
             "--specperf-sim-speedup=10 *--specperf-update-baselines*",
         ]

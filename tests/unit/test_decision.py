@@ -244,6 +244,11 @@ def test_regression_message_keeps_the_old_shape_and_adds_the_evidence() -> None:
     verdicts = judge_depth(3, [point], SETTINGS, path="base.json", refresh_hint="r")
     message = next(v for v in verdicts if v.concurrency == 16).message
     assert message.startswith("steps=3 C=16: agg tok/s 70.0 < floor ")
-    for part in ("(baseline 100.0 - ", "%) [base.json]", "3 sample(s)", "median 70.0"):
+    for part in (
+        "(baseline 100.0 - ",
+        "%) [base.json]",
+        "geometric mean of 3 samples",
+        "median 70.0",
+    ):
         assert part in message
     assert "95% interval" in message and "noise: calibrated" in message

@@ -173,6 +173,30 @@ def test_profile_env_is_carried(tmp_path: Path) -> None:
     assert build_launch(profile, 1).env == {"SGLANG_FLAG": "1"}
 
 
+SIMULATED = "[simulated_accept_length]\n1 = 1.85\n3 = 3.19\n"
+
+
+def test_simulated_accept_length_sets_sglang_env_at_its_depth(tmp_path: Path) -> None:
+    """A depth with a simulated accept length tells SGLang through SGLANG_SIMULATE_ACC_LEN."""
+    profile = profile_from(tmp_path, SIMULATED)
+    assert build_launch(profile, 3).env == {"SGLANG_SIMULATE_ACC_LEN": "3.19"}
+
+
+def test_simulated_accept_length_is_absent_at_other_depths_and_the_control(
+    tmp_path: Path,
+) -> None:
+    """Depths without a figure, and the control, run SGLang's real acceptance."""
+    profile = profile_from(tmp_path, SIMULATED)
+    assert build_launch(profile, 2).env == {}
+    assert build_launch(profile, 0).env == {}
+
+
+def test_simulated_accept_length_is_not_given_to_the_simulator(tmp_path: Path) -> None:
+    """The simulator models acceptance itself: SGLang's knob is not passed to it."""
+    profile = profile_from(tmp_path, SIMULATED)
+    assert build_launch(profile, 3, backend="sim").env == {}
+
+
 def test_display_round_trips_through_shell_quoting(default_profile: Profile) -> None:
     """display() is shell-quoted: splitting it gives back the argv."""
     command = build_launch(default_profile, 3, server_args=["--chat-template", "a b"])

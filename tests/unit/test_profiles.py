@@ -224,3 +224,31 @@ def test_fuzz_any_text_gives_profile_or_one_line_profile_error(tmp_path: Path, t
         assert str(path) in str(exc)
         return
     assert profile.model_path.strip() and profile.tp_size >= 1
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ("0 = 1.0", "depth of 1 or more"),
+        ("x = 2.0", "depth of 1 or more"),
+        ("1 = 2.5", "outside 1 to 2"),
+        ("3 = 0.5", "outside 1 to 4"),
+    ],
+)
+def test_simulated_accept_length_outside_what_a_depth_can_accept_is_refused(
+    tmp_path: Path, table: str, problem: str
+) -> None:
+    """An accept length names a speculative depth and fits its draft tokens plus one."""
+    _, message = load_error(tmp_path, MINIMAL + f"[simulated_accept_length]\n{table}\n")
+    assert "simulated_accept_length" in message
+    assert problem in message
+
+
+def test_seed_class_profile_simulates_a_falling_per_step_gain() -> None:
+    """The seed-class profile's accept lengths grow with depth, each step adding less."""
+    profile = builtin_profiles()["qwen3-next-real-width-fp8-mtp"]
+    lengths = [profile.simulated_accept_length_at(depth) for depth in (1, 2, 3)]
+    assert all(length is not None for length in lengths)
+    one, two, three = (float(length or 0) for length in lengths)
+    assert 1 < one < two < three
+    assert three - two < two - one

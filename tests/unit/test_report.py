@@ -14,7 +14,7 @@ from pytest_specperf.results.schema import (
     ServerSummary,
 )
 
-SEED_COLUMNS = "C | Agg tok/s | Per-req tok/s | Tokens | Wall(s) | Ok"
+SEED_COLUMNS = "C | Agg tok/s | Per-req tok/s | Tokens | Wall (s) | Ok"
 
 
 def make_point(concurrency: int, agg: float) -> PointMetrics:
@@ -53,7 +53,7 @@ def test_seed_table_has_one_row_per_point_sorted_by_c() -> None:
     """Each point is one row, in increasing concurrency."""
     rows = seed_table(make_run(3, 1000)).splitlines()[3:]
     assert [row.split(" | ")[0] for row in rows] == ["1", "4", "16"]
-    assert rows[0].split(" | ")[1:6] == ["250.0", "250.0", "1000", "10.0", "2/2"]
+    assert rows[0].split(" | ")[1:6] == ["250.0", "250.0", "1,000", "10.0", "2/2"]
 
 
 def test_seed_table_without_points_says_so() -> None:

@@ -1,0 +1,41 @@
+"""A gate that judged nothing is not green: which depths got no throughput verdict, and why.
+
+A depth whose throughput tests ran but made no verdict (no baseline, a baseline of another
+workload, no figures for the measured concurrencies, every point skipped) passed nothing:
+the run fails with one line saying why and what to run, unless the user said the run is
+exploratory (--specperf-allow-no-baseline) or a recording. Pure functions; the plugin decides.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from pytest_specperf.results.schema import DepthRun
+
+# The outcomes that are a judgement of the figures (the others judged nothing).
+JUDGED_OUTCOMES = frozenset({"pass", "regression", "improvement"})
+_THROUGHPUT_TEST = re.compile(r"::test_throughput_(?:floor|depth)\[steps(\d+)(?:-|\])")
+
+
+def throughput_test_depth(nodeid: str) -> int | None:
+    """The depth of a shipped throughput test's node id, None for any other test."""
+    found = _THROUGHPUT_TEST.search(nodeid)
+    return int(found.group(1)) if found else None
+
+
+def depths_without_verdict(runs: Sequence[DepthRun], depths: Iterable[int]) -> list[int]:
+    """Those of ``depths`` whose run holds no judged throughput verdict."""
+    judged = {run.depth for run in runs if any(v.outcome in JUDGED_OUTCOMES for v in run.verdicts)}
+    return sorted(set(depths) - judged)
+
+
+def no_verdict_line(reasons: Mapping[int, str], record_command: str, allow_flag: str) -> str:
+    """One line: which depths judged nothing, why, and how to record (or say it is exploratory)."""
+    depths = ",".join(map(str, sorted(reasons)))
+    why = "; ".join(f"steps={depth}: {reasons[depth]}" for depth in sorted(reasons))
+    return (
+        f"specperf: no throughput verdict for steps={depths}, so nothing was gated ({why}); "
+        f"record the baseline with: {record_command}; or, for an exploratory run, add "
+        f"{allow_flag}"
+    )

@@ -1,0 +1,92 @@
+"""What a baseline was made of, and whether replacing one with another loses something.
+
+A recording must never silently replace a calibrated baseline (several boots, several samples
+per point) with one run's figures, nor one workload's or sweep's figures with another's:
+``downgrade_reasons`` names what would be lost, and the recording or promotion that would
+lose it is refused unless the user allows it explicitly (pure functions; the callers decide).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pytest_specperf.gate.baselines import THROUGHPUT_METRICS, Baseline
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """A baseline's provenance, reduced to what a replacement is compared on."""
+
+    source: str  # "calibrated", "recorded repeats", "published" or "measured"
+    boots: int
+    samples: int  # the fewest samples of a point (per metric)
+    concurrency: tuple[int, ...]
+    workload: dict[str, object]
+
+    def describe(self) -> str:
+        levels = ",".join(map(str, self.concurrency)) or "-"
+        name = self.workload.get("workload", "?")
+        tokens = self.workload.get("max_new_tokens", "?")
+        samples = "sample" if self.samples == 1 else "samples"
+        boots = "boot" if self.boots == 1 else "boots"
+        return (
+            f"{self.source}, {self.boots} {boots}, {self.samples} {samples} per point, "
+            f"workload {name} at {tokens} tokens, C={levels}"
+        )
+
+
+def provenance_of(baseline: Baseline) -> Provenance:
+    points = list(baseline.points.values())
+    samples = [
+        len(point.samples.get(metric, ()))
+        for point in points
+        for metric in THROUGHPUT_METRICS
+        if point.figure(metric) is not None
+    ]
+    sources = [
+        noise.source for point in points for noise in point.noise.values() if noise is not None
+    ]
+    if baseline.recorded_by == "published":
+        source = "published"
+    elif "calibrated" in sources:
+        source = "calibrated"
+    else:
+        source = sources[0] if sources else "measured"
+    return Provenance(
+        source=source,
+        boots=max((point.boots for point in points), default=1),
+        samples=min(samples, default=0),
+        concurrency=tuple(sorted(int(c) for c in baseline.points)),
+        workload=dict(baseline.workload),
+    )
+
+
+def downgrade_reasons(old: Baseline, new: Baseline) -> list[str]:
+    """What replacing ``old`` with ``new`` would lose; empty when nothing."""
+    before, after = provenance_of(old), provenance_of(new)
+    reasons: list[str] = []
+    if before.source == "calibrated" and after.source != "calibrated":
+        reasons.append("a calibrated baseline would become an uncalibrated one")
+    if after.boots < before.boots:
+        reasons.append(f"fewer boots ({after.boots} < {before.boots})")
+    if after.samples < before.samples:
+        reasons.append(f"fewer samples per point ({after.samples} < {before.samples})")
+    if before.workload and after.workload != before.workload:
+        changed = sorted(
+            name
+            for name in set(before.workload) | set(after.workload)
+            if before.workload.get(name) != after.workload.get(name)
+        )
+        reasons.append(f"another workload ({', '.join(changed)} differ)")
+    missing = sorted(set(before.concurrency) - set(after.concurrency))
+    if missing:
+        reasons.append(f"another sweep (C={','.join(map(str, missing))} would be dropped)")
+    return reasons
+
+
+def downgrade_message(path: str, old: Baseline, new: Baseline, reasons: list[str]) -> str:
+    """One line: what would be lost, the old and the new provenance."""
+    return (
+        f"{path} would be downgraded: {'; '.join(reasons)} "
+        f"(old: {provenance_of(old).describe()}; new: {provenance_of(new).describe()})"
+    )

@@ -1,0 +1,234 @@
+"""Following the suite's own advice never damages a baseline, and a gate that judged nothing
+is not green: issue 24's reports, replayed on the simulator as a new user met them.
+
+Every run works in a pytester directory with its own baselines directory (a copy of a shipped
+file where one is needed), so no command run here can touch the repository's baselines/.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_specperf.profiles import DEFAULT_PROFILE
+from tests.support.data import REPO
+
+pytestmark = pytest.mark.usefixtures("no_leftover_sims")
+
+# Small and fast, but without --specperf-allow-no-baseline (FAST_ARGS has it).
+TINY = [
+    "--spec-steps=3",
+    "--specperf-backend=sim",
+    "--specperf-sim-speedup=10",
+    "--specperf-max-new-tokens=100",
+    "--specperf-concurrency=1",
+    "--specperf-min-point-seconds=0",
+    "-p",
+    "no:cacheprovider",
+    "-p",
+    "no:benchmark",
+    "-rfs",
+]
+SHIPPED_STEPS_3 = REPO / "baselines" / DEFAULT_PROFILE / "sim-x5" / "steps-3.json"
+
+
+def _verdicts(workdir: Path) -> list[dict]:
+    results = json.loads((workdir / ".specperf" / "results.json").read_text())
+    return [v for run in results["runs"] for v in run["verdicts"]]
+
+
+def _specperf(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_specperf.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_printed_refresh_command_rewrites_the_baseline_it_names_and_promote_refuses_a_regression(
+    pytester: pytest.Pytester, suite_dir: Path, tmp_path: Path
+) -> None:
+    """Record with --sim-slowdown into a temp dir, gate without it: the improvement's command
+    names that dir, the sweep and the tokens, and run as printed it rewrites the file the
+    message named. Then a slowed run fails saying what to do, and `promote` refuses it."""
+    baselines = tmp_path / "bl"
+    where = f"--specperf-baselines={baselines}"
+    slow = "--specperf-server-arg=--sim-slowdown=0.2"
+    record = pytester.runpytest_subprocess(
+        "perf_tests", *TINY, where, slow, "--specperf-update-baselines"
+    )
+    assert record.ret == 0, record.stdout.str()
+    path = baselines / DEFAULT_PROFILE / "sim-x10" / "steps-3.json"
+    slowed_figure = json.loads(path.read_text())["points"]["1"]["agg_tok_s"]
+
+    gate = pytester.runpytest_subprocess("perf_tests", *TINY, where)
+    assert gate.ret == 0, gate.stdout.str()
+    improvements = [v for v in _verdicts(suite_dir) if v["outcome"] == "improvement"]
+    assert improvements, gate.stdout.str()
+    command = improvements[0]["refresh_command"]
+    assert f"[{path}]" in improvements[0]["message"]
+    assert command in gate.stdout.str()
+    argv = shlex.split(command)
+    assert argv[:3] == ["pytest", "perf_tests", "--spec-steps=3"]
+    for option in (where, "--specperf-concurrency=1", "--specperf-max-new-tokens=100"):
+        assert option in argv
+    assert not any("slowdown" in arg for arg in argv)
+
+    rerecord = pytester.runpytest_subprocess(*argv[1:], "-p", "no:cacheprovider")
+    assert rerecord.ret == 0, rerecord.stdout.str()
+    rerecord.stdout.fnmatch_lines([f"baseline steps=3: wrote {path}"])
+    assert json.loads(path.read_text())["points"]["1"]["agg_tok_s"] > slowed_figure * 1.1
+
+    regressed = pytester.runpytest_subprocess("perf_tests", *TINY, where, slow)
+    assert regressed.ret == 1
+    out = regressed.stdout.str()
+    assert re.search(r"steps=3 C=1 agg [\d,.]+ < floor [\d,.]+ \(-\d+\.\d%\)", out), out
+    assert f"what to do: open {suite_dir / '.specperf' / 'report.md'}" in out
+    assert "slowed the server on purpose (--sim-slowdown=0.2)" in out
+
+    before = path.read_bytes()
+    results = str(suite_dir / ".specperf" / "results.json")
+    refused = _specperf("baseline", "promote", results, "--specperf-baselines", str(baselines))
+    assert refused.returncode == 2
+    assert "regression" in refused.stderr and "--force" in refused.stderr
+    dry = _specperf(
+        "baseline",
+        "promote",
+        results,
+        "--specperf-baselines",
+        str(baselines),
+        "--force",
+        "--dry-run",
+    )
+    assert dry.returncode == 0, dry.stderr
+    assert f"dry run: {path} not written" in dry.stdout
+    assert path.read_bytes() == before
+
+
+def test_a_recording_does_not_silently_downgrade_a_calibrated_baseline(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """The shipped calibrated steps-3 (3 boots, 9 samples per point, 1000 tokens, C=1..64) is
+    kept when a one-sample recording at another workload and sweep would replace it; the
+    line shows old and new provenance; --specperf-allow-baseline-downgrade replaces it."""
+    path = suite_dir / "baselines" / DEFAULT_PROFILE / "sim-x5" / "steps-3.json"
+    path.parent.mkdir(parents=True)
+    shutil.copy(SHIPPED_STEPS_3, path)
+    before = path.read_bytes()
+    args = [*TINY, "--specperf-sim-speedup=5", "--specperf-update-baselines"]
+
+    refused = pytester.runpytest_subprocess("perf_tests", *args)
+    assert refused.ret == 1, refused.stdout.str()
+    refused.stdout.fnmatch_lines(
+        [
+            "baseline steps=3: NOT written (it would downgrade the baseline): *"
+            "a calibrated baseline would become an uncalibrated one*fewer boots (1 < 3)*"
+            "(old: calibrated, 3 boots, 9 samples per point, workload greedy-synthetic at "
+            "1000 tokens, C=1,4,16,32,64; new: recorded repeats, 1 boot, 1 sample per point, "
+            "workload greedy-synthetic at 100 tokens, C=1)*--specperf-allow-baseline-downgrade"
+        ]
+    )
+    assert path.read_bytes() == before
+
+    allowed = pytester.runpytest_subprocess(
+        "perf_tests", *args, "--specperf-allow-baseline-downgrade"
+    )
+    assert allowed.ret == 0, allowed.stdout.str()
+    allowed.stdout.fnmatch_lines([f"baseline steps=3: wrote {path}"])
+    assert json.loads(path.read_text())["workload"]["max_new_tokens"] == 100
+
+
+def test_a_gate_that_judged_nothing_fails_with_one_line_and_the_record_command(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """No baseline: every throughput check skips, and the run is red with one line that
+    says why and gives a pasteable command (not a green build with no verdict)."""
+    result = pytester.runpytest_subprocess("perf_tests", *TINY)
+    assert result.ret == 1, result.stdout.str()
+    lines = [
+        line
+        for line in result.stdout.lines
+        if line.startswith("specperf: no throughput verdict for steps=3")
+    ]
+    assert len(lines) == 1, result.stdout.str()
+    line = lines[0]
+    assert "no baseline (" in line and "--specperf-allow-no-baseline" in line
+    command = line.split("record the baseline with: ")[1].split("; or,")[0]
+    argv = shlex.split(command)
+    for option in (
+        "--spec-steps=3",
+        "--specperf-backend=sim",
+        "--specperf-sim-speedup=10",
+        "--specperf-baselines=baselines",
+        "--specperf-concurrency=1",
+        "--specperf-max-new-tokens=100",
+        "--specperf-update-baselines",
+    ):
+        assert option in argv, command
+
+
+def test_url_mode_takes_its_depth_from_the_server_and_labels_runs_as_bench_does(
+    running_sim: str, pytester: pytest.Pytester, suite_dir: Path, tmp_path: Path
+) -> None:
+    """Against a depth-3 server, --spec-steps=0,1 is a usage error before anything is
+    measured; pytest and `specperf bench` label the server with the same profile."""
+    # running_sim comes first (see test_suite_e2e.py: httpx imports and pytester snapshots).
+    url = f"--specperf-url={running_sim}"
+    wrong = pytester.runpytest_subprocess("perf_tests", url, "--spec-steps=0,1", *TINY[3:])
+    assert wrong.ret == pytest.ExitCode.USAGE_ERROR
+    wrong.stderr.fnmatch_lines(
+        [f"*--spec-steps=0,1: the server at {running_sim} runs steps=3 (its /server_info)*"]
+    )
+    assert not (suite_dir / ".specperf" / "results.json").exists()
+
+    measured = pytester.runpytest_subprocess(
+        "perf_tests", url, *TINY[3:], "--specperf-allow-no-baseline"
+    )
+    assert measured.ret == 0, measured.stdout.str()
+    pytest_profile = json.loads((suite_dir / ".specperf" / "results.json").read_text())["runs"][0][
+        "profile"
+    ]
+    out = tmp_path / "bench.json"
+    bench = _specperf(
+        "bench",
+        "--url",
+        running_sim,
+        "--concurrency",
+        "1",
+        "--max-new-tokens",
+        "100",
+        "--min-point-seconds",
+        "0",
+        "--out",
+        str(out),
+    )
+    assert bench.returncode == 0, bench.stderr
+    assert json.loads(out.read_text())["runs"][0]["profile"] == pytest_profile == DEFAULT_PROFILE
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--specperf-baselines=a-file"], "*--specperf-baselines: 'a-file' is not a directory*"),
+        (["--specperf-out=a-file/out"], "*--specperf-out: 'a-file/out' is not a directory (*"),
+        (["--specperf-refine", "-n", "2"], "*--specperf-refine: not under xdist (-n)*"),
+    ],
+)
+def test_options_that_can_be_checked_before_boot_are_usage_errors(
+    pytester: pytest.Pytester, suite_dir: Path, args: list[str], message: str
+) -> None:
+    """A baselines (or out) path that is a file, refine under xdist: one line, nothing booted."""
+    (suite_dir / "a-file").write_text("not a directory\n")
+    result = pytester.runpytest_subprocess("perf_tests", *TINY, *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert not (suite_dir / ".specperf").exists()
