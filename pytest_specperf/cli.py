@@ -4,6 +4,7 @@ specperf launch-cmd --spec-steps 3            # the exact server command the fix
 specperf bench --url http://127.0.0.1:30000   # the suite's sweep against a running server
 specperf profiles                             # the deployment profiles it knows
 specperf baseline show|diff|promote|migrate   # read, compare, promote and upgrade baselines
+specperf history show|changes|plot|export|import  # the history store (docs/how-to/history.md)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pytest_specperf.bench import report_text, run_bench
 from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.gate import review
 from pytest_specperf.gate.baselines import migrate_file
+from pytest_specperf.history.commands import add_history_commands, run_history
 from pytest_specperf.measure.speedup import control_run
 from pytest_specperf.options import (
     BENCH,
@@ -92,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser("profiles", help="list deployment profiles")
     _add_baseline_commands(commands)
+    add_history_commands(commands)
     return parser
 
 
@@ -255,6 +258,8 @@ def _command(args: argparse.Namespace) -> int:
         return _bench(args)
     if args.command == "baseline":
         return _baseline(args)
+    if args.command == "history":
+        return run_history(args)
     return _profiles()
 
 

@@ -626,6 +626,21 @@ OPTIONS: tuple[OptionSpec, ...] = (
         kind="flag",
         ini=False,
     ),
+    # -- history (issue 20): the history store and its change points --------------------
+    OptionSpec(
+        "--specperf-history",
+        "history",
+        "append this run to a history store: a file path (SQLite; e.g. "
+        ".specperf/history.sqlite) or a database URL (sqlite:///..., postgresql://...); a "
+        "nightly run then reports the change points (docs/how-to/history.md)",
+    ),
+    OptionSpec(
+        "--specperf-history-on-change",
+        "history_on_change",
+        "what a change point new with this nightly run does: fail (the job goes red) or warn",
+        default="fail",
+        parse=lambda option, raw: parse_choice(option, raw, ("fail", "warn")),
+    ),
     # -- baseline safety and verdicts (issue 24) --
     OptionSpec(
         ALLOW_DOWNGRADE_FLAG,
@@ -750,6 +765,8 @@ class Settings:
     def ab_mode(self) -> bool:
         return bool(self.base_python or self.base_server_args or self.base_profile or self.base_url)
 
+    history: str | None = None  # a history store's URL or file path (resolved); None: off
+    history_on_change: str = "fail"
     # As given (printed back in the commands the suite suggests: commands.py).
     profile_option: str = DEFAULT_PROFILE
     profile_dirs: tuple[str, ...] = ()
@@ -840,6 +857,8 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         base_url=values["base_url"],
         ab_max_pairs=_ab_max_pairs(values),
         ab_boot_together=values["ab_boot_together"],
+        history=_history_location(values["history"], rootdir),
+        history_on_change=values["history_on_change"],
         profile_option=values["profile"],
         profile_dirs=values["profile_dir"],
         baselines_option=values["baselines"],
@@ -886,6 +905,13 @@ def _directory_option(option: str, raw: str, rootdir: Path) -> Path:
         where = "" if existing == path else f" ({existing} is a file)"
         raise UsageError(f"{option}: {raw!r} is not a directory{where}")
     return path
+
+
+def _history_location(raw: str | None, rootdir: Path) -> str | None:
+    """A URL as given; a file path relative to the project's root directory."""
+    if not raw:
+        return None
+    return raw if "://" in raw else str(rootdir / Path(raw).expanduser())
 
 
 def _calibrate_boots(values: Mapping[str, Any]) -> int:

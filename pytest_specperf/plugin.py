@@ -29,6 +29,8 @@ from pytest_specperf.gate.coverage import (
 )
 from pytest_specperf.gate.floors import headline
 from pytest_specperf.gate.pytest_gate import SpecperfGate
+from pytest_specperf.history.recorder import HistoryRecorder, tested_commit_override
+from pytest_specperf.history.rows import RunContext
 from pytest_specperf.options import (
     ALLOW_NO_BASELINE_FLAG,
     OPTIONS,
@@ -92,6 +94,8 @@ benchmark_output_key = pytest.StashKey[bool]()
 refine_pending_key = pytest.StashKey[list[DepthSession]]()
 ab_runs_key = pytest.StashKey[dict[int, AbRun]]()
 _refine_lines_key = pytest.StashKey[list[str]]()
+history_key = pytest.StashKey[HistoryRecorder | None]()
+_history_lines_key = pytest.StashKey[list[str]]()
 # xdist modes that would split one depth's tests over several workers (one server each).
 _SPLITTING_DIST_MODES = ("load", "loadscope", "loadfile", "loadgroup", "worksteal")
 
@@ -163,7 +167,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[sessions_key] = {}
     worker_input = getattr(config, "workerinput", {})
     config.stash[run_id_key] = worker_input.get("specperf_run_id") or new_run_id()
-    config.stash[tested_commit_key] = git_commit(Path(config.rootpath))
+    config.stash[tested_commit_key] = tested_commit_override() or git_commit(Path(config.rootpath))
+    config.stash[history_key] = _open_history(config, settings)
     config.addinivalue_line(
         "markers",
         "specperf_phase(n): order of a check within a depth (0 first, 2 after the points)",
@@ -203,6 +208,20 @@ def url_depth_mismatch(url: str, asked: tuple[int, ...], served: int) -> str:
         "and with --specperf-url the depth is the server's; drop --spec-steps or give "
         f"--spec-steps={served}"
     )
+
+
+def _open_history(config: pytest.Config, settings: Settings) -> HistoryRecorder | None:
+    """--specperf-history: the store, and (controller) this run's row, status incomplete."""
+    if settings.history is None:
+        return None
+    context = RunContext(run_profile=settings.run_profile, calibration=settings.calibrate)
+    recorder = HistoryRecorder(settings.history, context)
+    if not _is_worker(config):
+        try:
+            recorder.start(config.stash[run_id_key], config.stash[tested_commit_key])
+        except SpecperfError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    return recorder
 
 
 def _plan_gpus(config: pytest.Config, settings: Settings) -> PresentGpus | None:
@@ -294,6 +313,9 @@ class _InterruptRecorder:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """The run's last word on a signal: exit status 2, no baseline kept, results.json says so."""
+    recorder = config.stash.get(history_key, None)
+    if recorder is not None:
+        recorder.close()
     if not config.stash.get(owns_signals_key, False):
         return
     session = config.stash.get(session_key, None)
@@ -342,7 +364,13 @@ def _store(config: pytest.Config) -> ResultsStore:
         config.stash[run_id_key],
         report=True,
         tested_commit=config.stash.get(tested_commit_key, None),
+        on_write=_history_writer(config),
     )
+
+
+def _history_writer(config: pytest.Config) -> Callable[[RunResults], None] | None:
+    recorder = config.stash.get(history_key, None)
+    return recorder.record if recorder is not None else None
 
 
 def _with_depths(settings: Settings, depths: tuple[int, ...]) -> Settings:
@@ -616,6 +644,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             config.stash[_no_verdict_key] = line
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if settings is None or results is None:
+        _finish_history(session, exitstatus, settings)
         return
     if config.stash.get(owns_signals_key, False):
         interrupts.on_interrupt(lambda: _mark_interrupted(config))  # a signal from here on
@@ -623,6 +652,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config.stash[_artifact_notes_key] = write_run_artifacts(
         results, settings.out_dir, Path(step_summary) if step_summary else None
     )
+    _finish_history(session, exitstatus, settings)
     if settings.update_baselines:
         problem = None
         if exitstatus != pytest.ExitCode.OK:
@@ -664,6 +694,30 @@ def _no_verdict(
         recording=Recording(allow_downgrade=True) if downgrade else None,
     )
     return no_verdict_line(reasons, command, ALLOW_NO_BASELINE_FLAG)
+
+
+def _finish_history(session: pytest.Session, exitstatus: int, settings: Settings | None) -> None:
+    """Mark the run in the history store; a nightly run's new change point fails the job."""
+    config = session.config
+    recorder = config.stash.get(history_key, None)
+    if recorder is None or settings is None:
+        return
+    try:
+        outcome = recorder.finish(
+            config.stash[run_id_key],
+            complete=exitstatus != pytest.ExitCode.INTERRUPTED,
+            out_dir=settings.out_dir,
+        )
+    except SpecperfError as exc:
+        config.stash[_history_lines_key] = [f"history: {exc}"]
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return
+    lines = outcome.lines
+    if outcome.new_changes and settings.history_on_change == "fail":
+        lines.append("history: a change point is new with this run: failing the job")
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    config.stash[_history_lines_key] = lines
 
 
 def _refine_then_stop(config: pytest.Config, exitstatus: int) -> None:
@@ -735,6 +789,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(line)
     for line in config.stash.get(_written_key, []):
         terminalreporter.write_line(f"baseline {line}")
+    for line in config.stash.get(_history_lines_key, []):
+        terminalreporter.write_line(line)
     headlines = [
         headline(v) for run in results.runs for v in run.verdicts if v.outcome == "regression"
     ]

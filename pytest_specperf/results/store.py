@@ -53,8 +53,11 @@ class ResultsStore:
         *,
         report: bool = False,
         tested_commit: str | None = None,
+        on_write: Callable[[RunResults], None] | None = None,
     ) -> None:
         self.out_dir = out_dir
+        # Given every results.json just written, under the same lock (the history store).
+        self.on_write = on_write
         self.tested_commit = tested_commit
         self.path = out_dir / RESULTS_FILE
         self.report_path = out_dir / REPORT_FILE if report else None
@@ -121,6 +124,8 @@ class ResultsStore:
             self._write(results)
             if self.report_path is not None:
                 write_report(self.report_path, results)
+            if self.on_write is not None:
+                self.on_write(results)
             return results
 
     def _write(self, results: RunResults) -> None:

@@ -92,6 +92,17 @@ RULES: tuple[Rule, ...] = (
         forbidden=_p(""),
     ),
     Rule(
+        "history/ never imports server/, measure/, gate/, suite.py or options.py.",
+        importers=_p("history"),
+        forbidden=_p("server", "measure", "gate", "suite", "options"),
+    ),
+    Rule(
+        "Nothing outside history/ imports it but plugin.py and cli.py (its front ends).",
+        importers=_p(""),
+        forbidden=_p("history"),
+        exempt=_p("history", "plugin", "cli"),
+    ),
+    Rule(
         "options.py never imports suite.py.",
         importers=_p("options"),
         forbidden=_p("suite"),

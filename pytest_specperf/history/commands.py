@@ -1,0 +1,158 @@
+"""``specperf history show | changes | plot | export | import``: the store from the CLI."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from pytest_specperf.errors import SpecperfError
+from pytest_specperf.history.changes import DetectionSettings
+from pytest_specperf.history.plots import draw_trend, have_matplotlib, plot_name
+from pytest_specperf.history.report import HistoryFindings, findings, text_lines
+from pytest_specperf.history.rows import RunContext
+from pytest_specperf.history.store import DEFAULT_HISTORY, HistoryStore
+from pytest_specperf.history.transfer import (
+    export_benchmark_action,
+    export_csv,
+    import_results,
+)
+
+HISTORY_ENV = "SPECPERF_HISTORY"
+_DEFAULTS = DetectionSettings()
+
+
+def add_history_commands(commands: Any) -> None:
+    history = commands.add_parser("history", help="the history store: runs, change points, plots")
+    actions = history.add_subparsers(dest="action", required=True)
+
+    def action(name: str, help_text: str) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = actions.add_parser(name, help=help_text)
+        parser.add_argument(
+            "--history",
+            default=None,
+            help=f"store: a file path or a database URL (default: ${HISTORY_ENV}, else "
+            f"{DEFAULT_HISTORY})",
+        )
+        return parser
+
+    show = action("show", "the runs in the store, newest last")
+    show.add_argument("--last", type=int, default=20, help="how many runs (default: 20)")
+    for name, text in (
+        ("changes", "change points per series, with their first run and attribution"),
+        ("plot", "trend plots: nightly medians, intervals, change points"),
+    ):
+        parser = action(name, text)
+        parser.add_argument(
+            "--kind",
+            default="nightly",
+            help="runs of this kind only (nightly, pr, calibration, run; 'all': every kind)",
+        )
+        parser.add_argument("--penalty", type=float, default=_DEFAULTS.penalty)
+        parser.add_argument("--min-effect", type=float, default=_DEFAULTS.min_effect)
+        parser.add_argument("--alpha", type=float, default=_DEFAULTS.alpha)
+        parser.add_argument("--min-size", type=int, default=_DEFAULTS.min_size)
+    changes = actions.choices["changes"]
+    changes.add_argument(
+        "--fail-on-new",
+        action="store_true",
+        help="exit 1 when the newest run brings a change point",
+    )
+    plot = actions.choices["plot"]
+    plot.add_argument("--out", type=Path, default=Path("specperf-trends"))
+    plot.add_argument("--all", action="store_true", help="every series, not only changed ones")
+    export = action("export", "every run as CSV or as github-action-benchmark data")
+    export.add_argument("--format", choices=("csv", "benchmark-action"), default="csv")
+    export.add_argument("--output", type=Path, default=None, help="file (default: stdout)")
+    imports = action("import", "add the runs of earlier results.json files")
+    imports.add_argument("files", nargs="+", type=Path)
+    imports.add_argument("--kind", default=None, help="the runs' kind (default: from the run)")
+    imports.add_argument("--run-profile", default=None)
+
+
+def history_target(given: str | None) -> str:
+    return given or os.environ.get(HISTORY_ENV) or DEFAULT_HISTORY
+
+
+def _settings(args: argparse.Namespace) -> DetectionSettings:
+    if args.min_size < 1 or args.penalty <= 0 or not 0 < args.alpha < 1 or args.min_effect < 0:
+        raise SpecperfError(
+            "history: --min-size >= 1, --penalty > 0, 0 < --alpha < 1, --min-effect >= 0"
+        )
+    return DetectionSettings(args.penalty, args.min_size, args.alpha, args.min_effect)
+
+
+def _findings(store: HistoryStore, args: argparse.Namespace) -> HistoryFindings:
+    return findings(store, _settings(args), None if args.kind == "all" else args.kind)
+
+
+def write_trend_plots(
+    store: HistoryStore, found: HistoryFindings, out_dir: Path, *, every: bool = False
+) -> list[Path]:
+    """The trend plot of each series with a change point (every series with ``every``)."""
+    if not have_matplotlib():
+        return []
+    rows = {(p["run_seq"], p["depth"], p["concurrency"]): p for p in store.points()}
+    written = []
+    for series in found.series:
+        changes = [c for c in found.changes if c.key == series.key]
+        if not changes and not every:
+            continue
+        point_rows = [
+            rows[(n.seq, series.key.depth, series.key.concurrency)] for n in series.nights
+        ]
+        path = out_dir / plot_name(series)
+        written.append(draw_trend(series, changes, path, point_rows))
+    return written
+
+
+def _show(store: HistoryStore, last: int) -> list[str]:
+    runs = store.runs()[-last:] if last > 0 else store.runs()
+    lines = [
+        f"{'run':<14}{'kind':<12}{'status':<11}{'started':<27}{'commit':<12}{'sglang':<10}"
+        "points  profile / hardware / workload"
+    ]
+    counts: dict[int, int] = {}
+    for point in store.points([int(r["seq"]) for r in runs]):
+        counts[point["run_seq"]] = counts.get(point["run_seq"], 0) + 1
+    for run in runs:
+        lines.append(
+            f"{run['run_id']:<14}{run['kind']:<12}{run['status']:<11}{run['started_at']:<27}"
+            f"{(run['tested_commit'] or '-')[:10]:<12}{(run['sglang_version'] or '-'):<10}"
+            f"{counts.get(run['seq'], 0):<8}{run['profile']} / {run['hardware']} / "
+            f"{run['workload']}"
+        )
+    return lines
+
+
+def run_history(args: argparse.Namespace) -> int:
+    store = HistoryStore.open(history_target(args.history))
+    try:
+        if args.action == "show":
+            print("\n".join(_show(store, args.last)))
+            return 0
+        if args.action == "changes":
+            found = _findings(store, args)
+            print("\n".join(text_lines(found)))
+            return 1 if args.fail_on_new and found.has_new else 0
+        if args.action == "plot":
+            found = _findings(store, args)
+            if not have_matplotlib():
+                raise SpecperfError("history plot: needs matplotlib (pip install matplotlib)")
+            written = write_trend_plots(store, found, args.out, every=args.all)
+            print("\n".join(str(p) for p in written) or "no series with a change point")
+            return 0
+        if args.action == "export":
+            text = export_csv(store) if args.format == "csv" else export_benchmark_action(store)
+            if args.output is None:
+                print(text, end="" if text.endswith("\n") else "\n")
+            else:
+                args.output.write_text(text, encoding="utf-8")
+            return 0
+        context = RunContext(run_profile=args.run_profile, kind=args.kind)
+        for line in import_results(store, args.files, context):
+            print(line)
+        return 0
+    finally:
+        store.close()

@@ -1,0 +1,255 @@
+"""The history store: every run appended to one SQL database (SQLite file or PostgreSQL).
+
+Opened by URL (``sqlite:///path``, ``postgresql://...``) or by a plain file path (SQLite).
+Opening migrates an older schema to the newest (Alembic, migrations/ shipped in the
+package) and refuses a newer one. A run's row is written when it starts (status
+``incomplete``), its points as they finish, and it is marked ``complete`` at the end: a run
+killed midway stays in the store as incomplete.
+
+Several writers at once: every write is one short transaction. SQLite runs in WAL mode with
+a busy timeout, writes take the write lock at BEGIN (``BEGIN IMMEDIATE``: no deadlock
+between two readers turning writers), and a write that still meets a locked database is
+retried; PostgreSQL serialises the same writes in its own transactions.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util import CommandError
+from filelock import FileLock
+from sqlalchemy.engine import Connection, Engine
+
+from pytest_specperf.errors import SpecperfError
+from pytest_specperf.history import tables
+from pytest_specperf.history.rows import RunContext, now_iso, point_rows, run_row
+from pytest_specperf.results.schema import RunResults
+
+DEFAULT_HISTORY = ".specperf/history.sqlite"
+MIGRATIONS = "pytest_specperf.history:migrations"
+_BUSY_TIMEOUT_MS = 30_000
+_WRITE_ATTEMPTS = 8
+_T = TypeVar("_T")
+
+
+def database_url(target: str | Path) -> str:
+    """A store's SQLAlchemy URL: a URL as given, a file path as ``sqlite:///<path>``."""
+    text = str(target).strip()
+    if not text:
+        raise SpecperfError("history store: empty location; give a file path or a database URL")
+    if "://" in text:
+        if text.startswith("postgres://"):  # the spelling some hosts hand out
+            text = "postgresql://" + text.removeprefix("postgres://")
+        if text.startswith("postgresql://"):
+            text = "postgresql+psycopg://" + text.removeprefix("postgresql://")
+        return text
+    return f"sqlite:///{Path(text).expanduser().resolve()}"
+
+
+def _sqlite_path(url: sa.URL) -> Path | None:
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    return Path(url.database)
+
+
+def _shown(url: sa.URL) -> str:
+    return url.render_as_string(hide_password=True)
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @sa.event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Autocommit at the driver: the transactions below are begun explicitly.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = FULL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _is_transient(exc: sa.exc.DBAPIError) -> bool:
+    text = str(exc.orig).lower()
+    return any(
+        word in text
+        for word in ("database is locked", "busy", "deadlock", "could not serialize", "duplicate")
+    ) or isinstance(exc, sa.exc.IntegrityError)
+
+
+class HistoryStore:
+    """One history database. ``open`` migrates it; every method is one transaction."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def open(cls, target: str | Path) -> HistoryStore:
+        url = sa.make_url(database_url(target))
+        path = _sqlite_path(url)
+        try:
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+        except (sa.exc.ArgumentError, ImportError, OSError) as exc:
+            raise SpecperfError(f"history store {_shown(url)}: {exc}") from None
+        if url.get_backend_name() == "sqlite":
+            _configure_sqlite(engine)
+        store = cls(engine)
+        store._migrate(path)
+        return store
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- schema --------------------------------------------------------------------------------
+    def _migrate(self, sqlite_path: Path | None) -> None:
+        config = Config()
+        config.set_main_option("script_location", MIGRATIONS)
+        script = ScriptDirectory.from_config(config)
+        head = script.get_current_head()
+        lock = FileLock(f"{sqlite_path}.migrate.lock") if sqlite_path is not None else None
+        try:
+            if lock is not None:
+                lock.acquire(timeout=120)
+            with self.engine.begin() as connection:
+                if connection.dialect.name == "postgresql":
+                    # One migrating writer at a time; released with the transaction.
+                    connection.exec_driver_sql(
+                        "SELECT pg_advisory_xact_lock(hashtext('pytest_specperf_history'))"
+                    )
+                current = MigrationContext.configure(connection).get_current_revision()
+                if current is not None and current not in {
+                    r.revision for r in script.walk_revisions()
+                }:
+                    raise SpecperfError(
+                        f"history store {self._shown()}: schema revision {current} is newer "
+                        f"than this pytest-specperf knows (newest: {head}); upgrade "
+                        "pytest-specperf to read it"
+                    )
+                if current != head:
+                    config.attributes["connection"] = connection
+                    command.upgrade(config, "head")
+        except SpecperfError:
+            raise
+        except (sa.exc.DBAPIError, CommandError) as exc:
+            raise SpecperfError(f"history store {self._shown()}: {_one_line(exc)}") from None
+        except Exception as exc:
+            # A driver error SQLAlchemy did not wrap (its driver module imported twice, as a
+            # pytester run in the same process does), or a filesystem one: still one line.
+            raise SpecperfError(f"history store {self._shown()}: {_one_line(exc)}") from None
+        finally:
+            if lock is not None and lock.is_locked:
+                lock.release()
+
+    def revision(self) -> str | None:
+        with self.engine.connect() as connection:
+            return MigrationContext.configure(connection).get_current_revision()
+
+    def _shown(self) -> str:
+        return _shown(self.engine.url)
+
+    # -- writing -------------------------------------------------------------------------------
+    @contextmanager
+    def _transaction(self) -> Iterator[Connection]:
+        with self.engine.begin() as connection:
+            yield connection
+
+    def _write(self, work: Callable[[Connection], _T]) -> _T:
+        """``work`` in one transaction, retried while the database is busy."""
+        for attempt in range(_WRITE_ATTEMPTS):
+            try:
+                with self._transaction() as connection:
+                    return work(connection)
+            except sa.exc.DBAPIError as exc:
+                if attempt == _WRITE_ATTEMPTS - 1 or not _is_transient(exc):
+                    raise SpecperfError(
+                        f"history store {self._shown()}: {_one_line(exc)}"
+                    ) from None
+                time.sleep(min(2.0, 0.05 * 2**attempt) * random.uniform(0.5, 1.5))
+        raise AssertionError("unreachable")
+
+    def begin_run(self, results: RunResults, context: RunContext) -> None:
+        """The run's row, status incomplete (a run that dies before its end stays so)."""
+        self.record(results, context)
+
+    def record(self, results: RunResults, context: RunContext) -> None:
+        """The run's row and every point measured so far (replacing what it held before)."""
+        row = run_row(results, context)
+        points = point_rows(results)
+
+        def work(connection: Connection) -> None:
+            seq = _upsert_run(connection, row)
+            connection.execute(sa.delete(tables.points).where(tables.points.c.run_seq == seq))
+            if points:
+                connection.execute(
+                    sa.insert(tables.points), [{**point, "run_seq": seq} for point in points]
+                )
+
+        self._write(work)
+
+    def finish_run(self, run_id: str, status: str = "complete") -> None:
+        def work(connection: Connection) -> None:
+            connection.execute(
+                sa.update(tables.runs)
+                .where(tables.runs.c.run_id == run_id)
+                .values(status=status, finished_at=now_iso())
+            )
+
+        self._write(work)
+
+    # -- reading -------------------------------------------------------------------------------
+    def runs(self, *, complete_only: bool = False) -> list[dict[str, Any]]:
+        """Every run, oldest first (by the order they were first written)."""
+        query = sa.select(tables.runs).order_by(tables.runs.c.seq)
+        if complete_only:
+            query = query.where(tables.runs.c.status == "complete")
+        return self._read(query)
+
+    def points(self, run_seqs: list[int] | None = None) -> list[dict[str, Any]]:
+        query = sa.select(tables.points).order_by(
+            tables.points.c.run_seq, tables.points.c.depth, tables.points.c.concurrency
+        )
+        if run_seqs is not None:
+            query = query.where(tables.points.c.run_seq.in_(run_seqs))
+        return self._read(query)
+
+    def _read(self, query: sa.Select[Any]) -> list[dict[str, Any]]:
+        try:
+            with self.engine.connect() as connection:
+                return [dict(row._mapping) for row in connection.execute(query)]
+        except sa.exc.DBAPIError as exc:
+            raise SpecperfError(f"history store {self._shown()}: {_one_line(exc)}") from None
+
+
+def _upsert_run(connection: Connection, row: dict[str, Any]) -> int:
+    runs = tables.runs
+    seq = connection.execute(sa.select(runs.c.seq).where(runs.c.run_id == row["run_id"])).scalar()
+    if seq is None:
+        inserted = connection.execute(sa.insert(runs).values(**row, status="incomplete"))
+        key = inserted.inserted_primary_key
+        assert key is not None
+        return int(key[0])
+    # A later write of the same run keeps its start time and identity fields it already had.
+    kept = {k: v for k, v in row.items() if v is not None and k not in ("run_id", "started_at")}
+    connection.execute(sa.update(runs).where(runs.c.seq == seq).values(**kept))
+    return int(seq)
+
+
+def _one_line(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None) or exc
+    return " ".join(str(orig).split())[:300]

@@ -1,0 +1,94 @@
+"""specperf history ...: on a real store file, through the CLI's main."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from pytest_specperf.cli import main
+from pytest_specperf.history.rows import RunContext
+from pytest_specperf.history.store import HistoryStore
+from tests.support.history_writer import sample_point, sample_results
+
+
+def nights(path: Path, count: int, step_at: int) -> None:
+    store = HistoryStore.open(path)
+    for n in range(count):
+        agg = 1000.0 * (0.9 if n >= step_at else 1.0) * (1 + 0.001 * (n % 3))
+        results = sample_results(f"run{n:02d}", [sample_point(16, agg)], commit=f"night{n:02d}")
+        store.record(results, RunContext(run_profile="nightly"))
+        store.finish_run(results.run_id)
+    store.close()
+
+
+def test_changes_names_the_first_night_after_the_step(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nights(tmp_path / "h.sqlite", 10, step_at=5)
+    assert main(["history", "changes", "--history", str(tmp_path / "h.sqlite")]) == 0
+    out = capsys.readouterr().out
+    assert "night05" in out and "-10." in out and "step time" in out
+    assert "night04" not in out and "night06" not in out
+
+
+def test_changes_fails_on_a_new_change_when_asked(tmp_path: Path) -> None:
+    nights(tmp_path / "h.sqlite", 7, step_at=5)
+    args = ["history", "changes", "--history", str(tmp_path / "h.sqlite"), "--fail-on-new"]
+    assert main(args) == 1
+
+
+def test_export_csv_has_a_row_per_point(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    nights(tmp_path / "h.sqlite", 3, step_at=9)
+    assert main(["history", "export", "--history", str(tmp_path / "h.sqlite")]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["tested_commit"] for r in rows] == ["night00", "night01", "night02"]
+
+
+def test_export_benchmark_action_has_an_entry_per_run(tmp_path: Path) -> None:
+    nights(tmp_path / "h.sqlite", 3, step_at=9)
+    out = tmp_path / "data.json"
+    args = ["history", "export", "--history", str(tmp_path / "h.sqlite")]
+    assert main([*args, "--format", "benchmark-action", "--output", str(out)]) == 0
+    entries = json.loads(out.read_text())["entries"]["pytest-specperf"]
+    assert [e["commit"]["id"] for e in entries] == ["night00", "night01", "night02"]
+    assert any(b["name"] == "steps=3 C=16 agg tok/s" for b in entries[0]["benches"])
+
+
+def test_import_adds_an_earlier_results_file(tmp_path: Path) -> None:
+    results = sample_results("old-run", [sample_point(4)], commit="abc")
+    results.runs[0].status = "complete"
+    path = tmp_path / "results.json"
+    path.write_bytes(msgspec.json.encode(results))
+    store_path = tmp_path / "h.sqlite"
+    assert main(["history", "import", "--history", str(store_path), str(path)]) == 0
+    (run,) = HistoryStore.open(store_path).runs()
+    assert (run["run_id"], run["status"], run["tested_commit"]) == ("old-run", "complete", "abc")
+
+
+def test_plot_draws_the_changed_series(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    nights(tmp_path / "h.sqlite", 10, step_at=5)
+    out = tmp_path / "plots"
+    assert (
+        main(["history", "plot", "--history", str(tmp_path / "h.sqlite"), "--out", str(out)]) == 0
+    )
+    assert sorted(p.name for p in out.glob("*.png")) == [
+        "trend-greedy-synthetic-steps3-c16-agg_tok_s.png",
+        "trend-greedy-synthetic-steps3-c16-per_req_tok_s.png",
+    ]
+
+
+def test_a_newer_store_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = HistoryStore.open(tmp_path / "h.sqlite")
+    with store.engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0099'")
+    store.close()
+    assert main(["history", "show", "--history", str(tmp_path / "h.sqlite")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
