@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from pytest_specperf.server.watchdog import SECRETS_ENV, redact, save_redacted_l
 
 DEFAULT_LAUNCH_TIMEOUT_S = 600.0  # SGLang's own popen_launch_server default
 STOP_GRACE_S = 20.0
+SERVER_TAG_ENV = "SPECPERF_SERVER_TAG"
 LOG_TAIL_LINES = 40
 _PORT_IN_USE_MARKERS = ("address already in use", "errno 98", "port is already in use")
 
@@ -204,6 +206,9 @@ class ServerProcess:
         self._private_dir = Path(tempfile.mkdtemp(prefix="specperf-server-"))
         self._live_log = self._private_dir / "server.log"
         self._stopped = False
+        # Inherited by everything the server starts, so that stop() finds processes that left
+        # its group (a new session of their own) or outlived a leader that died at launch.
+        self._tag = uuid.uuid4().hex
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -216,7 +221,7 @@ class ServerProcess:
             self._start()
 
     def _start(self) -> None:
-        env = {**os.environ, **self.command.env}
+        env = {**os.environ, **self.command.env, SERVER_TAG_ENV: self._tag}
         with open(self._live_log, "wb") as log:
             self.process = subprocess.Popen(
                 self.command.argv,
@@ -319,6 +324,7 @@ class ServerProcess:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=5)
             _kill_all(descendants)
+            _kill_all(tagged_processes(self._tag))
             if held_port is not False:
                 _wait_port_free(self.port, self.host, timeout_s=10.0)
         if self.watchdog is not None:
@@ -359,6 +365,16 @@ def _wait_unless_hurried(process: subprocess.Popen[bytes], timeout_s: float) -> 
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=min(0.1, max(0.0, deadline - time.monotonic())))
             return
+
+
+def tagged_processes(tag: str) -> list[psutil.Process]:
+    """The live processes whose environment carries this server's tag."""
+    found: list[psutil.Process] = []
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if proc.pid != os.getpid() and proc.environ().get(SERVER_TAG_ENV) == tag:
+                found.append(proc)
+    return found
 
 
 def _signal_group(pgid: int, signum: int) -> None:

@@ -229,6 +229,35 @@ def test_server_never_healthy_times_out_and_stop_empties_its_group(tmp_path: Pat
     assert live_group_members(server.process.pid) == []
 
 
+def test_stop_kills_a_process_that_left_the_group_of_a_server_dead_at_launch(
+    tmp_path: Path,
+) -> None:
+    """A server that dies at launch leaves no process behind, even one in a session of its own.
+
+    Seen with SGLang 0.5.12 on an H200: a launch that failed left two of its processes running.
+    """
+    pid_file = tmp_path / "escaped.pid"
+    code = (
+        "import subprocess, sys\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'],"
+        " start_new_session=True)\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "sys.exit(3)\n"
+    )
+    server = ServerProcess(
+        python_command(code),
+        host="127.0.0.1",
+        port=free_port(),
+        log_path=tmp_path / "server.log",
+        launch_timeout_s=30,
+        stop_grace_s=5,
+    )
+    with pytest.raises(ServerStartError, match="code 3"), server:
+        pass
+    escaped = int(pid_file.read_text())
+    assert not psutil.pid_exists(escaped) or psutil.Process(escaped).status() == "zombie"
+
+
 def test_saved_server_log_redacts_api_key(tmp_path: Path) -> None:
     """The log copied to log_path has the API key replaced by ***."""
     log_path = tmp_path / "logs" / "server.log"
