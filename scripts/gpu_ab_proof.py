@@ -22,7 +22,6 @@ SWEEP_ESTIMATE_S (40: one side's sweep), SLOW5 (0.00006), SLOW10 (0.00012), FLAG
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import shlex
 import subprocess
@@ -31,6 +30,7 @@ import time
 from pathlib import Path
 
 import msgspec
+from _lent_gpu import plugin_flags
 
 from pytest_specperf.results.schema import RunResults
 
@@ -43,15 +43,6 @@ SWEEP = (
 # On the H200 an NGRAM smoke decode step took 2.4-4.1 ms; /slow_down 0.00012 s measured -3%
 # to -12% (issue 19), so these are about 5% and 10%.
 SLOWDOWNS = {"slow5": "0.00006", "slow10": "0.00012"}
-
-
-def _plugin_flags() -> list[str]:
-    """``-p pytest_specperf.plugin`` where the package is on PYTHONPATH, not installed."""
-    installed = any(
-        entry.value.startswith("pytest_specperf")
-        for entry in importlib.metadata.entry_points(group="pytest11")
-    )
-    return [] if installed else ["-p", "pytest_specperf.plugin"]
 
 
 def head_args(phase: str) -> list[str]:
@@ -77,6 +68,8 @@ def max_pairs() -> int:
 
 
 def main() -> int:
+    if len(sys.argv) < 3:
+        raise SystemExit(__doc__)
     work, phase = Path(sys.argv[1]), sys.argv[2]
     out = work / phase
     out.mkdir(parents=True, exist_ok=True)
@@ -87,7 +80,7 @@ def main() -> int:
         sys.executable,
         "-m",
         "pytest",
-        *_plugin_flags(),
+        *plugin_flags(),
         "-p",
         "no:cacheprovider",
         "-rsf",

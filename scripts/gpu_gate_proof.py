@@ -23,7 +23,6 @@ the time left; default 570, under a 600 s call), BOOT_ESTIMATE_S (110).
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import re
 import shutil
@@ -34,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
+from _lent_gpu import plugin_flags
 
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.options import parse_backend
@@ -59,16 +59,6 @@ RUNGS = {
     "smoke-tiny-qwen3-ngram": (0.00012, 0.00025, 0.0005, 0.001),
 }
 _THROUGHPUT_FAILED = re.compile(r"^FAILED \S*test_throughput\S*", re.MULTILINE)
-
-
-def _plugin_flags() -> list[str]:
-    """``-p pytest_specperf.plugin`` where the package is on PYTHONPATH, not installed (the
-    lent H200's bundle); an installed plugin registers itself and must not be loaded twice."""
-    installed = any(
-        entry.value.startswith("pytest_specperf")
-        for entry in importlib.metadata.entry_points(group="pytest11")
-    )
-    return [] if installed else ["-p", "pytest_specperf.plugin"]
 
 
 @dataclass
@@ -129,7 +119,7 @@ class Proof:
             sys.executable,
             "-m",
             "pytest",
-            *_plugin_flags(),
+            *plugin_flags(),
             "-p",
             "no:cacheprovider",
             "-rsf",

@@ -22,7 +22,6 @@ tokens), BUDGET_S (570), BOOT_ESTIMATE_S (240), MEASURE_ESTIMATE_S (120).
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import statistics
 import subprocess
@@ -31,6 +30,7 @@ import time
 from pathlib import Path
 
 import msgspec
+from _lent_gpu import plugin_flags
 
 from pytest_specperf.results.schema import DepthRun, RunResults
 
@@ -50,14 +50,6 @@ SEED_MAX_RUNNING = {1: 26, 2: 21, 3: 17}
 SEED_MAX_TOTAL_TOKENS = {1: 455_357, 2: 377_207, 3: 295_931}
 
 
-def _plugin_flags() -> list[str]:
-    installed = any(
-        entry.value.startswith("pytest_specperf")
-        for entry in importlib.metadata.entry_points(group="pytest11")
-    )
-    return [] if installed else ["-p", "pytest_specperf.plugin"]
-
-
 def run_step(state: Path, step: str, started: float) -> str:
     if not (step.startswith("d") and step[1:].isdigit()):
         raise SystemExit(f"unknown step {step!r}: use d0, d1, d2, d3, ... or summary")
@@ -73,7 +65,7 @@ def run_step(state: Path, step: str, started: float) -> str:
         sys.executable,
         "-m",
         "pytest",
-        *_plugin_flags(),
+        *plugin_flags(),
         "-p",
         "no:cacheprovider",
         "-rsf",
