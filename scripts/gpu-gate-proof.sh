@@ -17,8 +17,11 @@ export SPECPERF_MODEL_CACHE=${SPECPERF_MODEL_CACHE:-/tmp/specperf-model-cache}
 if [[ -n ${LENT_H200:-} ]]; then
   mkdir -p /tmp/site /tmp/site-test
   [[ -d /tmp/site/sglang ]] || cat /tmp/stash/part.* | xz -dc | tar -x -C /tmp/site
-  [[ -d /tmp/site-test/msgspec ]] || python3 -m pip install -q --no-index --no-deps \
-    --no-compile --no-cache-dir --target /tmp/site-test .whl/*.whl
+  # Wheels the image lacks (the history store's sqlalchemy, alembic, ruptures), when carried.
+  if compgen -G '.whl/*.whl' >/dev/null && [[ ! -e /tmp/site-test/.installed ]]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+      --target /tmp/site-test .whl/*.whl && touch /tmp/site-test/.installed
+  fi
   export PYTHONPATH=/tmp/site:/tmp/site-test:$PWD
 fi
 python=${PYTHON:-python3}

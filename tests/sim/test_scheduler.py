@@ -142,14 +142,21 @@ def test_abort_frees_the_slot() -> None:
     asyncio.run(go())
 
 
-def test_noise_is_one_factor_per_boot_reproducible_by_seed() -> None:
-    async def factor(seed: str) -> float:
-        return make(["--sim-noise", "0.1", "--sim-seed", seed]).noise_factor
+def test_noise_is_one_factor_per_boot_reproducible_by_noise_seed() -> None:
+    async def factor(noise_seed: str) -> float:
+        return make(["--sim-noise", "0.1", "--sim-noise-seed", noise_seed]).noise_factor
 
     a = asyncio.run(factor("1"))
     assert a == asyncio.run(factor("1"))
     assert a != asyncio.run(factor("2"))
     assert asyncio.run(make_default_factor()) == 1.0
+
+
+def test_boots_of_one_sim_seed_draw_different_noise_by_default() -> None:
+    async def factor() -> float:
+        return make(["--sim-noise", "0.1", "--sim-seed", "1"]).noise_factor
+
+    assert len({asyncio.run(factor()) for _ in range(3)}) == 3
 
 
 async def make_default_factor() -> float:
