@@ -53,6 +53,11 @@ def normal_quantile(probability: float) -> float:
     return float(stats.norm.ppf(probability))
 
 
+@functools.lru_cache(maxsize=1024)
+def chi2_quantile(probability: float, dof: float) -> float:
+    return float(stats.chi2.ppf(probability, dof))
+
+
 def log_sd(samples: Sequence[float]) -> float | None:
     """Sample standard deviation of the log values (about the CV); None below 2 samples."""
     if len(samples) < 2:

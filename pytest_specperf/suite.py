@@ -127,7 +127,6 @@ class DepthSession:
         # End-to-end seconds of each successful request of a point measured by this process
         # (not stored in results: the pytest-benchmark bridge reads them as its rounds).
         self.request_e2e_s: dict[int, list[float]] = {}
-        self.log_path = settings.out_dir / f"server-steps{depth}.log"
         self.model_path: str | None = None
         # What the session is doing now, for an interruption's message.
         self.activity: str | None = None
@@ -156,6 +155,13 @@ class DepthSession:
         )
         command.env.update(gpu_env(self.gpus))
         return command
+
+    @property
+    def log_path(self) -> Path:
+        """This boot's server log: a restart (calibration, a fresh-boot confirmation) keeps
+        the earlier boots' logs beside it."""
+        suffix = f"-boot{self.boot + 1}" if self.boot else ""
+        return self.settings.out_dir / f"server-steps{self.depth}{suffix}.log"
 
     def open(self, fresh: bool = True) -> ServerSummary:
         """Boot the server (or attach to --specperf-url) and record what it reports.

@@ -15,6 +15,7 @@ from pytest_specperf.gate.decision import (
     PointInput,
     Reference,
     Remeasured,
+    boot_noise_upper_bound,
     compare,
     estimate_noise,
     judge_depth,
@@ -263,10 +264,25 @@ def test_two_boots_never_claim_no_noise_between_boots() -> None:
     assert not result.regression  # a 10% drop is within what two boots can tell apart
 
 
-def test_three_boots_use_their_estimate_and_say_from_how_many_boots() -> None:
+def test_three_boots_take_the_upper_bound_of_their_boot_noise() -> None:
     noise = MetricNoise(
-        source="calibrated", within_boot_cv=0.03, boot_to_boot_cv=0.0, samples=9, boots=3
+        source="calibrated", within_boot_cv=0.043, boot_to_boot_cv=0.0, samples=9, boots=3
     )
     ref = Reference(figure=100.0, samples=tuple([100.0] * 9), boots=3, noise=noise)
+    result = compare([91.4] * 3, ref, alpha=0.002, settings=SETTINGS)
+    assert "boot-to-boot 0.0% from 3 boots, taken as 2.4%" in result.noise_source
+    assert not result.regression  # red with the 0.0% estimate on the H200 (seed-class profile)
+
+
+def test_five_boots_use_their_estimate_and_say_from_how_many_boots() -> None:
+    noise = MetricNoise(
+        source="calibrated", within_boot_cv=0.03, boot_to_boot_cv=0.0, samples=15, boots=5
+    )
+    ref = Reference(figure=100.0, samples=tuple([100.0] * 15), boots=5, noise=noise)
     result = compare([100.0] * 3, ref, alpha=0.002, settings=SETTINGS)
-    assert "boot-to-boot 0.0% from 3 boots)" in result.noise_source
+    assert "boot-to-boot 0.0% from 5 boots)" in result.noise_source
+
+
+def test_the_boot_noise_bound_stays_near_a_quiet_deployments_own_noise() -> None:
+    bound = boot_noise_upper_bound(0.0, 0.001, boots=3, per_boot=3)
+    assert 0 < bound < 0.001

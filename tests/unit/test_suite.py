@@ -152,6 +152,15 @@ def test_calibration_across_boots_reboots_between_rounds_and_tags_samples(
     assert [s.boot for s in point.samples] == [0, 0, 1, 1]
 
 
+def test_each_boot_of_a_depth_keeps_its_own_server_log(tmp_path: Path) -> None:
+    depth = session(tmp_path, calibrate="1", calibrate_boots="3")
+    names = []
+    for boot in range(3):
+        depth.boot = boot
+        names.append(depth.log_path.name)
+    assert names == ["server-steps3.log", "server-steps3-boot2.log", "server-steps3-boot3.log"]
+
+
 def test_calibrate_implies_recording_baselines(tmp_path: Path) -> None:
     assert settings(tmp_path, calibrate="1").update_baselines
 
