@@ -620,8 +620,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "--specperf-ab-boot-together",
         "ab_boot_together",
-        "A/B mode: boot each pair's base and head servers at the same time (one GPU holds "
-        "both; they are still measured one after the other): a pair costs one boot's wait",
+        "A/B mode, simulator only: boot each pair's base and head servers at the same time "
+        "(measured one after the other): a pair costs one boot's wait. Refused with SGLang, "
+        "whose KV pool is sized from the GPU memory free at boot",
         parse=_flag,
         kind="flag",
         ini=False,
@@ -856,7 +857,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         else None,
         base_url=values["base_url"],
         ab_max_pairs=_ab_max_pairs(values),
-        ab_boot_together=values["ab_boot_together"],
+        ab_boot_together=_ab_boot_together(values),
         history=_history_location(values["history"], rootdir),
         history_on_change=values["history_on_change"],
         profile_option=values["profile"],
@@ -912,6 +913,21 @@ def _history_location(raw: str | None, rootdir: Path) -> str | None:
     if not raw:
         return None
     return raw if "://" in raw else str(rootdir / Path(raw).expanduser())
+
+
+def _ab_boot_together(values: Mapping[str, Any]) -> bool:
+    together = bool(values["ab_boot_together"])
+    if together and values["backend"] == "sglang":
+        # SGLang sizes its KV pool from the GPU memory free when it loads the model
+        # (model_runner_kv_cache_mixin._profile_available_bytes): two servers booting on one
+        # GPU race, and the later one gets a smaller pool or fails with "Not enough memory".
+        raise UsageError(
+            "--specperf-ab-boot-together: not with SGLang: a server sizes its KV cache from "
+            "the GPU memory free at boot, so two servers booted on one GPU get unequal KV "
+            "pools (or the second fails to boot); A/B mode boots base and head one after "
+            "the other without it"
+        )
+    return together
 
 
 def _calibrate_boots(values: Mapping[str, Any]) -> int:

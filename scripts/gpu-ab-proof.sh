@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A/B mode's proof on a GPU runner with SGLang (issue 19): one comparison per call, each
-# sized for a 600 s call (base and head booted together, short points, pairs from the budget).
+# sized by BUDGET_S (base and head booted one after the other, short points, pairs from the budget).
 # The logic and its knobs are in scripts/gpu_ab_proof.py.
 #
 #   scripts/gpu-ab-proof.sh OUT_DIR aa|slow5|slow10|flag

@@ -393,3 +393,12 @@ def test_slo_and_refine_reach_the_settings(tmp_path: Path) -> None:
     assert settings.slo is not None and settings.slo.ttft_p99_ms == 800
     assert settings.refine
     assert settings_from(tmp_path).slo is None
+
+
+def test_booting_base_and_head_together_is_refused_with_sglang(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="KV cache from the GPU memory free at boot"):
+        settings_from(tmp_path, backend="sglang", ab_boot_together=True)
+
+
+def test_booting_base_and_head_together_is_kept_on_the_simulator(tmp_path: Path) -> None:
+    assert settings_from(tmp_path, backend="sim", ab_boot_together=True).ab_boot_together
