@@ -11,13 +11,19 @@ PROFILE is mtp, ngram (the two smoke profiles) or a profile name. Phases:
           the gate catches one (expected: red). A boot here is started by this script with
           the suite's own launch code and measured through --specperf-url, so that a boot
           serves both its gate and its rung.
+With RUNG_KIND=accept (profiles that simulate their accept length, like the seed-class one)
+the rungs are lower accept lengths instead (RUNGS: e.g. 3.11,3.03,2.87 against 3.19 at depth
+3, about 2.5/5/10% fewer tokens per verify step), each on a fresh boot of its own after the
+gate boots: SGLang reads SGLANG_SIMULATE_ACC_LEN at boot, and /slow_down costs about 15% on
+that server whatever the sleep (docs/runs/2026-12-02-seed-class-gate-h200).
 Baselines go to BASELINES_DIR (default /tmp/specperf-gate-proof/baselines, outside the
 working tree, so that the two phases can run in two calls on a machine kept warm) and are
 copied to OUT_DIR/baselines. OUT_DIR/summary.md gets a table, rewritten after every step.
 
-Environment: BACKEND (sglang | sim, for a dry run here), REPEATS (3), CAL_BOOTS (2),
-GATE_BOOTS (3), SWEEP (extra pytest options; default per profile), RUNGS (comma list of
-seconds per forward pass; default per profile), BUDGET_S (skip a step that cannot finish in
+Environment: BACKEND (sglang | sim, for a dry run here), RUNG_KIND (slowdown | accept),
+REPEATS (3), CAL_BOOTS (2), GATE_BOOTS (3), SWEEP (extra pytest options; default per
+profile), RUNGS (comma list of seconds per forward pass, or of accept lengths with
+RUNG_KIND=accept; default per profile), BUDGET_S (skip a step that cannot finish in
 the time left; default 570, under a 600 s call), BOOT_ESTIMATE_S (110).
 """
 
@@ -39,7 +45,7 @@ from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baselin
 from pytest_specperf.options import parse_backend
 from pytest_specperf.profiles import resolve_profile
 from pytest_specperf.results.schema import RunResults
-from pytest_specperf.server.launch import LaunchCommand, build_launch
+from pytest_specperf.server.launch import SIMULATE_ACCEPT_LENGTH_ENV, LaunchCommand, build_launch
 from pytest_specperf.server.model_factory import build_model
 from pytest_specperf.server.process import ServerProcess, launch
 
@@ -73,6 +79,7 @@ class Step:
     exit_code: int | None = None
     seconds: float = 0.0
     slowdown_s: float | None = None
+    accept_length: float | None = None
     changes: dict[int, float] = field(default_factory=dict)  # C -> agg change vs baseline
     failed_points: int = 0
     note: str = ""
@@ -101,6 +108,9 @@ class Proof:
         self.sweep = os.environ.get("SWEEP", SWEEPS.get(profile, "")).split()
         rungs = os.environ.get("RUNGS")
         self.rungs = tuple(float(r) for r in rungs.split(",")) if rungs else RUNGS.get(profile, ())
+        self.rung_kind = os.environ.get("RUNG_KIND", "slowdown")
+        if self.rung_kind not in ("slowdown", "accept"):
+            raise SystemExit(f"RUNG_KIND={self.rung_kind!r}: slowdown or accept")
         self.budget_s = float(os.environ.get("BUDGET_S", "570"))
         self.boot_estimate_s = float(os.environ.get("BOOT_ESTIMATE_S", "110"))
         self.baselines = Path(os.environ.get("BASELINES_DIR", "/tmp/specperf-gate-proof/baselines"))
@@ -190,6 +200,10 @@ class Proof:
         )
 
     def gate(self) -> None:
+        if self.rung_kind == "accept":
+            self.gate_boots_only()
+            self.accept_rungs()
+            return
         rungs = list(self.rungs)
         caught = False
         for boot in range(1, self.gate_boots + 1):
@@ -214,13 +228,46 @@ class Proof:
             finally:
                 server.stop()
 
-    def boot(self, index: int) -> ServerProcess | None:
+    def gate_boots_only(self) -> None:
+        for boot in range(1, self.gate_boots + 1):
+            if self.time_left() < self.boot_estimate_s + 60:
+                self.steps.append(Step(f"gate-boot{boot}", "green", note="no time left"))
+                return
+            server = self.boot(boot)
+            if server is None:
+                return
+            try:
+                self.pytest(
+                    Step(f"gate-boot{boot}", "green"), f"--specperf-url={server.url}", boots=0
+                )
+            finally:
+                server.stop()
+
+    def accept_rungs(self) -> None:
+        """One fresh boot per lower accept length, smallest change first, until one is caught."""
+        for length in self.rungs:
+            name = f"accept-{length:g}"
+            if self.time_left() < self.boot_estimate_s + 60:
+                self.steps.append(Step(name, "red", note="no time left"))
+                return
+            server = self.boot(name, accept_length=length)
+            if server is None:
+                return
+            try:
+                step = Step(name, "red", accept_length=length, note="fresh boot")
+                self.pytest(step, f"--specperf-url={server.url}", boots=0)
+            finally:
+                server.stop()
+            if step.exit_code == 1 and step.failed_points:
+                return
+
+    def boot(self, index: int | str, accept_length: float | None = None) -> ServerProcess | None:
         profile = resolve_profile(self.profile, [])
         model = str(build_model(profile.model_factory)) if profile.model_factory else None
         backend = parse_backend(self.backend)
 
         def command(port: int) -> LaunchCommand:
-            return build_launch(
+            launch_command = build_launch(
                 profile,
                 DEPTH,
                 backend=backend,
@@ -228,6 +275,9 @@ class Proof:
                 model_path=model,
                 sim_speedup=5.0 if backend == "sim" else None,
             )
+            if accept_length is not None:
+                launch_command.env[SIMULATE_ACCEPT_LENGTH_ENV] = f"{accept_length:g}"
+            return launch_command
 
         log = self.out / f"server-gate-boot{index}.log"
         begun = time.monotonic()
@@ -255,25 +305,34 @@ class Proof:
             f"R={self.repeats}, calibration boots={self.cal_boots}, hardware={self.hardware}",
             f"sweep: {' '.join(self.sweep)}",
             "",
-            f"| step | sleep/forward | expected | outcome | s | {head} | note |",
+            f"| step | injected | expected | outcome | s | {head} | note |",
             "| --- | --- | --- | --- | --- |" + " --- |" * len(levels) + " --- |",
         ]
         for step in self.steps:
             cells = " | ".join(
                 f"{step.changes[c]:+.1%}" if c in step.changes else "-" for c in levels
             )
-            sleep = f"{step.slowdown_s:g} s" if step.slowdown_s is not None else "-"
+            sleep = "-"
+            if step.slowdown_s is not None:
+                sleep = f"/slow_down {step.slowdown_s:g} s"
+            elif step.accept_length is not None:
+                sleep = f"accept length {step.accept_length:g}"
             lines.append(
                 f"| {step.name} | {sleep} | {step.expect} | {step.outcome} | "
                 f"{step.seconds:.0f} | {cells} | {step.note} |"
             )
-        caught = [s for s in self.steps if s.slowdown_s is not None and s.failed_points]
+        caught = [s for s in self.steps if s.expect == "red" and s.failed_points]
         if caught:
             smallest = caught[0]
             worst = min(smallest.changes.values(), default=0.0)
+            injected = (
+                f"{smallest.slowdown_s:g} s per forward pass"
+                if smallest.slowdown_s is not None
+                else f"accept length {smallest.accept_length:g}"
+            )
             lines += [
                 "",
-                f"smallest regression caught: {smallest.slowdown_s:g} s per forward pass "
+                f"smallest regression caught: {injected} "
                 f"(largest measured drop {worst:+.1%}) at R={self.repeats}",
             ]
         (self.out / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
