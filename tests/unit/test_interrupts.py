@@ -152,3 +152,34 @@ def test_a_signal_after_the_run_concluded_still_exits_as_interrupted(
     done = subprocess.run([sys.executable, "-c", code], timeout=60, check=False)
     assert done.returncode == interrupts.INTERRUPTED_EXIT_STATUS
     assert not baseline.exists()
+
+
+def test_a_second_signal_during_the_take_back_does_not_cut_it_short(tmp_path: Path) -> None:
+    """Two signals after the run concluded: every take-back still runs (the second one came
+    while the first's were running, and used to end the process before the rest)."""
+    marked = tmp_path / "marked"
+    baseline = tmp_path / "steps-3.json"
+    code = textwrap.dedent(
+        f"""
+        import os, pathlib, signal, time
+        from pytest_specperf import interrupts
+        interrupts.install()
+        baseline = pathlib.Path({str(baseline)!r})
+        baseline.write_text("{{}}")
+        interrupts.on_interrupt(lambda: pathlib.Path({str(marked)!r}).write_text("yes"))
+
+        def take_back():
+            os.kill(os.getpid(), signal.SIGTERM)  # the second signal, mid take-back
+            time.sleep(0.2)
+            baseline.unlink()
+
+        interrupts.on_interrupt(take_back)
+        assert interrupts.conclude() is False
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(30)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], timeout=60, check=False)
+    assert done.returncode == interrupts.INTERRUPTED_EXIT_STATUS
+    assert not baseline.exists()
+    assert marked.read_text() == "yes"
