@@ -136,7 +136,7 @@ def _ours_main(argv: Sequence[str]) -> None:
     options = parser.parse_args(argv)
 
     from pytest_specperf.measure import loop
-    from pytest_specperf.measure.loadgen import measure_point
+    from pytest_specperf.measure.point import measure_point
     from pytest_specperf.measure.workload import Workload
 
     def cpu() -> float:

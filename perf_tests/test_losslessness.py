@@ -2,7 +2,7 @@
 
 import pytest
 
-from pytest_specperf.gate.pytest_gate import SpecperfGate
+from pytest_specperf import SpecperfGate
 
 
 @pytest.mark.specperf_phase(3)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pytest_specperf.gate.pytest_gate import SpecperfGate
+from pytest_specperf import SpecperfGate
 from pytest_specperf.results.schema import DepthRun
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from pytest_specperf.version import __version__
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
-    "SpecperfGate": "pytest_specperf.gate.pytest_gate",
+    "SpecperfGate": "pytest_specperf.pytest_gate",
     "Baseline": "pytest_specperf.gate.baselines",
     "load_baseline": "pytest_specperf.gate.baselines",
     "DepthRun": "pytest_specperf.results.schema",
@@ -51,10 +51,10 @@ __all__ = [
 if TYPE_CHECKING:
     from pytest_specperf.errors import SpecperfError, UsageError
     from pytest_specperf.gate.baselines import Baseline, load_baseline
-    from pytest_specperf.gate.pytest_gate import SpecperfGate
     from pytest_specperf.measure.workload import Workload
     from pytest_specperf.options import Settings
     from pytest_specperf.profiles import Profile
+    from pytest_specperf.pytest_gate import SpecperfGate
     from pytest_specperf.results.schema import (
         DepthRun,
         PointMetrics,

@@ -22,7 +22,6 @@ from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.gate import review
 from pytest_specperf.gate.baselines import migrate_file
 from pytest_specperf.history.commands import add_history_commands, run_history
-from pytest_specperf.measure.speedup import control_run
 from pytest_specperf.options import (
     BENCH,
     LAUNCH_CMD,
@@ -33,6 +32,7 @@ from pytest_specperf.options import (
     resolve_profile_option,
 )
 from pytest_specperf.profiles import available_profiles
+from pytest_specperf.results.speedup import control_run
 from pytest_specperf.results.store import REPORT_FILE, RESULTS_FILE
 from pytest_specperf.server.launch import build_launch
 from pytest_specperf.server.model_factory import build_model

@@ -28,7 +28,6 @@ from pytest_specperf.gate.coverage import (
     throughput_test_depth,
 )
 from pytest_specperf.gate.floors import headline
-from pytest_specperf.gate.pytest_gate import SpecperfGate
 from pytest_specperf.history.recorder import HistoryRecorder, tested_commit_override
 from pytest_specperf.history.rows import RunContext
 from pytest_specperf.options import (
@@ -39,6 +38,7 @@ from pytest_specperf.options import (
     build_settings,
 )
 from pytest_specperf.private_api import scope_scheduling
+from pytest_specperf.pytest_gate import SpecperfGate
 from pytest_specperf.pytest_terminal import (
     RECORDED_CATEGORY,
     live_progress,

@@ -33,13 +33,12 @@ from pytest_specperf.gate.recommend import recommend, refine_concurrencies
 from pytest_specperf.gate.review import incomplete_reason
 from pytest_specperf.gate.self_test import measure_with, run_self_test
 from pytest_specperf.measure import loop as event_loop
-from pytest_specperf.measure.acceptance import merge_histograms, position_accept_rates
-from pytest_specperf.measure.loadgen import measure_point
 from pytest_specperf.measure.lossless import fetch_greedy_outputs, record_and_compare
+from pytest_specperf.measure.point import measure_point
 from pytest_specperf.measure.repeats import interleaved, merge_samples, split_by_boot
-from pytest_specperf.measure.speedup import control_run, depth_speedups, speedups
 from pytest_specperf.measure.warmup import warm_up
 from pytest_specperf.options import ALLOW_DOWNGRADE_FLAG, Settings
+from pytest_specperf.results.acceptance import merge_histograms, position_accept_rates
 from pytest_specperf.results.schema import (
     DepthRun,
     OutputComparison,
@@ -50,6 +49,7 @@ from pytest_specperf.results.schema import (
     ServerSummary,
     Speedup,
 )
+from pytest_specperf.results.speedup import control_run, depth_speedups, speedups
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.server.gpus import gpu_env
 from pytest_specperf.server.hardware import hardware_key

@@ -39,7 +39,7 @@ from typing import Literal
 from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
 from pytest_specperf.gate.sequential import Spending, t_multiplier
 from pytest_specperf.results.schema import AbChange, AbComparison, DepthRun, PointMetrics
-from pytest_specperf.stats import log_values
+from pytest_specperf.results.stats import log_values
 
 AbOutcome = Literal["regression", "improvement", "equivalent", "continue", "undecided"]
 FIRST_LOOK = 2  # an interval over pairs needs two pairs at least

@@ -30,9 +30,9 @@ from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.gate.decision import MetricNoise, NoiseSource, estimate_noise
 from pytest_specperf.gate.recommend import slo_capacity
 from pytest_specperf.measure.repeats import merge_samples
-from pytest_specperf.measure.speedup import point_speedup
 from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
 from pytest_specperf.results.schema import DepthRun, PointMetrics, Slo, SloCapacity
+from pytest_specperf.results.speedup import point_speedup
 from pytest_specperf.server.hardware import slug
 
 BASELINE_SCHEMA_VERSION = 2
@@ -93,7 +93,7 @@ class Baseline(msgspec.Struct, kw_only=True):
     workload: dict[str, Any] = {}
     kv: KvCapacity = msgspec.field(default_factory=KvCapacity)
     accept_length: float | None = None
-    # Acceptance rate of draft positions 1, 2, ... (measure/acceptance.py).
+    # Acceptance rate of draft positions 1, 2, ... (results/acceptance.py).
     position_accept_rate: list[float] | None = None
     points: dict[str, BaselinePoint] = {}
     server: dict[str, Any] | None = None
@@ -278,7 +278,7 @@ def baseline_from_runs(
     Run-scoped acceptance (accept length, each draft position's rate) is the median over the
     runs. ``control``: the same run's depth 0 (all its boots); each point's speedup is this
     point's median figures over the control's at the same concurrency (per request: the
-    median request's rate, see measure/speedup.py).
+    median request's rate, see results/speedup.py).
     ``slo``: each point's goodput (median of samples) and the depth's SLO capacity (the
     lowest over boots: it is gated with no tolerance) are recorded under these SLOs.
     """
@@ -348,7 +348,7 @@ def _portable_server(server: dict[str, Any]) -> dict[str, Any]:
 def _with_speedup(
     point: BaselinePoint, depth: int, measured: Sequence[PointMetrics], control: PointMetrics
 ) -> BaselinePoint:
-    """The point with its speedup over the control's (measure/speedup.py), from the medians
+    """The point with its speedup over the control's (results/speedup.py), from the medians
     of every sample of both (``measured``: this point in each boot)."""
     gain = point_speedup(depth, merge_samples(measured), control)
     if gain is None:

@@ -6,7 +6,8 @@ logarithms of the samples: a difference of log means is a log-ratio, and a stand
 on the log scale is (for small values) a coefficient of variation.
 
 Summaries of repeated samples (``summarize``, median and interval) live in
-``pytest_specperf.stats`` so that the measuring side can use them; they are re-exported here.
+``pytest_specperf.results.stats`` so that the measuring side can use them; they are
+re-exported here.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Literal, NamedTuple
 import msgspec
 
 from pytest_specperf.results.schema import Interval, Verdict, VerdictOutcome
-from pytest_specperf.stats import (
+from pytest_specperf.results.stats import (
     INTERVAL_LEVEL,
     chi2_quantile,
     is_min_max,

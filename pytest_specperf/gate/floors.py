@@ -13,7 +13,7 @@ from pathlib import Path
 from pytest_specperf.gate.baselines import THROUGHPUT_METRICS, Baseline, metric_samples
 from pytest_specperf.gate.decision import PointInput, Reference
 from pytest_specperf.gate.recommend import slo_capacity
-from pytest_specperf.measure.client_health import fell_behind
+from pytest_specperf.results.client_health import fell_behind
 from pytest_specperf.results.schema import (
     DepthRun,
     PointMetrics,

@@ -26,7 +26,7 @@ from pytest_specperf.gate.baselines import Baseline, baseline_from_run
 from pytest_specperf.gate.decision import GateSettings, judge_depth
 from pytest_specperf.gate.floors import point_input
 from pytest_specperf.measure import loop as event_loop
-from pytest_specperf.measure.loadgen import measure_point
+from pytest_specperf.measure.point import measure_point
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.results.schema import DepthRun, PointMetrics, SelfTest
 from pytest_specperf.server.process import inject_slowdown

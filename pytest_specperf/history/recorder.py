@@ -12,7 +12,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_specperf import __version__
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.history.changes import DetectionSettings
@@ -21,6 +20,7 @@ from pytest_specperf.history.report import HistoryFindings, findings, markdown_s
 from pytest_specperf.history.rows import RunContext
 from pytest_specperf.history.store import HistoryStore
 from pytest_specperf.results.schema import RunResults
+from pytest_specperf.version import __version__
 
 # Sets the tested commit of a run (else `git rev-parse HEAD`): a CI job that tests another
 # checkout than its working directory, or a demo whose "nights" stand for several commits.

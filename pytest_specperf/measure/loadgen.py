@@ -5,7 +5,8 @@ requests have been sent and (with a minimum duration) that many seconds have pas
 request streams (measure/stream.py, one connection per worker);
 token counts come from the server (meta_info.completion_tokens or the usage chunk), never from
 counting chunks. A request that fails is recorded with its reason and the point goes on.
-Above a load threshold the workers are spread over several processes (measure/procs.py).
+One process's share of a point (run_local_point); measure/point.py spreads a point over
+several processes above a load threshold (measure/procs.py).
 """
 
 from __future__ import annotations
@@ -17,18 +18,15 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 
-from pytest_specperf.measure.client_health import ClientMonitor, client_bound_reason
-from pytest_specperf.measure.goodput import point_goodput
-from pytest_specperf.measure.metrics import point_metrics
+from pytest_specperf.measure.client_health import ClientMonitor
 from pytest_specperf.measure.stream import RequestFailed, StreamClient, Target
 from pytest_specperf.measure.workload import Workload, endpoint_path, request_body
-from pytest_specperf.results.schema import ClientHealth, PointMetrics, RequestRecord, Slo
+from pytest_specperf.results.schema import ClientHealth, RequestRecord
 
 __all__ = [
     "RequestFailed",
     "Target",
     "make_clients",
-    "measure_point",
     "run_local_point",
     "run_requests",
 ]
@@ -196,61 +194,3 @@ async def run_local_point(
             client.close()
     assert monitor.health is not None
     return LocalPoint(records=records, health=monitor.health)
-
-
-async def measure_point(
-    base_url: str,
-    workload: Workload,
-    concurrency: int,
-    *,
-    model: str = "default",
-    api_key: str | None = None,
-    warmup: bool = False,
-    slo: Slo | None = None,
-    client_procs: int | None = None,
-    on_request_done: Callable[[RequestRecord], None] | None = None,
-) -> PointMetrics:
-    """One point of the sweep; ``client_procs`` None picks the processes by load (procs.py);
-    with ``slo`` the point's goodput under it.
-
-    ``on_request_done`` is called with each measured request's record (not the warm-up's):
-    as it finishes in one process; with several, when their records come back at the end.
-    """
-    from pytest_specperf.measure import procs  # the process machinery only when it is used
-
-    target = Target(base_url, api_key)
-    requests = workload.requests_for(concurrency)
-    processes = procs.resolve_client_procs(client_procs, concurrency)
-    if processes == 1:
-        local = await run_local_point(
-            target,
-            workload,
-            concurrency=concurrency,
-            requests=requests,
-            model=model,
-            warmup=warmup,
-            on_request_done=on_request_done,
-        )
-        parts = [local]
-    else:
-        parts = await procs.run_in_processes(
-            target,
-            workload,
-            concurrency=concurrency,
-            requests=requests,
-            model=model,
-            warmup=warmup,
-            processes=processes,
-        )
-    records = [record for part in parts for record in part.records]
-    if on_request_done is not None and processes > 1:
-        for record in records:
-            on_request_done(record)
-    wall = wall_of(records)
-    metrics = point_metrics(concurrency, records, wall)
-    if slo is not None:
-        metrics.goodput = point_goodput(records, wall, slo)
-    healths = [part.health for part in parts]
-    metrics.client = procs.merge_health(healths)
-    metrics.client_bound = client_bound_reason(healths)
-    return metrics

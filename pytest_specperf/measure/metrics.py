@@ -20,7 +20,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from pytest_specperf.measure.acceptance import merge_histograms, position_accept_rates
+from pytest_specperf.results.acceptance import merge_histograms, position_accept_rates
 from pytest_specperf.results.schema import Percentiles, PointMetrics, RequestRecord
 
 

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import msgspec
 
-from pytest_specperf.measure.acceptance import merge_histograms
 from pytest_specperf.measure.goodput import merge_goodput
+from pytest_specperf.results.acceptance import merge_histograms
 from pytest_specperf.results.schema import DepthRun, Interval, Percentiles, PointMetrics
 
 # (samples) -> (median, interval or None): stats.summarize's signature.
@@ -33,7 +33,7 @@ def interleaved(concurrency: Sequence[int], rounds: int) -> Iterator[tuple[int, 
 
 
 def _default_summarize() -> Summarize:
-    from pytest_specperf.stats import summarize
+    from pytest_specperf.results.stats import summarize
 
     return summarize
 

@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_specperf.measure.loadgen import measure_point
+from pytest_specperf.measure.point import measure_point
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.results.schema import Warmup, WarmupStop
 

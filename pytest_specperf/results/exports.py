@@ -16,7 +16,6 @@ from pathlib import Path
 import msgspec
 
 from pytest_specperf.files import atomic_write_bytes
-from pytest_specperf.measure.speedup import speedups
 from pytest_specperf.results.schema import (
     AbComparison,
     DepthRun,
@@ -24,6 +23,7 @@ from pytest_specperf.results.schema import (
     Percentiles,
     PointMetrics,
 )
+from pytest_specperf.results.speedup import speedups
 
 BIGGER_IS_BETTER_FILE = "benchmark-bigger-is-better.json"
 SMALLER_IS_BETTER_FILE = "benchmark-smaller-is-better.json"

@@ -40,7 +40,7 @@ from pytest_specperf.results.speculation_plots import (
     position_acceptance_figure,
     speedup_figure,
 )
-from pytest_specperf.stats import MIN_SAMPLES_FOR_INTERVAL, is_min_max
+from pytest_specperf.results.stats import MIN_SAMPLES_FOR_INTERVAL, is_min_max
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -12,8 +12,8 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from pytest_specperf.measure.client_health import fell_behind
 from pytest_specperf.results.ab_report import ab_markdown
+from pytest_specperf.results.client_health import fell_behind
 from pytest_specperf.results.recommendation_report import (
     goodput_table,
     recommendation_table,
@@ -35,8 +35,8 @@ from pytest_specperf.results.speculation_report import (
     speculation_blocks,
     speculation_tables,
 )
+from pytest_specperf.results.stats import MIN_SAMPLES_FOR_INTERVAL, is_min_max
 from pytest_specperf.results.tables import md_table
-from pytest_specperf.stats import MIN_SAMPLES_FOR_INTERVAL, is_min_max
 
 
 def _ms(value: float | None) -> str:
@@ -307,7 +307,7 @@ def _samples_per_point(runs: Sequence[DepthRun]) -> str:
 
 
 # -- the verdict -------------------------------------------------------------------------------
-# The gate's verdicts (DepthRun.verdicts, written by gate/pytest_gate.py), grouped in this
+# The gate's verdicts (DepthRun.verdicts, written by pytest_gate.py), grouped in this
 # order: what needs attention first. The pooled test of a depth has concurrency None and
 # metric "throughput": its figures are ratios to the baseline.
 DEPTH_METRIC = "throughput"

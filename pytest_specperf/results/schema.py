@@ -133,7 +133,7 @@ class PointMetrics(msgspec.Struct, kw_only=True):
     # boots restarts the server, and noise between boots is told from noise within one).
     boot: int = 0
     # Verify steps by correct drafts, summed over the point's successful requests (and its
-    # samples), and the acceptance rate of draft positions 1, 2, ... (measure/acceptance.py;
+    # samples), and the acceptance rate of draft positions 1, 2, ... (results/acceptance.py;
     # with repeats: position by position, the median of the samples' rates).
     accept_histogram: list[int] = []
     position_accept_rate: list[float] = []
@@ -292,7 +292,7 @@ class DepthRun(msgspec.Struct, kw_only=True):
     status: RunStatus = "running"
     failure: str | None = None
     verdicts: list[Verdict] = []
-    # Over every point of the depth (as accept_length): see measure/acceptance.py.
+    # Over every point of the depth (as accept_length): see results/acceptance.py.
     accept_histogram: list[int] = []
     position_accept_rate: list[float] = []
     # Greedy output ids of the fixed prompt set, by prompt name (measure/lossless.py).

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pytest_specperf.measure.speedup import speedups
 from pytest_specperf.results.plot_style import (
     concurrency_axis,
     depth_color,
@@ -19,6 +18,7 @@ from pytest_specperf.results.plot_style import (
     new_figure,
 )
 from pytest_specperf.results.schema import DepthRun
+from pytest_specperf.results.speedup import speedups
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_specperf.measure.acceptance import tokens_per_verify_step
-from pytest_specperf.measure.speedup import speedups
+from pytest_specperf.results.acceptance import tokens_per_verify_step
 from pytest_specperf.results.schema import DepthRun, OutputComparison, SelfTest, Speedup
+from pytest_specperf.results.speedup import speedups
 from pytest_specperf.results.tables import Table
 
 

@@ -19,10 +19,10 @@ from pathlib import Path
 import msgspec
 from filelock import FileLock
 
-from pytest_specperf import __version__
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.results.report import Plot, ReportContext, markdown_report
 from pytest_specperf.results.schema import RESULTS_SCHEMA_VERSION, RunResults
+from pytest_specperf.version import __version__
 
 RESULTS_FILE = "results.json"
 REPORT_FILE = "report.md"

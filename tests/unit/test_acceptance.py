@@ -1,4 +1,4 @@
-"""pytest_specperf.measure.acceptance: per-position acceptance from SGLang's histograms."""
+"""pytest_specperf.results.acceptance: per-position acceptance from SGLang's histograms."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_specperf.measure.acceptance import (
+from pytest_specperf.results.acceptance import (
     merge_histograms,
     position_accept_rates,
     tokens_per_verify_step,

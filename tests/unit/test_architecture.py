@@ -32,11 +32,10 @@ def _p(*names: str) -> tuple[str, ...]:
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "Only plugin.py, pytest_terminal.py and gate/pytest_gate.py import pytest "
-        "(or xdist, pluggy).",
+        "Only plugin.py, pytest_terminal.py and pytest_gate.py import pytest (or xdist, pluggy).",
         importers=_p(""),
         forbidden=PYTEST_MODULES,
-        exempt=_p("plugin", "pytest_terminal", "gate.pytest_gate"),
+        exempt=_p("plugin", "pytest_terminal", "pytest_gate"),
     ),
     Rule(
         "sim/ imports nothing of the package outside sim/: it is a separate program.",
@@ -65,15 +64,10 @@ RULES: tuple[Rule, ...] = (
         forbidden=_p("server", "gate", "suite", "options"),
     ),
     Rule(
-        "gate/ never imports options.py.",
+        "gate/ only decides: it never imports options.py, suite.py, commands.py, run_time.py "
+        "or pytest_gate.py (the pytest-facing side, which imports gate/).",
         importers=_p("gate"),
-        forbidden=_p("options"),
-    ),
-    Rule(
-        "Of gate/, only gate/pytest_gate.py imports suite.py (it judges a running session).",
-        importers=_p("gate"),
-        forbidden=_p("suite"),
-        exempt=_p("gate.pytest_gate"),
+        forbidden=_p("options", "suite", "commands", "run_time", "pytest_gate"),
     ),
     Rule(
         "gate/ never imports ab_suite.py: A/B boots are run suite-side, gate/ab.py only decides.",
@@ -81,14 +75,18 @@ RULES: tuple[Rule, ...] = (
         forbidden=_p("ab_suite"),
     ),
     Rule(
-        "results/ never imports server/, gate/, suite.py or options.py.",
+        "results/ never imports measure/, server/, gate/, suite.py or options.py: what the "
+        "reports compute from results (speedups, tokens per verify step, a client that fell "
+        "behind, interval summaries) lives in results/.",
         importers=_p("results"),
-        forbidden=_p("server", "gate", "suite", "options"),
+        forbidden=_p("measure", "server", "gate", "suite", "options"),
     ),
     Rule(
-        "results/schema.py, errors.py, files.py, depth.py, profiles.py and interrupts.py import "
-        "nothing else of the package.",
-        importers=_p("results.schema", "errors", "files", "depth", "profiles", "interrupts"),
+        "results/schema.py, errors.py, files.py, depth.py, profiles.py, interrupts.py and "
+        "version.py import nothing else of the package.",
+        importers=_p(
+            "results.schema", "errors", "files", "depth", "profiles", "interrupts", "version"
+        ),
         forbidden=_p(""),
     ),
     Rule(
@@ -114,8 +112,8 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 # What every part may import: errors.py (one-line exceptions), interrupts.py (the one signal
-# policy of a run) and the package's __version__.
-ALWAYS_ALLOWED = _p("", "errors", "interrupts")
+# policy of a run) and version.py (the package's __version__).
+ALWAYS_ALLOWED = _p("errors", "interrupts", "version")
 
 
 def within(module: str, prefixes: Iterable[str]) -> bool:
@@ -201,6 +199,8 @@ def test_the_package_keeps_every_import_rule() -> None:
         ("pytest_specperf.measure.loadgen", "pytest_specperf.server.process"),
         ("pytest_specperf.server.process", "pytest_specperf.measure.fields"),
         ("pytest_specperf.gate.floors", "pytest_specperf.suite"),
+        ("pytest_specperf.gate.floors", "pytest_specperf.commands"),
+        ("pytest_specperf.results.report", "pytest_specperf.measure.client_health"),
         ("pytest_specperf.results.schema", "pytest_specperf.measure.workload"),
         ("pytest_specperf.suite", "pytest_specperf.sim.model"),
         ("pytest_specperf.suite", "pytest_specperf.cli"),
@@ -237,3 +237,55 @@ def test_architecture_md_states_every_rule() -> None:
     doc = " ".join((REPO / "ARCHITECTURE.md").read_text(encoding="utf-8").split())
     missing = [rule.text for rule in RULES if rule.text not in doc]
     assert missing == []
+
+
+def import_cycles(imports: Mapping[str, set[str]]) -> list[list[str]]:
+    """Groups of modules that import each other in a loop (Tarjan's strongly connected
+    components of two or more), imports inside functions included."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in imports.get(module, ()):
+            if target not in imports:
+                continue
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for module in sorted(imports):
+        if module not in index:
+            visit(module)
+    return cycles
+
+
+def test_no_modules_import_each_other_in_a_loop() -> None:
+    """No import loop in the package (measure/loadgen.py and measure/procs.py were one)."""
+    graph = {m: {t for t in ts if t != m} for m, ts in package_imports().items()}
+    for package in [m for m in graph if m.count(".") <= 1]:
+        graph[package] = {t for t in graph[package] if not t.startswith(package + ".")}
+    assert import_cycles(graph) == []
+
+
+def test_a_loop_is_found() -> None:
+    """The loop finder itself, on a loop of three and a module outside it."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert import_cycles(graph) == [["a", "b", "c"]]

@@ -1,4 +1,5 @@
-"""pytest_specperf.measure.client_health: did the load generator keep up during a point?"""
+"""measure/client_health.py and results/client_health.py: did the load generator keep up
+during a point, and what its record says."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import time
 
 import pytest
 
-from pytest_specperf.measure.client_health import (
+from pytest_specperf.measure.client_health import ClientMonitor
+from pytest_specperf.results.client_health import (
     CPU_SHARE_LIMIT,
     LOOP_LAG_P99_LIMIT_S,
-    ClientMonitor,
     client_bound_reason,
     fell_behind,
 )

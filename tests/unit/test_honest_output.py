@@ -30,7 +30,7 @@ from pytest_specperf.results.report import (
     tradeoff_table,
 )
 from pytest_specperf.results.schema import ServerSummary
-from pytest_specperf.stats import MIN_MAX_METHOD, summarize
+from pytest_specperf.results.stats import MIN_MAX_METHOD, summarize
 from tests.support.data import REPO
 from tests.unit.results_samples import sample_run, sample_verdict
 from tests.unit.test_options import settings_from

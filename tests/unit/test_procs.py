@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_specperf.measure import procs
-from pytest_specperf.measure.loadgen import measure_point
+from pytest_specperf.measure.point import measure_point
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.results.schema import ClientHealth, PointMetrics
 from tests.support.local_http import Answer, LocalServer, response

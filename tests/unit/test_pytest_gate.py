@@ -1,4 +1,4 @@
-"""pytest_specperf.gate.pytest_gate: confirmation re-measures through the depth's session."""
+"""pytest_specperf.pytest_gate: confirmation re-measures through the depth's session."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import pytest
 
-from pytest_specperf.gate.pytest_gate import SpecperfGate
+from pytest_specperf.pytest_gate import SpecperfGate
 from pytest_specperf.results.schema import PointMetrics
 from pytest_specperf.suite import DepthSession
 from tests.support.points import make_point

@@ -1,11 +1,11 @@
-"""pytest_specperf.measure.speedup: each depth's points over the control's (depth 0)."""
+"""pytest_specperf.results.speedup: each depth's points over the control's (depth 0)."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_specperf.measure.speedup import speedups
 from pytest_specperf.results.schema import DepthRun, Percentiles, PointMetrics
+from pytest_specperf.results.speedup import speedups
 from tests.support.points import make_point
 
 
