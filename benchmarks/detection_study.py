@@ -42,6 +42,7 @@ from pytest_specperf.gate.decision import (
     Reference,
     Remeasured,
     judge_depth,
+    points_to_confirm,
 )
 from pytest_specperf.results.schema import DepthRun, PointMetrics
 from pytest_specperf.sim import model
@@ -236,7 +237,9 @@ def trial(
         PointInput(concurrency=c, samples=by_metric(values[c]), references=references[c])
         for c in shapes
     ]
-    verdicts = judge_depth(3, points, settings, path="study", refresh_hint="-", remeasure=remeasure)
+    again = points_to_confirm(points, settings)
+    confirmed = remeasure(again) if again else None
+    verdicts = judge_depth(3, points, settings, path="study", refresh_hint="-", confirmed=confirmed)
     gate_red = any(v.outcome == "regression" for v in verdicts)
     fixed_red = any(first_current[c][i] < 0.9 * first_base[c][i] for c in shapes for i in range(2))
     return Outcome(gate_red, fixed_red, confirmations)

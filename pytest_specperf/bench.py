@@ -19,7 +19,12 @@ from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError, UsageError
 from pytest_specperf.gate import floors
 from pytest_specperf.gate.baselines import load_baseline
-from pytest_specperf.gate.decision import GateSettings, Remeasured, judge_depth
+from pytest_specperf.gate.decision import (
+    GateSettings,
+    Remeasured,
+    judge_depth,
+    points_to_confirm,
+)
 from pytest_specperf.options import Settings
 from pytest_specperf.results.artifacts import write_run_artifacts
 from pytest_specperf.results.report import full_report
@@ -98,15 +103,17 @@ def _judge(session: DepthSession, path: Path) -> list[Verdict]:
             for c, p in merged.items()
         }
 
+    gate_settings = GateSettings(alpha=settings.alpha, min_effect=settings.min_effect)
+    again = [] if settings.confirm == "off" else points_to_confirm(points, gate_settings)
     verdicts = judge_depth(
         session.depth,
         points,
-        GateSettings(alpha=settings.alpha, min_effect=settings.min_effect),
+        gate_settings,
         path=str(path),
         refresh_hint=shlex.join(
             ["specperf", "baseline", "promote", str(session.store.path), "--baselines", "DIR"]
         ),
-        remeasure=None if settings.confirm == "off" else remeasure,
+        confirmed=remeasure(again) if again else None,
     )
 
     def record(results: RunResults) -> None:

@@ -23,7 +23,12 @@ from pytest_specperf.gate import floors as gate
 from pytest_specperf.gate.ab import AbRun, PointSummary, change_percent
 from pytest_specperf.gate.attribution import explain_verdicts
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
-from pytest_specperf.gate.decision import GateSettings, Remeasured, judge_depth
+from pytest_specperf.gate.decision import (
+    GateSettings,
+    Remeasured,
+    judge_depth,
+    points_to_confirm,
+)
 from pytest_specperf.measure import lossless
 from pytest_specperf.pytest_terminal import RECORDED_PROPERTY
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
@@ -273,14 +278,15 @@ class SpecperfGate:
             for concurrency in self.settings.concurrency
             if (measured := self.session.points.get(concurrency)) is not None
         ]
-        remeasure = None if self.settings.confirm == "off" else self._remeasure
+        settings = GateSettings(alpha=self.settings.alpha, min_effect=self.settings.min_effect)
+        again = [] if self.settings.confirm == "off" else points_to_confirm(points, settings)
         verdicts = judge_depth(
             self.session.depth,
             points,
-            GateSettings(alpha=self.settings.alpha, min_effect=self.settings.min_effect),
+            settings,
             path=str(path),
             refresh_hint=self._record_hint(),
-            remeasure=remeasure,
+            confirmed=self._remeasure(again) if again else None,
         )
         run = self.session.run_snapshot()
         explain_verdicts(

@@ -31,7 +31,6 @@ from pytest_specperf.gate.floors import workload_mismatch
 from pytest_specperf.gate.provenance import downgrade_message, downgrade_reasons
 from pytest_specperf.gate.recommend import recommend, refine_concurrencies
 from pytest_specperf.gate.review import incomplete_reason
-from pytest_specperf.gate.self_test import measure_with, run_self_test
 from pytest_specperf.measure import loop as event_loop
 from pytest_specperf.measure.lossless import fetch_greedy_outputs, record_and_compare
 from pytest_specperf.measure.point import measure_point
@@ -51,6 +50,7 @@ from pytest_specperf.results.schema import (
 )
 from pytest_specperf.results.speedup import control_run, depth_speedups, speedups
 from pytest_specperf.results.store import ResultsStore
+from pytest_specperf.self_test import measure_with, run_self_test
 from pytest_specperf.server.gpus import gpu_env
 from pytest_specperf.server.hardware import hardware_key
 from pytest_specperf.server.launch import LaunchCommand, build_launch

@@ -12,9 +12,10 @@ re-exported here.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -580,8 +581,38 @@ class Remeasured(NamedTuple):
     client_bound: str | None = None
 
 
-# Measures more samples of the given points; returns each point as it now stands.
-Remeasure = Callable[[list[int]], dict[int, Remeasured]]
+def _looks(point: PointInput, settings: GateSettings, point_alpha: float) -> dict[str, Comparison]:
+    return {
+        metric: compare(
+            point.samples[metric],
+            ref,
+            alpha=point_alpha,
+            settings=settings,
+            current_boots=point.boots,
+        )
+        for metric, ref in _judgeable(point).items()
+    }
+
+
+def _point_alpha(points: Sequence[PointInput], settings: GateSettings) -> float:
+    return settings.point_alpha(sum(len(_judgeable(p)) for p in points))
+
+
+def points_to_confirm(points: Sequence[PointInput], settings: GateSettings) -> list[int]:
+    """The concurrencies whose first look is borderline (within one standard error of its
+    threshold, on either side: too close to call), every judged point when the depth test is;
+    empty when every result is clear. The caller measures more samples of these points and
+    passes them to :func:`judge_depth` as ``confirmed``."""
+    judged = [p for p in points if p.client_bound is None]
+    point_alpha = _point_alpha(judged, settings)
+    depth_look = _depth_look(judged, settings)
+    if depth_look is not None and depth_look.borderline:
+        return [point.concurrency for point in judged]
+    return [
+        point.concurrency
+        for point in judged
+        if any(look.borderline for look in _looks(point, settings, point_alpha).values())
+    ]
 
 
 def judge_depth(
@@ -591,56 +622,45 @@ def judge_depth(
     *,
     path: str,
     refresh_hint: str,
-    remeasure: Remeasure | None = None,
+    confirmed: Mapping[int, Remeasured] | None = None,
 ) -> list[Verdict]:
-    """Every verdict of one depth: per point and metric, then the depth as a whole.
+    """Every verdict of one depth: per point and metric, then the depth as a whole. Pure: it
+    measures nothing and changes none of its inputs.
 
-    A borderline result (within one standard error of its threshold, on either side: too
-    close to call) is confirmed when ``remeasure`` is given: the points concerned get more
-    samples (every point when the depth test is borderline), in one go, and the final verdict
-    of a borderline result is the same test on all the samples. A clear result stands. Points
-    the load generator bounded are not judged, nor is a point one of whose confirmation
-    samples the load generator bounded.
+    ``confirmed``: the points :func:`points_to_confirm` named, measured again (all of their
+    samples); the final verdict of a borderline result is then the same test on all the
+    samples, and a clear result stands. Points the load generator bounded are not judged, nor
+    is a point one of whose confirmation samples the load generator bounded.
     """
     judged = [p for p in points if p.client_bound is None]
-    tests = sum(len(_judgeable(p)) for p in judged)
-    point_alpha = settings.point_alpha(tests)
-
-    def looks(point: PointInput) -> dict[str, Comparison]:
-        return {
-            metric: compare(
-                point.samples[metric],
-                ref,
-                alpha=point_alpha,
-                settings=settings,
-                current_boots=point.boots,
-            )
-            for metric, ref in _judgeable(point).items()
-        }
-
-    first = {point.concurrency: looks(point) for point in judged}
-    before = {point.concurrency: dict(point.samples) for point in judged}
+    point_alpha = _point_alpha(judged, settings)
+    first = {point.concurrency: _looks(point, settings, point_alpha) for point in judged}
     first_depth = _depth_look(judged, settings)
-    again = [c for c, by_metric in first.items() if any(x.borderline for x in by_metric.values())]
-    if first_depth is not None and first_depth.borderline:
-        again = [point.concurrency for point in judged]
+    current = {point.concurrency: point for point in points}
     second: dict[int, dict[str, Comparison]] = {}
     final_depth = first_depth
-    if remeasure is not None and again:
-        fresh = remeasure(again)
+    if confirmed:
         for point in judged:
-            if point.concurrency in fresh:
-                point.samples, point.boots, client_bound = fresh[point.concurrency]
-                if client_bound is not None:
-                    point.client_bound = client_bound
-                    continue
-                second[point.concurrency] = looks(point)
-        still = [p for p in judged if p.client_bound is None]
+            fresh = confirmed.get(point.concurrency)
+            if fresh is None:
+                continue
+            now = dataclasses.replace(
+                point,
+                samples=fresh.samples,
+                boots=fresh.boots,
+                client_bound=fresh.client_bound,
+            )
+            current[point.concurrency] = now
+            if now.client_bound is None:
+                second[point.concurrency] = _looks(now, settings, point_alpha)
+        still = [current[p.concurrency] for p in judged]
+        still = [p for p in still if p.client_bound is None]
         if first_depth is not None and (first_depth.borderline or len(still) < len(judged)):
             final_depth = _depth_look(still, settings)
         judged = still
     result: list[Verdict] = []
-    for point in points:
+    for given in points:
+        point = current[given.concurrency]
         if point.client_bound is not None:
             result += [
                 unjudged(depth, point.concurrency, metric, point.client_bound)
@@ -659,7 +679,7 @@ def judge_depth(
                     depth,
                     point.concurrency,
                     metric,
-                    point.samples[metric] if confirming else before[point.concurrency][metric],
+                    point.samples[metric] if confirming else given.samples[metric],
                     second[point.concurrency][metric] if confirming else look,
                     path=path,
                     refresh_hint=refresh_hint,

@@ -70,6 +70,15 @@ RULES: tuple[Rule, ...] = (
         forbidden=_p("options", "suite", "commands", "run_time", "pytest_gate"),
     ),
     Rule(
+        "gate/ measures nothing: it never imports measure/point.py, measure/loadgen.py, "
+        "measure/procs.py, measure/stream.py or server/process.py (the self-test that drives a "
+        "server is self_test.py, suite side).",
+        importers=_p("gate"),
+        forbidden=_p(
+            "measure.point", "measure.loadgen", "measure.procs", "measure.stream", "server.process"
+        ),
+    ),
+    Rule(
         "gate/ never imports ab_suite.py: A/B boots are run suite-side, gate/ab.py only decides.",
         importers=_p("gate"),
         forbidden=_p("ab_suite"),

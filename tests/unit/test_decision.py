@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -19,8 +20,10 @@ from pytest_specperf.gate.decision import (
     compare,
     estimate_noise,
     judge_depth,
+    points_to_confirm,
     summarize,
 )
+from pytest_specperf.results.schema import Verdict
 
 positive = st.floats(min_value=1.0, max_value=1e6, allow_nan=False, allow_infinity=False)
 
@@ -161,6 +164,35 @@ def test_only_improvements_carry_the_refresh_command() -> None:
     assert all(v.refresh_command is None for v in verdicts if v.outcome != "improvement")
 
 
+def judge_confirmed(
+    points: list[PointInput], remeasure: Callable[[list[int]], dict[int, Remeasured]]
+) -> list[Verdict]:
+    """What the suite does: ask which points to confirm, measure them, judge again."""
+    again = points_to_confirm(points, SETTINGS)
+    confirmed = remeasure(again) if again else None
+    return judge_depth(3, points, SETTINGS, path="p", refresh_hint="r", confirmed=confirmed)
+
+
+def test_a_clear_result_asks_for_no_confirmation() -> None:
+    assert points_to_confirm(_points({1: 130.0, 4: 60.0}), SETTINGS) == []
+
+
+def test_judging_with_confirmation_changes_none_of_its_inputs() -> None:
+    points = _points(dict.fromkeys((1, 4, 16), 96.0))
+    before = [(p.samples, p.boots, p.client_bound) for p in points]
+    again = points_to_confirm(points, SETTINGS)
+    assert again
+    judge_depth(
+        3,
+        points,
+        SETTINGS,
+        path="p",
+        refresh_hint="r",
+        confirmed={c: Remeasured({"agg_tok_s": [96.0] * 10}, 2, "saturated") for c in again},
+    )
+    assert [(p.samples, p.boots, p.client_bound) for p in points] == before
+
+
 def test_borderline_failure_is_re_measured_and_can_be_confirmed() -> None:
     """A result near the threshold asks for more samples once; a drop that holds is confirmed."""
     asked: list[list[int]] = []
@@ -169,14 +201,7 @@ def test_borderline_failure_is_re_measured_and_can_be_confirmed() -> None:
         asked.append(concurrencies)
         return {c: Remeasured({"agg_tok_s": [96.0] * 10}, 2) for c in concurrencies}
 
-    verdicts = judge_depth(
-        3,
-        _points(dict.fromkeys((1, 4, 16, 32, 64), 96.0)),
-        SETTINGS,
-        path="p",
-        refresh_hint="r",
-        remeasure=remeasure,
-    )
+    verdicts = judge_confirmed(_points(dict.fromkeys((1, 4, 16, 32, 64), 96.0)), remeasure)
     depth = next(v for v in verdicts if v.concurrency is None)
     assert len(asked) == 1 and depth.outcome == "regression" and depth.confirmed
     assert depth.remeasured
@@ -189,14 +214,7 @@ def test_borderline_failure_that_does_not_hold_passes() -> None:
     def remeasure(concurrencies: list[int]) -> dict[int, Remeasured]:
         return {c: Remeasured({"agg_tok_s": [96.0] * 5 + [104.0] * 5}, 2) for c in concurrencies}
 
-    verdicts = judge_depth(
-        3,
-        _points(dict.fromkeys((1, 4, 16, 32, 64), 96.0)),
-        SETTINGS,
-        path="p",
-        refresh_hint="r",
-        remeasure=remeasure,
-    )
+    verdicts = judge_confirmed(_points(dict.fromkeys((1, 4, 16, 32, 64), 96.0)), remeasure)
     depth = next(v for v in verdicts if v.concurrency is None)
     assert depth.outcome == "pass" and not depth.confirmed and "not confirmed" in depth.message
     assert depth.remeasured
@@ -214,14 +232,7 @@ def test_point_whose_confirmation_sample_was_client_bound_is_not_judged() -> Non
             for c in concurrencies
         }
 
-    verdicts = judge_depth(
-        3,
-        _points(dict.fromkeys((1, 4, 16), 96.0)),
-        SETTINGS,
-        path="p",
-        refresh_hint="r",
-        remeasure=remeasure,
-    )
+    verdicts = judge_confirmed(_points(dict.fromkeys((1, 4, 16), 96.0)), remeasure)
     at_4 = [v for v in verdicts if v.concurrency == 4]
     depth = next(v for v in verdicts if v.concurrency is None)
     assert [v.outcome for v in at_4] == ["unjudged"] and "sample 7 of 10" in at_4[0].message

@@ -1,4 +1,4 @@
-"""pytest_specperf.gate.self_test: a known /slow_down, judged by the gate's own floors."""
+"""pytest_specperf.self_test: a known /slow_down, judged by the gate's own floors."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_specperf.gate import self_test
+from pytest_specperf import self_test
 from pytest_specperf.results.schema import PointMetrics, SelfTest
 from tests.support.points import make_point, make_run
 
