@@ -25,6 +25,7 @@ import msgspec
 
 from pytest_specperf.results.schema import AbChange, RunResults
 
+PYTEST = (sys.executable, "-m", "pytest", "-p", "no:cacheprovider")
 ISSUE_COMMAND = [
     "perf_tests",
     "--spec-steps=3",
@@ -45,16 +46,7 @@ def _percent(change: AbChange) -> str:
 
 def one_run(out: Path, extra: list[str]) -> str:
     out.mkdir(parents=True, exist_ok=True)
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-p",
-        "no:cacheprovider",
-        *ISSUE_COMMAND,
-        f"--specperf-out={out}",
-        *extra,
-    ]
+    command = [*PYTEST, *ISSUE_COMMAND, f"--specperf-out={out}", *extra]
     begun = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     seconds = time.monotonic() - begun

@@ -12,23 +12,8 @@ set -euo pipefail
 out=${1:?usage: scripts/gpu-gate-proof.sh OUT_DIR mtp|ngram [record,gate]}
 profile=${2:?usage: scripts/gpu-gate-proof.sh OUT_DIR mtp|ngram [record,gate]}
 mkdir -p "$out"
-export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-export SPECPERF_MODEL_CACHE=${SPECPERF_MODEL_CACHE:-/tmp/specperf-model-cache}
-if [[ -n ${LENT_H200:-} ]]; then
-  mkdir -p /tmp/site /tmp/site-test
-  [[ -d /tmp/site/sglang ]] || cat /tmp/stash/part.* | xz -dc | tar -x -C /tmp/site
-  # Wheels the image lacks (the history store's sqlalchemy, alembic, ruptures), when carried.
-  if compgen -G '.whl/*.whl' >/dev/null && [[ ! -e /tmp/site-test/.installed ]]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-      --target /tmp/site-test .whl/*.whl && touch /tmp/site-test/.installed
-  fi
-  export PYTHONPATH=/tmp/site:/tmp/site-test:$PWD
-fi
-python=${PYTHON:-python3}
-if [[ ${BACKEND:-sglang} == sglang ]]; then
-  echo "GPUs: $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | paste -sd';')"
-  echo "sglang $("$python" -c 'import sglang; print(sglang.__version__)' 2>&1 | tail -1)"
-fi
+source "$(dirname "$0")/_lent_gpu.sh"
+lent_gpu_banner
 "$python" scripts/gpu_gate_proof.py "$out" "$profile" "${3:-record,gate}"
 left=$(pgrep -fc 'sglang.launch_server|sglang::' || true)
 echo "sglang processes left: ${left:-0}" | tee -a "$out/summary.md"

@@ -15,23 +15,8 @@ out=${1:?usage: scripts/gpu-seed-class.sh OUT_DIR STEP [STEP ...]}
 shift
 state=${STATE:-/tmp/seed-class}
 mkdir -p "$out" "$state"
-export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-export SPECPERF_MODEL_CACHE=${SPECPERF_MODEL_CACHE:-/tmp/specperf-model-cache}
-if [[ -n ${LENT_H200:-} ]]; then
-  mkdir -p /tmp/site /tmp/site-test
-  [[ -d /tmp/site/sglang ]] || cat /tmp/stash/part.* | xz -dc | tar -x -C /tmp/site
-  # Wheels the image lacks (the history store's sqlalchemy, alembic, ruptures), when carried.
-  if compgen -G '.whl/*.whl' >/dev/null && [[ ! -e /tmp/site-test/.installed ]]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-      --target /tmp/site-test .whl/*.whl && touch /tmp/site-test/.installed
-  fi
-  export PYTHONPATH=/tmp/site:/tmp/site-test:$PWD
-fi
-python=${PYTHON:-python3}
-if [[ ${BACKEND:-sglang} == sglang ]]; then
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$state/gpu.txt"
-  "$python" -c 'import sglang; print("sglang", sglang.__version__)' 2>&1 | tail -1 | tee -a "$state/gpu.txt"
-fi
+source "$(dirname "$0")/_lent_gpu.sh"
+lent_gpu_banner | tee "$state/gpu.txt"
 "$python" scripts/gpu_seed_class.py "$state" "$@" || echo "gpu_seed_class.py exited $?"
 left=$(pgrep -fc 'sglang.launch_server|sglang::' || true)
 echo "sglang processes left: ${left:-0}" | tee -a "$state/steps.txt"

@@ -30,18 +30,7 @@ set -uo pipefail
 out=${1:?usage: scripts/gpu-speculation-proof.sh OUT_DIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-if [[ -d /tmp/stash ]]; then  # the lent machine: unpack the SGLang bundle and test wheels
-  mkdir -p /tmp/site /tmp/site-test
-  [[ -d /tmp/site/sglang ]] || { cat /tmp/stash/part.* | xz -dc | tar -x -C /tmp/site; }
-  if compgen -G ".whl/*.whl" > /dev/null; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-      --target /tmp/site-test .whl/*.whl
-  fi
-  export PYTHONPATH=/tmp/site:/tmp/site-test:$PWD
-fi
-export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-export SPECPERF_MODEL_CACHE=${SPECPERF_MODEL_CACHE:-/tmp/specperf-model-cache}
-python=${PYTHON:-python3}
+source "$(dirname "$0")/_lent_gpu.sh"
 backend=${BACKEND:-sglang}
 # PROOF_SWEEP overrides the sweep. 1024-token requests keep NGRAM's points near a second or
 # more at depth 3 (about 1,600 tok/s per request on an H200) without a long control.

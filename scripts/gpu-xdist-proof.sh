@@ -29,18 +29,7 @@ summary="$out/summary.txt"
 start=$(date +%s)
 log() { echo "[$(( $(date +%s) - start ))s] $*" | tee -a "$summary"; }
 
-if [[ -d /tmp/stash ]]; then  # the lent machine: unpack the SGLang bundle and test wheels
-  mkdir -p /tmp/site /tmp/site-test
-  [[ -d /tmp/site/sglang ]] || { cat /tmp/stash/part.* | xz -dc | tar -x -C /tmp/site; }
-  if compgen -G ".whl/*.whl" > /dev/null; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-      --target /tmp/site-test .whl/*.whl
-  fi
-  export PYTHONPATH=/tmp/site:/tmp/site-test:$PWD
-fi
-export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-export SPECPERF_MODEL_CACHE=${SPECPERF_MODEL_CACHE:-/tmp/specperf-model-cache}
-python=${PYTHON:-python3}
+source "$(dirname "$0")/_lent_gpu.sh"
 pytest_cmd=("$python" -m pytest -p pytest_specperf.plugin -p no:cacheprovider -rsf)
 common=(perf_tests --spec-steps=1,2 --specperf-profile=smoke-tiny-qwen3next-mtp
   --specperf-concurrency=1,4,16 --specperf-max-new-tokens=256

@@ -26,13 +26,11 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import msgspec
-from _lent_gpu import plugin_flags
+from _lent_gpu import run_suite
 
 from pytest_specperf.results.schema import RunResults
 
@@ -79,14 +77,7 @@ def main() -> int:
     backend = os.environ.get("BACKEND", "sglang")
     profile = os.environ.get("PROFILE", "smoke-tiny-qwen3-ngram")
     pairs = max_pairs()
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        *plugin_flags(),
-        "-p",
-        "no:cacheprovider",
-        "-rsf",
+    args = [
         "perf_tests/test_throughput.py",
         f"--spec-steps={DEPTH}",
         f"--specperf-profile={profile}",
@@ -98,15 +89,12 @@ def main() -> int:
         *shlex.split(os.environ.get("SWEEP", SWEEP)),
         *head_args(phase),
     ]
-    print(f"{phase}: {shlex.join(command)}", flush=True)
-    begun = time.monotonic()
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    seconds = time.monotonic() - begun
-    (out / "pytest.txt").write_text(done.stdout + done.stderr, encoding="utf-8")
+    print(f"{phase}: pytest {shlex.join(args)}", flush=True)
+    done = run_suite(args, out / "pytest.txt")
     lines = [f"# A/B proof, phase {phase}: {profile} steps={DEPTH}, backend={backend}"]
     lines += [
-        f"command: `{shlex.join(command)}`",
-        f"pytest exit {done.returncode}, {seconds:.0f} s",
+        f"command: `pytest {shlex.join(args)}`",
+        f"pytest exit {done.exit_code}, {done.seconds:.0f} s",
     ]
     try:
         results = msgspec.json.decode((out / "results.json").read_bytes(), type=RunResults)

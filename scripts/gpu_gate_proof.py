@@ -32,14 +32,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
-from _lent_gpu import plugin_flags
+from _lent_gpu import run_suite
 
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.options import parse_backend
@@ -130,14 +129,7 @@ class Proof:
             self.write_summary()
             return step
         run_out = self.out / step.name
-        command = [
-            sys.executable,
-            "-m",
-            "pytest",
-            *plugin_flags(),
-            "-p",
-            "no:cacheprovider",
-            "-rsf",
+        suite_args = [
             "perf_tests",
             f"--spec-steps={DEPTH}",
             f"--specperf-profile={self.profile}",
@@ -150,12 +142,10 @@ class Proof:
             *self.sweep,
             *args,
         ]
-        print(f"[{self.elapsed()}] {step.name}: {' '.join(command)}", flush=True)
-        begun = time.monotonic()
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        step.seconds = time.monotonic() - begun
-        step.exit_code = done.returncode
-        (self.out / f"{step.name}.txt").write_text(done.stdout + done.stderr, encoding="utf-8")
+        print(f"[{self.elapsed()}] {step.name}: pytest {' '.join(suite_args)}", flush=True)
+        done = run_suite(suite_args, self.out / f"{step.name}.txt")
+        step.seconds = done.seconds
+        step.exit_code = done.exit_code
         step.failed_points = len(_THROUGHPUT_FAILED.findall(done.stdout))
         step.changes = self.changes(run_out / "results.json")
         print(f"[{self.elapsed()}] {step.name}: {step.outcome} in {step.seconds:.0f} s", flush=True)

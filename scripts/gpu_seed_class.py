@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import msgspec
-from _lent_gpu import plugin_flags
+from _lent_gpu import run_suite
 
 from pytest_specperf.results.schema import DepthRun, RunResults
 
@@ -61,14 +60,7 @@ def run_step(state: Path, step: str, started: float) -> str:
     if left < BOOT_ESTIMATE_S + MEASURE_ESTIMATE_S:
         return f"{name}: skipped, {left:.0f} s of the call's budget left"
     out = runs / name
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        *plugin_flags(),
-        "-p",
-        "no:cacheprovider",
-        "-rsf",
+    args = [
         "perf_tests",
         f"--spec-steps={depth}",
         f"--specperf-profile={PROFILE}",
@@ -79,12 +71,9 @@ def run_step(state: Path, step: str, started: float) -> str:
         "--specperf-update-baselines",
         *SWEEP,
     ]
-    print(f"[{time.monotonic() - started:.0f} s] {name}: {' '.join(command)}", flush=True)
-    begun = time.monotonic()
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "pytest.txt").write_text(done.stdout + done.stderr, encoding="utf-8")
-    line = f"{name}: exit {done.returncode} in {time.monotonic() - begun:.0f} s"
+    print(f"[{time.monotonic() - started:.0f} s] {name}: pytest {' '.join(args)}", flush=True)
+    done = run_suite(args, out / "pytest.txt")
+    line = f"{name}: exit {done.exit_code} in {done.seconds:.0f} s"
     print(line, flush=True)
     print("\n".join(done.stdout.splitlines()[-25:]), flush=True)
     return line

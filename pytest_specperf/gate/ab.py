@@ -17,11 +17,13 @@ After every pair from the second on, a group-sequential look (gate/sequential.py
   the pairs run out first it is "undecided", not "equivalent");
 - else another pair, up to ``max_pairs``; then **undecided**.
 
-A change that is statistically clear is called, even when smaller than the minimum effect:
+A change that is statistically clear is called once it is at least half the minimum effect:
 base and head ran on one runner in alternating boots, so a clear -3% is the code's -3% (the
 baseline gate, which compares with another day's machine, lets such changes through
-instead). The minimum effect sets what "equivalent" must rule out, and so the detection
-promise: a change of that size is caught with probability 1 - beta.
+instead). A clear change smaller than that (the simulator's A/A with two seeds read -0.5%
+[-1.1, -0.0] and went red before this rule) is real but fails no build: head and base are
+never byte-for-byte the same server. The minimum effect sets what "equivalent" must rule out,
+and so the detection promise: a change of that size is caught with probability 1 - beta.
 
 Repeated intervals hold whatever the stopping rule, so looking after every pair costs nothing
 in error rate beyond what the spending function charges; benchmarks/ab_study.py measures it
@@ -82,6 +84,13 @@ class AbSettings:
     def margin(self) -> float:
         """The minimum effect on the log scale (a regression of min_effect)."""
         return -math.log(1 - self.min_effect)
+
+    @property
+    def smallest_called(self) -> float:
+        """On the log scale, the smallest pooled change that is called a regression (or an
+        improvement) once the interval excludes zero: half the minimum effect. Head and base
+        are never the same build, so a clear -0.5% is real but fails no build."""
+        return -math.log(1 - self.min_effect / 2)
 
 
 @dataclass(frozen=True)
@@ -181,9 +190,9 @@ def outcome_of(pooled: Estimate, settings: AbSettings) -> AbOutcome:
     """The decision of one look on the pooled change (see the module docstring)."""
     if pooled.wide is None or pooled.narrow is None:
         return "continue"
-    if pooled.wide[1] < 0:
+    if pooled.wide[1] < 0 and pooled.change <= -settings.smallest_called:
         return "regression"
-    if pooled.wide[0] > 0:
+    if pooled.wide[0] > 0 and pooled.change >= settings.smallest_called:
         return "improvement"
     low, high = pooled.narrow
     if low > -settings.margin and high < math.log(1 + settings.min_effect):

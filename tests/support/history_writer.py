@@ -16,18 +16,15 @@ import time
 from pytest_specperf.history.rows import RunContext
 from pytest_specperf.history.store import HistoryStore
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults
+from tests.support.points import make_point
 
 
 def sample_point(concurrency: int, agg: float = 1000.0) -> PointMetrics:
-    return PointMetrics(
-        concurrency=concurrency,
+    return make_point(
+        concurrency,
+        agg,
         requests=8,
-        ok=8,
-        failed=0,
-        tokens=800,
         wall_s=0.8,
-        agg_tok_s=agg,
-        per_req_tok_s=agg / concurrency,
         accept_length=2.5,
         spec_verify_ct=320,
         position_accept_rate=[0.8, 0.6, 0.4],

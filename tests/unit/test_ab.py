@@ -18,6 +18,7 @@ from pytest_specperf.gate.ab import (
     pooled_change,
 )
 from pytest_specperf.results.schema import PointMetrics
+from tests.support.points import make_point
 
 POINTS = (1, 4, 16)
 
@@ -104,10 +105,19 @@ def test_noise_too_large_for_the_pairs_ends_undecided() -> None:
     assert look(3, pairs, settings).outcome == "undecided"
 
 
-def test_a_clear_change_smaller_than_the_minimum_effect_is_still_a_regression() -> None:
+def test_a_clear_change_under_the_minimum_effect_but_over_half_of_it_is_a_regression() -> None:
     settings = AbSettings()
-    values = [-0.02 + 0.001 * (i % 3 - 1) for i in range(10)]
+    values = [-0.03 + 0.001 * (i % 3 - 1) for i in range(10)]
     assert outcome_of(estimate(values, settings), settings) == "regression"
+
+
+def test_a_clear_change_under_half_the_minimum_effect_fails_no_build() -> None:
+    """The simulator's A/A with two seeds: -0.5%, its interval just below zero."""
+    settings = AbSettings()
+    values = [-0.005 + 0.001 * (i % 3 - 1) for i in range(10)]
+    pooled = estimate(values, settings)
+    assert pooled.wide is not None and pooled.wide[1] < 0
+    assert outcome_of(pooled, settings) == "equivalent"
 
 
 def test_a_small_change_within_a_narrow_interval_is_equivalent() -> None:
@@ -136,16 +146,7 @@ def test_points_measured_on_one_side_only_are_left_out_of_the_pool() -> None:
 
 def test_a_measured_point_becomes_one_boots_side_with_every_repeat() -> None:
     def metrics(agg: float) -> PointMetrics:
-        return PointMetrics(
-            concurrency=4,
-            requests=1,
-            ok=1,
-            failed=0,
-            tokens=1,
-            wall_s=1.0,
-            agg_tok_s=agg,
-            per_req_tok_s=None,
-        )
+        return make_point(4, agg, None, requests=1, tokens=1)
 
     point = metrics(101.0)
     point.samples = [metrics(100.0), metrics(101.0), metrics(103.0)]

@@ -11,7 +11,8 @@ import pytest
 from pytest_specperf.ab_suite import base_settings, boot_order, run_ab
 from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.options import Settings, build_settings
-from pytest_specperf.results.schema import DepthRun, PointMetrics
+from pytest_specperf.results.schema import DepthRun
+from tests.support.points import make_point
 
 
 def settings(tmp_path: Path, **options: object) -> Settings:
@@ -28,17 +29,7 @@ def _run(agg: dict[int, float], failure: str | None = None) -> DepthRun:
         workload={},
         failure=failure,
         points=[
-            PointMetrics(
-                concurrency=c,
-                requests=1,
-                ok=1,
-                failed=0,
-                tokens=1,
-                wall_s=1.0,
-                agg_tok_s=value,
-                per_req_tok_s=value,
-                accept_length=3.0,
-            )
+            make_point(c, value, value, requests=1, tokens=1, accept_length=3.0)
             for c, value in agg.items()
         ],
     )

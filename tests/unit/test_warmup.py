@@ -15,7 +15,8 @@ import pytest
 
 from pytest_specperf.measure.warmup import WarmupPlan, settled, warm_up
 from pytest_specperf.measure.workload import Workload
-from pytest_specperf.results.schema import PointMetrics, Warmup
+from pytest_specperf.results.schema import Warmup
+from tests.support.points import make_point
 
 
 class Script:
@@ -31,16 +32,7 @@ class Script:
         if self.sleep_s:
             time.sleep(self.sleep_s)
         agg = next(self.figures[level])
-        return PointMetrics(
-            concurrency=level,
-            requests=1,
-            ok=1,
-            failed=0,
-            tokens=1,
-            wall_s=1.0,
-            agg_tok_s=agg,
-            per_req_tok_s=agg,
-        )
+        return make_point(level, agg, agg, requests=1, tokens=1)
 
 
 @pytest.fixture
