@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Any
 
 import pytest
 
 from pytest_specperf.gate.ab import (
+    AbLook,
     AbSettings,
     BootPoint,
     Pair,
@@ -66,29 +68,27 @@ def test_no_change_comes_out_equivalent() -> None:
     assert outcome == "equivalent"
 
 
+def _four_pairs(seed: int, **change: Any) -> AbLook:
+    rng = random.Random(seed)
+    return look(3, [_pair(rng, **change) for _ in range(4)], AbSettings())
+
+
 def test_a_ten_percent_step_time_regression_is_red_and_named_step_time() -> None:
-    rng = random.Random(2)
-    pairs = [_pair(rng, change=-0.10) for _ in range(4)]
-    found = look(3, pairs, AbSettings())
+    found = _four_pairs(2, change=-0.10)
     assert found.outcome == "regression"
     assert found.pooled.attribution.cause == "step time"
     assert "REGRESSION (moved by step time)" in found.message(0.05)
 
 
 def test_a_lower_acceptance_is_named_acceptance_with_the_position_that_fell() -> None:
-    rng = random.Random(3)
-    pairs = [
-        _pair(rng, change=-0.10, accept_change=-0.10, head_rates=(0.9, 0.7, 0.45)) for _ in range(4)
-    ]
-    found = look(3, pairs, AbSettings())
+    found = _four_pairs(3, change=-0.10, accept_change=-0.10, head_rates=(0.9, 0.7, 0.45))
     assert found.outcome == "regression"
     assert found.pooled.attribution.cause == "acceptance"
     assert "(position 3: 0.60 -> 0.45)" in found.message(0.05)
 
 
 def test_an_improvement_is_called_an_improvement() -> None:
-    rng = random.Random(4)
-    found = look(3, [_pair(rng, change=0.15) for _ in range(4)], AbSettings())
+    found = _four_pairs(4, change=0.15)
     assert found.outcome == "improvement"
 
 

@@ -260,37 +260,34 @@ def test_regression_message_keeps_the_old_shape_and_adds_the_evidence() -> None:
     assert "95% interval" in message and "noise: calibrated" in message
 
 
-def _two_boot_reference(between: float) -> Reference:
+def _calibrated(boots: int, within: float = 0.03, between: float = 0.0) -> Reference:
+    """A baseline calibrated over ``boots`` boots of 3 samples each, all at 100 tok/s."""
     noise = MetricNoise(
-        source="calibrated", within_boot_cv=0.03, boot_to_boot_cv=between, samples=6, boots=2
+        source="calibrated",
+        within_boot_cv=within,
+        boot_to_boot_cv=between,
+        samples=3 * boots,
+        boots=boots,
     )
-    return Reference(figure=100.0, samples=tuple([100.0] * 6), boots=2, noise=noise)
+    return Reference(figure=100.0, samples=tuple([100.0] * 3 * boots), boots=boots, noise=noise)
 
 
 def test_two_boots_never_claim_no_noise_between_boots() -> None:
     """Calibrated over 2 boots with 0.0% between them: the prior stands in, and says so."""
-    result = compare([90.0] * 3, _two_boot_reference(0.0), alpha=0.002, settings=SETTINGS)
+    result = compare([90.0] * 3, _calibrated(2), alpha=0.002, settings=SETTINGS)
     assert "boot-to-boot 0.0% from 2 boots, taken as at least 5%" in result.noise_source
     assert result.se is not None and result.se > PRIOR_BOOT_CV
     assert not result.regression  # a 10% drop is within what two boots can tell apart
 
 
 def test_three_boots_take_the_upper_bound_of_their_boot_noise() -> None:
-    noise = MetricNoise(
-        source="calibrated", within_boot_cv=0.043, boot_to_boot_cv=0.0, samples=9, boots=3
-    )
-    ref = Reference(figure=100.0, samples=tuple([100.0] * 9), boots=3, noise=noise)
-    result = compare([91.4] * 3, ref, alpha=0.002, settings=SETTINGS)
+    result = compare([91.4] * 3, _calibrated(3, within=0.043), alpha=0.002, settings=SETTINGS)
     assert "boot-to-boot 0.0% from 3 boots, taken as 2.4%" in result.noise_source
     assert not result.regression  # red with the 0.0% estimate on the H200 (seed-class profile)
 
 
 def test_five_boots_use_their_estimate_and_say_from_how_many_boots() -> None:
-    noise = MetricNoise(
-        source="calibrated", within_boot_cv=0.03, boot_to_boot_cv=0.0, samples=15, boots=5
-    )
-    ref = Reference(figure=100.0, samples=tuple([100.0] * 15), boots=5, noise=noise)
-    result = compare([100.0] * 3, ref, alpha=0.002, settings=SETTINGS)
+    result = compare([100.0] * 3, _calibrated(5), alpha=0.002, settings=SETTINGS)
     assert "boot-to-boot 0.0% from 5 boots)" in result.noise_source
 
 

@@ -136,21 +136,8 @@ def test_a_signal_after_the_run_concluded_still_exits_as_interrupted(
     """Even once everything was printed, the process ends with status 2 and takes back the
     baseline it wrote."""
     baseline = tmp_path / "steps-3.json"
-    code = textwrap.dedent(
-        f"""
-        import os, pathlib, time
-        from pytest_specperf import interrupts
-        interrupts.install()
-        path = pathlib.Path({str(baseline)!r})
-        path.write_text("{{}}")
-        interrupts.on_interrupt(path.unlink)
-        assert interrupts.conclude() is False
-        os.kill(os.getpid(), {int(signum)})
-        time.sleep(30)
-        """
-    )
-    done = subprocess.run([sys.executable, "-c", code], timeout=60, check=False)
-    assert done.returncode == interrupts.INTERRUPTED_EXIT_STATUS
+    take_backs = "interrupts.on_interrupt(baseline.unlink)"
+    assert run_concluded(baseline, take_backs, signum) == interrupts.INTERRUPTED_EXIT_STATUS
     assert not baseline.exists()
 
 
@@ -159,13 +146,8 @@ def test_a_second_signal_during_the_take_back_does_not_cut_it_short(tmp_path: Pa
     while the first's were running, and used to end the process before the rest)."""
     marked = tmp_path / "marked"
     baseline = tmp_path / "steps-3.json"
-    code = textwrap.dedent(
+    take_backs = textwrap.dedent(
         f"""
-        import os, pathlib, signal, time
-        from pytest_specperf import interrupts
-        interrupts.install()
-        baseline = pathlib.Path({str(baseline)!r})
-        baseline.write_text("{{}}")
         interrupts.on_interrupt(lambda: pathlib.Path({str(marked)!r}).write_text("yes"))
 
         def take_back():
@@ -174,12 +156,28 @@ def test_a_second_signal_during_the_take_back_does_not_cut_it_short(tmp_path: Pa
             baseline.unlink()
 
         interrupts.on_interrupt(take_back)
-        assert interrupts.conclude() is False
-        os.kill(os.getpid(), signal.SIGTERM)
-        time.sleep(30)
         """
     )
-    done = subprocess.run([sys.executable, "-c", code], timeout=60, check=False)
-    assert done.returncode == interrupts.INTERRUPTED_EXIT_STATUS
+    exit_status = run_concluded(baseline, take_backs, signal.SIGTERM)
+    assert exit_status == interrupts.INTERRUPTED_EXIT_STATUS
     assert not baseline.exists()
     assert marked.read_text() == "yes"
+
+
+def run_concluded(baseline: Path, take_backs: str, signum: int) -> int:
+    """A process that writes ``baseline``, registers ``take_backs`` (code), concludes a clean
+    run, then gets ``signum``; its exit status."""
+    code = "\n".join(
+        [
+            "import os, pathlib, signal, time",
+            "from pytest_specperf import interrupts",
+            "interrupts.install()",
+            f"baseline = pathlib.Path({str(baseline)!r})",
+            "baseline.write_text('{}')",
+            take_backs,
+            "assert interrupts.conclude() is False",
+            f"os.kill(os.getpid(), {int(signum)})",
+            "time.sleep(30)",
+        ]
+    )
+    return subprocess.run([sys.executable, "-c", code], timeout=60, check=False).returncode

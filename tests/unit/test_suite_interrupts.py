@@ -55,16 +55,22 @@ def test_a_signal_as_a_point_is_recorded_names_the_next_point(tmp_path: Path) ->
     assert 1 in depth.complete
 
 
-@pytest.mark.usefixtures("recorder")
-def test_an_interrupted_run_writes_no_baseline(
-    tmp_path: Path, policy: interrupts.SignalPolicy
-) -> None:
+def recorded_run(tmp_path: Path) -> tuple[DepthSession, RunResults]:
+    """A recording run that measured both its points and stopped its server."""
     depth = session(tmp_path, update_baselines="true")
     depth.measure(1)
     depth.measure(4)
     depth.close()
     results = depth.store.load()
     assert results is not None
+    return depth, results
+
+
+@pytest.mark.usefixtures("recorder")
+def test_an_interrupted_run_writes_no_baseline(
+    tmp_path: Path, policy: interrupts.SignalPolicy
+) -> None:
+    depth, results = recorded_run(tmp_path)
     interrupts.ending()
     os.kill(os.getpid(), signal.SIGINT)
     lines = write_baselines(depth.settings, list(results.runs))
@@ -76,12 +82,7 @@ def test_an_interrupted_run_writes_no_baseline(
 def test_a_baseline_written_before_a_late_signal_is_taken_back(
     tmp_path: Path, policy: interrupts.SignalPolicy
 ) -> None:
-    depth = session(tmp_path, update_baselines="true")
-    depth.measure(1)
-    depth.measure(4)
-    depth.close()
-    results = depth.store.load()
-    assert results is not None
+    depth, results = recorded_run(tmp_path)
     lines = write_baselines(depth.settings, list(results.runs))
     assert lines[0].startswith("steps=3: wrote ")
     interrupts.ending()
