@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -28,8 +28,7 @@ from pytest_specperf.gate.coverage import (
     throughput_test_depth,
 )
 from pytest_specperf.gate.floors import headline
-from pytest_specperf.history.recorder import HistoryRecorder, tested_commit_override
-from pytest_specperf.history.rows import RunContext
+from pytest_specperf.history.rows import RunContext, tested_commit_override
 from pytest_specperf.options import (
     ALLOW_NO_BASELINE_FLAG,
     OPTIONS,
@@ -78,6 +77,9 @@ from pytest_specperf.suite import (
     write_baselines,
 )
 
+if TYPE_CHECKING:
+    from pytest_specperf.history.recorder import HistoryRecorder
+
 settings_key = pytest.StashKey[Settings]()
 estimate_key = pytest.StashKey[RunEstimate]()
 run_id_key = pytest.StashKey[str]()
@@ -94,7 +96,7 @@ benchmark_output_key = pytest.StashKey[bool]()
 refine_pending_key = pytest.StashKey[list[DepthSession]]()
 ab_runs_key = pytest.StashKey[dict[int, AbRun]]()
 _refine_lines_key = pytest.StashKey[list[str]]()
-history_key = pytest.StashKey[HistoryRecorder | None]()
+history_key = pytest.StashKey["HistoryRecorder | None"]()
 _history_lines_key = pytest.StashKey[list[str]]()
 # xdist modes that would split one depth's tests over several workers (one server each).
 _SPLITTING_DIST_MODES = ("load", "loadscope", "loadfile", "loadgroup", "worksteal")
@@ -214,6 +216,10 @@ def _open_history(config: pytest.Config, settings: Settings) -> HistoryRecorder 
     """--specperf-history: the store, and (controller) this run's row, status incomplete."""
     if settings.history is None:
         return None
+    # Imported here: the store's SQLAlchemy, Alembic and ruptures cost every run a second
+    # of imports (and one subprocess per e2e test), and only --specperf-history needs them.
+    from pytest_specperf.history.recorder import HistoryRecorder
+
     context = RunContext(run_profile=settings.run_profile, calibration=settings.calibrate)
     recorder = HistoryRecorder(settings.history, context)
     if not _is_worker(config):

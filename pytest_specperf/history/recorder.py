@@ -8,7 +8,6 @@ complete (an interrupted or killed one stays incomplete) and says what changed.
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,18 +16,12 @@ from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.history.changes import DetectionSettings
 from pytest_specperf.history.commands import write_trend_plots
 from pytest_specperf.history.report import HistoryFindings, findings, markdown_section, text_lines
-from pytest_specperf.history.rows import RunContext
+from pytest_specperf.history.rows import TESTED_COMMIT_ENV, RunContext, tested_commit_override
 from pytest_specperf.history.store import HistoryStore
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.version import __version__
 
-# Sets the tested commit of a run (else `git rev-parse HEAD`): a CI job that tests another
-# checkout than its working directory, or a demo whose "nights" stand for several commits.
-TESTED_COMMIT_ENV = "SPECPERF_TESTED_COMMIT"
-
-
-def tested_commit_override() -> str | None:
-    return os.environ.get(TESTED_COMMIT_ENV) or None
+__all__ = ["TESTED_COMMIT_ENV", "HistoryRecorder", "Outcome", "tested_commit_override"]
 
 
 @dataclass

@@ -12,6 +12,15 @@ import msgspec
 
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults, Speedup
 
+# Sets the tested commit of a run (else `git rev-parse HEAD`): a CI job that tests another
+# checkout than its working directory, or a demo whose "nights" stand for several commits.
+TESTED_COMMIT_ENV = "SPECPERF_TESTED_COMMIT"
+
+
+def tested_commit_override() -> str | None:
+    return os.environ.get(TESTED_COMMIT_ENV) or None
+
+
 RUNNER_ENV = "SPECPERF_RUNNER"
 SGLANG_GIT_HASH_ENV = "SPECPERF_SGLANG_GIT_HASH"
 _OUTCOME_ORDER = ("regression", "improvement", "pass", "unjudged", "no-baseline", "recorded")
