@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.scripts import run_script
 
 STUDY = Path(__file__).resolve().parents[2] / "benchmarks" / "ab_study.py"
 
@@ -14,13 +14,7 @@ def test_study_runs_and_a_large_regression_is_always_red_and_none_is_never() -> 
         *("--trials", "6", "--frozen-trials", "2", "--boot-cv", "0.01"),
         *("--effects", "0", "0.2"),
     ]
-    done = subprocess.run(
-        [sys.executable, str(STUDY), *arguments],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_script(STUDY, *arguments)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line.split("|") for line in done.stdout.splitlines() if line.startswith("| 1% |")]
     assert [row[3].strip() for row in rows] == ["0%", "20%"], done.stdout

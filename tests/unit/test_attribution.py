@@ -6,7 +6,13 @@ import math
 
 import pytest
 
-from pytest_specperf.gate.attribution import Attribution, moved_position, split_against_baseline
+from pytest_specperf.gate.attribution import (
+    Attribution,
+    explain_verdicts,
+    moved_position,
+    split_against_baseline,
+)
+from pytest_specperf.results.schema import Verdict, VerdictOutcome
 
 
 def test_the_parts_add_up_to_the_change_on_the_log_scale() -> None:
@@ -52,28 +58,21 @@ def test_no_position_without_rates_on_both_sides() -> None:
     assert moved_position([], [0.5]) is None
 
 
-def test_a_baseline_gate_regression_says_why_and_a_pass_is_left_alone() -> None:
-    from pytest_specperf.gate.attribution import explain_verdicts
-    from pytest_specperf.results.schema import Verdict
+def _verdict(concurrency: int, outcome: VerdictOutcome, measured: float, message: str) -> Verdict:
+    return Verdict(
+        depth=3,
+        concurrency=concurrency,
+        metric="agg_tok_s",
+        outcome=outcome,
+        measured=measured,
+        baseline=100.0,
+        message=message,
+    )
 
-    red = Verdict(
-        depth=3,
-        concurrency=4,
-        metric="agg_tok_s",
-        outcome="regression",
-        measured=90.0,
-        baseline=100.0,
-        message="steps=3 C=4: agg tok/s 90.0 < floor",
-    )
-    green = Verdict(
-        depth=3,
-        concurrency=1,
-        metric="agg_tok_s",
-        outcome="pass",
-        measured=99.0,
-        baseline=100.0,
-        message="within",
-    )
+
+def test_a_baseline_gate_regression_says_why_and_a_pass_is_left_alone() -> None:
+    red = _verdict(4, "regression", 90.0, "steps=3 C=4: agg tok/s 90.0 < floor")
+    green = _verdict(1, "pass", 99.0, "within")
     explain_verdicts(
         [red, green],
         accept_length=3.0,

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.scripts import run_script
 
 STUDY = Path(__file__).resolve().parents[2] / "benchmarks" / "detection_study.py"
 
 
 def test_study_runs_and_a_large_slowdown_is_always_red() -> None:
     arguments = ["--trials", "4", "--scenario", "a", "--repeats", "1", "--slowdowns", "0", "0.2"]
-    done = subprocess.run(
-        [sys.executable, str(STUDY), *arguments],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_script(STUDY, *arguments)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line for line in done.stdout.splitlines() if line.startswith("| a | 1 |")]
     assert len(rows) == 2, done.stdout

@@ -26,19 +26,26 @@ def policy(monkeypatch: pytest.MonkeyPatch) -> Iterator[interrupts.SignalPolicy]
         yield fresh
 
 
-@pytest.mark.usefixtures("policy")
-def test_a_second_signal_ends_the_stop_grace_period_and_leaves_no_process(
-    tmp_path: Path,
-) -> None:
+def stubborn_server(tmp_path: Path, *, stop_grace_s: float) -> tuple[ServerProcess, int]:
+    """A started server that ignores SIGTERM, so only the SIGKILL after the grace ends it;
+    and its process id."""
     server = ServerProcess(
         python_command(STUBBORN),
         host="127.0.0.1",
         port=free_port(),
         log_path=tmp_path / "server.log",
-        stop_grace_s=120,
+        stop_grace_s=stop_grace_s,
     )
     server.start()
     assert server.process is not None
+    return server, server.process.pid
+
+
+@pytest.mark.usefixtures("policy")
+def test_a_second_signal_ends_the_stop_grace_period_and_leaves_no_process(
+    tmp_path: Path,
+) -> None:
+    server, pid = stubborn_server(tmp_path, stop_grace_s=120)
     time.sleep(0.5)  # the SIGTERM handler of the server is in place
     interrupts.ending()  # the first Ctrl-C is being handled: teardown runs
     os.kill(os.getpid(), signal.SIGINT)
@@ -46,25 +53,17 @@ def test_a_second_signal_ends_the_stop_grace_period_and_leaves_no_process(
     started = time.monotonic()
     server.stop()
     assert time.monotonic() - started < 60  # not the 120 s grace period
-    assert live_group_members(server.process.pid) == []
+    assert live_group_members(pid) == []
 
 
 @pytest.mark.usefixtures("policy")
 def test_a_signal_during_stop_is_raised_once_the_server_is_down(tmp_path: Path) -> None:
     """Raised in the middle of the grace period, the interrupt would skip the SIGKILL."""
-    server = ServerProcess(
-        python_command(STUBBORN),
-        host="127.0.0.1",
-        port=free_port(),
-        log_path=tmp_path / "server.log",
-        stop_grace_s=3,
-    )
-    server.start()
-    assert server.process is not None
+    server, pid = stubborn_server(tmp_path, stop_grace_s=3)
     time.sleep(0.5)
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM))
     timer.start()
     with pytest.raises(interrupts.Interrupted):
         server.stop()
     timer.join()
-    assert live_group_members(server.process.pid) == []
+    assert live_group_members(pid) == []
