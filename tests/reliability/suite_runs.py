@@ -20,10 +20,10 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import httpx
 import msgspec
@@ -150,6 +150,30 @@ def prepare_workdir(workdir: Path, extra_files: dict[str, str] | None = None) ->
     return workdir
 
 
+def suite_env(workdir: Path, tag: str) -> dict[str, str]:
+    """The environment of a suite run in ``workdir``: its tag (to find its processes later),
+    a TMPDIR of its own, no API key unless the run sets one."""
+    env = {**os.environ, TAG_ENV: tag, "TMPDIR": str(workdir / "tmp")}
+    env.pop("SPECPERF_API_KEY", None)
+    return env
+
+
+def start_in(
+    workdir: Path, argv: Sequence[str], env: Mapping[str, str], output: IO[bytes]
+) -> subprocess.Popen[bytes]:
+    """Start ``argv`` in ``workdir`` in a session of its own (its group can be signalled and
+    checked as a whole), stdout and stderr into ``output``."""
+    return subprocess.Popen(
+        list(argv),
+        cwd=workdir,
+        env=dict(env),
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
 def run_suite(
     workdir: Path,
     args: list[str],
@@ -160,8 +184,7 @@ def run_suite(
 ) -> SuiteRun:
     """``python -m pytest perf_tests FAST_ARGS args`` in ``workdir``; later args win."""
     tag = uuid.uuid4().hex
-    env = {**os.environ, TAG_ENV: tag, "TMPDIR": str(workdir / "tmp")}
-    env.pop("SPECPERF_API_KEY", None)
+    env = suite_env(workdir, tag)
     if api_key is not None:
         env["SPECPERF_API_KEY"] = api_key
     argv = [sys.executable, "-c", FOREGROUND, "perf_tests", *FAST_ARGS, "-rsfE", *args]
@@ -170,15 +193,7 @@ def run_suite(
     probe: dict[str, Any] = {}
     action_error: BaseException | None = None
     with open(output_path, "wb") as output:
-        proc = subprocess.Popen(
-            argv,
-            cwd=workdir,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        proc = start_in(workdir, argv, env, output)
         try:
             if action is not None:
                 try:

@@ -32,9 +32,11 @@ from tests.reliability.suite_runs import (
     FOREGROUND,
     describe,
     prepare_workdir,
+    start_in,
+    suite_env,
     tagged_processes,
 )
-from tests.support.e2e import FAST_ARGS, TAG_ENV
+from tests.support.e2e import FAST_ARGS
 
 # Short points: 24 tokens a request, no minimum point duration (prepare_workdir's pytest.ini);
 # the throughput tests only (a point each, then the depth's check), without the plugins that
@@ -238,22 +240,13 @@ def run_moment(moment: Moment, workdir: Path, extra_args: tuple[str, ...] = ()) 
     prepare_workdir(workdir)
     outcome = Outcome(moment)
     tag = uuid.uuid4().hex
-    env = {**os.environ, TAG_ENV: tag, "TMPDIR": str(workdir / "tmp")}
-    env.pop("SPECPERF_API_KEY", None)
+    env = suite_env(workdir, tag)
     output_path = workdir / "pytest-output.txt"
     argv = pytest_argv(*extra_args)
     recorded_before: set[int] = set()
     results_existed = False
     with open(output_path, "wb") as output:
-        proc = subprocess.Popen(
-            argv,
-            cwd=workdir,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        proc = start_in(workdir, argv, env, output)
         try:
             if _wait_for(moment.trigger, proc, workdir, output_path, RUN_TIMEOUT_S):
                 time.sleep(moment.delay_s)
@@ -319,17 +312,9 @@ def clean_run_seconds(workdir: Path) -> tuple[float, int, list[str]]:
     """An uninterrupted run: seconds from its header to its end, exit status, baselines."""
     prepare_workdir(workdir)
     output_path = workdir / "pytest-output.txt"
-    env = {**os.environ, TAG_ENV: uuid.uuid4().hex, "TMPDIR": str(workdir / "tmp")}
+    env = suite_env(workdir, uuid.uuid4().hex)
     with open(output_path, "wb") as output:
-        proc = subprocess.Popen(
-            pytest_argv(),
-            cwd=workdir,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        proc = start_in(workdir, pytest_argv(), env, output)
         _wait_for_header(proc, output_path, RUN_TIMEOUT_S)
         started = time.monotonic()
         proc.wait(timeout=RUN_TIMEOUT_S)
