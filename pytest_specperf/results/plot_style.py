@@ -39,6 +39,11 @@ def depth_label(depth: int) -> str:
     return "steps=0 (no speculation)" if depth == 0 else f"steps={depth}"
 
 
+def depth_style(depth: int) -> dict[str, Any]:
+    """A depth's marker, colour and legend label, as keyword arguments of a plot call."""
+    return {"marker": depth_marker(depth), "color": depth_color(depth), "label": depth_label(depth)}
+
+
 def new_figure(columns: int = 1, width: float = 6.4) -> tuple[Figure, list[Axes]]:
     import matplotlib.pyplot as plt
 

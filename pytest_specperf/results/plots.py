@@ -15,16 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_specperf.results import plot_style as style
 from pytest_specperf.results.ab_plot import ab_forest_figure
 from pytest_specperf.results.ab_report import AB_FOREST_PNG
-from pytest_specperf.results.plot_style import (
-    concurrency_axis,
-    depth_color,
-    depth_label,
-    depth_marker,
-    new_figure,
-    thousands,
-)
 from pytest_specperf.results.recommendation_plot import RECOMMENDATION_PNG, recommendation_figure
 from pytest_specperf.results.report import METRIC_LABELS, Plot
 from pytest_specperf.results.schema import (
@@ -176,7 +169,7 @@ def _error_bars(
 
 
 def _throughput_figure(runs: list[DepthRun]) -> Figure:
-    figure, (agg_ax, per_req_ax) = new_figure(columns=2)
+    figure, (agg_ax, per_req_ax) = style.new_figure(columns=2)
     concurrencies = sorted({p.concurrency for run in runs for p in run.points})
     for run in runs:
         points = _points(run)
@@ -191,10 +184,8 @@ def _throughput_figure(runs: list[DepthRun]) -> Figure:
                 [x for x, _ in shown],
                 [v for _, v in shown],
                 yerr=None if errors is None else _keep_shown(errors, values),
-                marker=depth_marker(run.depth),
                 capsize=4,
-                color=depth_color(run.depth),
-                label=depth_label(run.depth),
+                **style.depth_style(run.depth),
             )
     if any(is_min_max(i) for run in runs for p in run.points for i in p.intervals.values()):
         figure.text(0.5, 0.005, f"error bars: {MIN_MAX_LABEL}", ha="center", fontsize=8)
@@ -203,9 +194,9 @@ def _throughput_figure(runs: list[DepthRun]) -> Figure:
     per_req_ax.set_title("Per-request throughput")
     per_req_ax.set_ylabel("per-request tok/s (mean over requests)")
     for ax in (agg_ax, per_req_ax):
-        concurrency_axis(ax, concurrencies)
+        style.concurrency_axis(ax, concurrencies)
         ax.set_ylim(bottom=0)
-        ax.yaxis.set_major_formatter(thousands())
+        ax.yaxis.set_major_formatter(style.thousands())
         ax.legend(title="speculation depth")
     return figure
 
@@ -216,7 +207,7 @@ def _keep_shown(errors: list[list[float]], values: Sequence[float | None]) -> li
 
 
 def _pareto_figure(runs: list[DepthRun]) -> Figure | None:
-    figure, (ax,) = new_figure(width=7.2)
+    figure, (ax,) = style.new_figure(width=7.2)
     curves = [(run, [p for p in _points(run) if p.per_req_tok_s is not None]) for run in runs]
     curves = [(run, points) for run, points in curves if points]
     x_span = max((p.agg_tok_s for _, points in curves for p in points), default=0.0) or 1.0
@@ -227,9 +218,7 @@ def _pareto_figure(runs: list[DepthRun]) -> Figure | None:
         ax.plot(
             xs,
             ys,
-            marker=depth_marker(run.depth),
-            color=depth_color(run.depth),
-            label=depth_label(run.depth),
+            **style.depth_style(run.depth),
         )
         for label, x, y in _pareto_labels(points, x_span, y_span or 1.0):
             ax.annotate(
@@ -238,7 +227,7 @@ def _pareto_figure(runs: list[DepthRun]) -> Figure | None:
                 textcoords="offset points",
                 xytext=(5, 5),
                 fontsize=8,
-                color=depth_color(run.depth),
+                color=style.depth_color(run.depth),
             )
     if not curves:
         import matplotlib.pyplot as plt
@@ -251,8 +240,8 @@ def _pareto_figure(runs: list[DepthRun]) -> Figure | None:
     # Room above and to the right for the "C=..." labels of the outermost points.
     ax.set_xlim(left=0, right=ax.get_xlim()[1] * 1.08)
     ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.06)
-    ax.xaxis.set_major_formatter(thousands())
-    ax.yaxis.set_major_formatter(thousands())
+    ax.xaxis.set_major_formatter(style.thousands())
+    ax.yaxis.set_major_formatter(style.thousands())
     ax.legend(title="speculation depth")
     return figure
 
@@ -283,7 +272,7 @@ def _capacity_figure(runs: list[DepthRun]) -> Figure | None:
     running = [(run.depth, run.server.max_running_requests) for run in known if run.server]
     if all(value is None for _, value in tokens + running):
         return None
-    figure, (tokens_ax, running_ax) = new_figure(columns=2, width=5.2)
+    figure, (tokens_ax, running_ax) = style.new_figure(columns=2, width=5.2)
     for ax, pairs, ylabel, title in (
         (tokens_ax, tokens, "KV cache capacity (tokens)", "KV capacity (max_total_num_tokens)"),
         (running_ax, running, "max running requests", "Max running requests"),
@@ -293,14 +282,14 @@ def _capacity_figure(runs: list[DepthRun]) -> Figure | None:
         bars = ax.bar(
             labels,
             [value for _, value in shown],
-            color=[depth_color(depth) for depth, _ in shown],
+            color=[style.depth_color(depth) for depth, _ in shown],
         )
         ax.bar_label(bars, labels=[f"{value:,}" for _, value in shown], fontsize=8)
         ax.set_title(title)
         ax.set_xlabel("speculation depth")
         ax.set_ylabel(ylabel)
         ax.ticklabel_format(axis="y", style="plain")
-        ax.yaxis.set_major_formatter(thousands())
+        ax.yaxis.set_major_formatter(style.thousands())
         ax.margins(y=0.15)
     return figure
 
@@ -317,7 +306,7 @@ def _floors_figure(runs: list[DepthRun]) -> Figure | None:
     ]
     if not judged:
         return None
-    figure, axes = new_figure(columns=2)
+    figure, axes = style.new_figure(columns=2)
     for ax, metric in zip(axes, metrics, strict=True):
         verdicts = sorted(
             (v for v in judged if v.metric == metric),
@@ -328,7 +317,7 @@ def _floors_figure(runs: list[DepthRun]) -> Figure | None:
         ax.bar(
             positions,
             measured,
-            color=[depth_color(v.depth) for v in verdicts],
+            color=[style.depth_color(v.depth) for v in verdicts],
             edgecolor=[_OUTCOME_LOOK.get(v.outcome, ("none", ""))[0] for v in verdicts],
             hatch=[_OUTCOME_LOOK.get(v.outcome, ("none", ""))[1] for v in verdicts],
             linewidth=1.5,
@@ -366,7 +355,7 @@ def _floors_figure(runs: list[DepthRun]) -> Figure | None:
         repeated = any(len(v.samples) > 1 for v in verdicts)
         ax.set_ylabel(f"{label} (geometric mean of the samples)" if repeated else label)
         ax.set_ylim(bottom=0)
-        ax.yaxis.set_major_formatter(thousands())
+        ax.yaxis.set_major_formatter(style.thousands())
     _floors_legend(
         figure,
         sorted({v.depth for v in judged}),
@@ -407,7 +396,7 @@ def _floors_legend(
     from matplotlib.patches import Patch
 
     handles: list[Any] = [
-        Patch(color=depth_color(depth), label=depth_label(depth)) for depth in depths
+        Patch(color=style.depth_color(depth), label=style.depth_label(depth)) for depth in depths
     ]
     handles.append(Line2D([], [], color="black", linewidth=2.5, label="floor"))
     handles.append(
@@ -442,12 +431,12 @@ def _accept_figure(runs: list[DepthRun]) -> Figure | None:
     measured = [run for run in runs if run.accept_length is not None]
     if not measured:
         return None
-    figure, (ax,) = new_figure(width=7.2)
+    figure, (ax,) = style.new_figure(width=7.2)
     positions = list(range(len(measured)))
     bars = ax.bar(
         positions,
         [run.accept_length or 0.0 for run in measured],
-        color=[depth_color(run.depth) for run in measured],
+        color=[style.depth_color(run.depth) for run in measured],
         alpha=0.6,
     )
     ax.bar_label(

@@ -10,14 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_specperf.results.plot_style import (
-    concurrency_axis,
-    depth_color,
-    depth_label,
-    depth_marker,
-    new_figure,
-    thousands,
-)
+from pytest_specperf.results import plot_style as style
 from pytest_specperf.results.recommendation_report import SCHEDULE_METRIC_LABELS
 from pytest_specperf.results.schema import DepthRun, PointMetrics, Recommendation
 
@@ -47,14 +40,12 @@ def _series(
         ax.plot(
             xs,
             ys,
-            marker=depth_marker(run.depth),
-            color=depth_color(run.depth),
-            label=depth_label(run.depth),
+            **style.depth_style(run.depth),
         )
-    concurrency_axis(ax, concurrencies)
+    style.concurrency_axis(ax, concurrencies)
     ax.set_ylabel(label)
     ax.set_ylim(bottom=0)
-    ax.yaxis.set_major_formatter(thousands())
+    ax.yaxis.set_major_formatter(style.thousands())
     ax.legend(title="speculation depth", fontsize=8)
 
 
@@ -63,15 +54,15 @@ def _bands(ax: Axes, recommendation: Recommendation, top: int) -> None:
     for item in recommendation.schedule:
         low = item.min_concurrency - 0.5 if item.min_concurrency > 1 else 1
         high = (item.max_concurrency or top) + 0.5
-        ax.axvspan(low, high, color=depth_color(item.depth), alpha=0.12, linewidth=0)
+        ax.axvspan(low, high, color=style.depth_color(item.depth), alpha=0.12, linewidth=0)
         ax.text(
             (low * high) ** 0.5,
             0.03,
-            f"best: {depth_label(item.depth)}",
+            f"best: {style.depth_label(item.depth)}",
             transform=ax.get_xaxis_transform(),
             ha="center",
             fontsize=8,
-            color=depth_color(item.depth),
+            color=style.depth_color(item.depth),
         )
 
 
@@ -85,7 +76,7 @@ def recommendation_figure(
     ordered = sorted(runs, key=lambda r: r.depth)
     concurrencies = sorted({p.concurrency for r in ordered for p in r.points})
     top = max(concurrencies, default=1)
-    figure, (left, right) = new_figure(columns=2)
+    figure, (left, right) = style.new_figure(columns=2)
     _series(left, ordered, lambda p: p.agg_tok_s, "aggregate tok/s", concurrencies)
     _bands(left, recommendation, top)
     metric = SCHEDULE_METRIC_LABELS.get(recommendation.metric, recommendation.metric)

@@ -15,6 +15,7 @@ from pytest_specperf.results.plot_style import (
     depth_color,
     depth_label,
     depth_marker,
+    depth_style,
     new_figure,
 )
 from pytest_specperf.results.schema import DepthRun
@@ -76,10 +77,8 @@ def position_acceptance_figure(runs: Sequence[DepthRun]) -> Figure | None:
         ax.plot(
             positions,
             run.position_accept_rate,
-            marker=depth_marker(run.depth),
             markersize=10 - 2 * min(order, 3),
-            color=depth_color(run.depth),
-            label=depth_label(run.depth),
+            **depth_style(run.depth),
         )
     longest = max(len(run.position_accept_rate) for run in rows)
     ax.set_xticks(list(range(1, longest + 1)))

@@ -213,7 +213,7 @@ def run_suite(
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
     wall = time.monotonic() - started
-    leftovers = _wait_for_leftovers(tag)
+    leftovers = wait_for_leftovers(tag)
     if action_error is not None:
         raise AssertionError(f"run in {workdir} went wrong: {action_error!r}") from action_error
     return SuiteRun(
@@ -226,7 +226,7 @@ def run_suite(
     )
 
 
-def _wait_for_leftovers(tag: str) -> list[str]:
+def wait_for_leftovers(tag: str) -> list[str]:
     """Tagged processes still alive after a grace period; they are then killed (ours)."""
     deadline = time.monotonic() + LEFTOVER_GRACE_S
     left = tagged_processes(tag)

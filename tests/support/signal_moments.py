@@ -30,11 +30,10 @@ import msgspec
 from pytest_specperf.results.schema import RunResults
 from tests.reliability.suite_runs import (
     FOREGROUND,
-    describe,
     prepare_workdir,
     start_in,
     suite_env,
-    tagged_processes,
+    wait_for_leftovers,
 )
 from tests.support.e2e import FAST_ARGS
 
@@ -72,7 +71,6 @@ TRIGGERS = {
     "report printed": 0.3,  # the summary, unconfigure, the process's exit
 }
 RUN_TIMEOUT_S = 120.0
-LEFTOVER_GRACE_S = 15.0
 _NAMED_POINT = re.compile(r"^interrupted \([^)]*\) (?:while measuring|before) C=(\d+)")
 _READY = "ready to roll"
 
@@ -269,7 +267,7 @@ def run_moment(moment: Moment, workdir: Path, extra_args: tuple[str, ...] = ()) 
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
     outcome.returncode = proc.returncode
-    outcome.leftovers = _leftovers(tag)
+    outcome.leftovers = wait_for_leftovers(tag)
     outcome.baselines = _baselines(workdir)
     outcome.output_tail = output_path.read_text(errors="replace")[-3000:]
     if outcome.results_problem is None and outcome.sent:
@@ -292,20 +290,6 @@ def _results_problem(workdir: Path, existed: bool, recorded_before: set[int]) ->
         if named and int(named.group(1)) in recorded_before:
             return f"names C={named.group(1)}, already in results.json: {run.failure}"
     return None
-
-
-def _leftovers(tag: str) -> list[str]:
-    """Tagged processes still alive after a grace period; they are then killed."""
-    deadline = time.monotonic() + LEFTOVER_GRACE_S
-    left = tagged_processes(tag)
-    while left and time.monotonic() < deadline:
-        time.sleep(0.2)
-        left = tagged_processes(tag)
-    described = [describe(proc) for proc in left]
-    for proc in left:
-        with contextlib.suppress(Exception):
-            proc.kill()
-    return described
 
 
 def clean_run_seconds(workdir: Path) -> tuple[float, int, list[str]]:
