@@ -33,6 +33,21 @@ def python_command(code: str) -> LaunchCommand:
     return LaunchCommand(argv=[sys.executable, "-c", code])
 
 
+def python_server(
+    code: str, tmp_path: Path, *, launch_timeout_s: float = 30, **options: Any
+) -> ServerProcess:
+    """A "server" that is this Python code, on a free local port, logging under tmp_path."""
+    return ServerProcess(
+        python_command(code),
+        host="127.0.0.1",
+        port=free_port(),
+        log_path=options.pop("log_path", tmp_path / "server.log"),
+        launch_timeout_s=launch_timeout_s,
+        stop_grace_s=options.pop("stop_grace_s", 5),
+        **options,
+    )
+
+
 def live_group_members(pgid: int) -> list[int]:
     """Processes (not zombies) whose process group is ``pgid``."""
     members = []
@@ -192,14 +207,7 @@ def test_fetch_server_info_non_object_is_unreachable_error(
 
 def test_server_that_exits_at_once_raises_start_error_with_code_and_log(tmp_path: Path) -> None:
     """A command that exits during launch fails with its exit code and log tail, no process left."""
-    server = ServerProcess(
-        python_command("import sys; print('boom'); sys.exit(3)"),
-        host="127.0.0.1",
-        port=free_port(),
-        log_path=tmp_path / "server.log",
-        launch_timeout_s=30,
-        stop_grace_s=5,
-    )
+    server = python_server("import sys; print('boom'); sys.exit(3)", tmp_path)
     with pytest.raises(ServerStartError) as info, server:
         pass
     assert "code 3" in str(info.value) and "boom" in str(info.value)
@@ -215,14 +223,7 @@ def test_server_never_healthy_times_out_and_stop_empties_its_group(tmp_path: Pat
         "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
         "time.sleep(60)\n"
     )
-    server = ServerProcess(
-        python_command(code),
-        host="127.0.0.1",
-        port=free_port(),
-        log_path=tmp_path / "server.log",
-        launch_timeout_s=1,
-        stop_grace_s=5,
-    )
+    server = python_server(code, tmp_path, launch_timeout_s=1)
     with pytest.raises(ServerStartError, match="did not become healthy within 1 s"), server:
         pass
     assert server.process is not None
@@ -244,14 +245,7 @@ def test_stop_kills_a_process_that_left_the_group_of_a_server_dead_at_launch(
         f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
         "sys.exit(3)\n"
     )
-    server = ServerProcess(
-        python_command(code),
-        host="127.0.0.1",
-        port=free_port(),
-        log_path=tmp_path / "server.log",
-        launch_timeout_s=30,
-        stop_grace_s=5,
-    )
+    server = python_server(code, tmp_path)
     with pytest.raises(ServerStartError, match="code 3"), server:
         pass
     escaped = int(pid_file.read_text())
@@ -261,14 +255,8 @@ def test_stop_kills_a_process_that_left_the_group_of_a_server_dead_at_launch(
 def test_saved_server_log_redacts_api_key(tmp_path: Path) -> None:
     """The log copied to log_path has the API key replaced by ***."""
     log_path = tmp_path / "logs" / "server.log"
-    server = ServerProcess(
-        python_command("print('listening with key s3cret-key')"),
-        host="127.0.0.1",
-        port=free_port(),
-        log_path=log_path,
-        launch_timeout_s=30,
-        api_key="s3cret-key",
-        stop_grace_s=5,
+    server = python_server(
+        "print('listening with key s3cret-key')", tmp_path, log_path=log_path, api_key="s3cret-key"
     )
     with pytest.raises(ServerStartError) as info, server:
         pass

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from pytest_specperf import interrupts
-from pytest_specperf.server.process import ServerProcess, free_port
+from pytest_specperf.server.process import ServerProcess
 from tests.support.signals import own_policy
-from tests.unit.test_server import live_group_members, python_command
+from tests.unit.test_server import live_group_members, python_server
 
 # A server that ignores SIGTERM: only the grace period's end (SIGKILL) stops it.
 STUBBORN = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
@@ -29,13 +29,7 @@ def policy(monkeypatch: pytest.MonkeyPatch) -> Iterator[interrupts.SignalPolicy]
 def stubborn_server(tmp_path: Path, *, stop_grace_s: float) -> tuple[ServerProcess, int]:
     """A started server that ignores SIGTERM, so only the SIGKILL after the grace ends it;
     and its process id."""
-    server = ServerProcess(
-        python_command(STUBBORN),
-        host="127.0.0.1",
-        port=free_port(),
-        log_path=tmp_path / "server.log",
-        stop_grace_s=stop_grace_s,
-    )
+    server = python_server(STUBBORN, tmp_path, stop_grace_s=stop_grace_s)
     server.start()
     assert server.process is not None
     return server, server.process.pid
