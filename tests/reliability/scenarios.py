@@ -94,21 +94,19 @@ LIFECYCLE = (
         clean_points=(1, 4),
         status="complete",
     ),
-    Scenario(
-        "ctrl-c-mid-sweep",
-        args=LONG_SWEEP,
-        action=ctrl_c,
-        exit_code=2,
-        clean_points=(1,),
-        failure=r"^interrupted \(Ctrl-C / SIGINT\) (while measuring|before) C=(4|16)",
-    ),
-    Scenario(
-        "sigterm-mid-sweep",
-        args=LONG_SWEEP,
-        action=sigterm,
-        exit_code=2,
-        clean_points=(1,),
-        failure=r"^interrupted \(SIGTERM\) (while measuring|before) C=(4|16)",
+    *(
+        Scenario(
+            name,
+            args=LONG_SWEEP,
+            action=action,
+            exit_code=2,
+            clean_points=(1,),
+            failure=rf"^interrupted \({signal_name}\) (while measuring|before) C=(4|16)",
+        )
+        for name, action, signal_name in (
+            ("ctrl-c-mid-sweep", ctrl_c, "Ctrl-C / SIGINT"),
+            ("sigterm-mid-sweep", sigterm, "SIGTERM"),
+        )
     ),
     Scenario(
         "server-crash-mid-sweep",

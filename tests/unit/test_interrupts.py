@@ -107,24 +107,23 @@ def test_a_second_install_leaves_the_policy_to_its_owner(
     assert interrupts.install() is False
 
 
-def test_conclude_takes_back_what_an_interrupted_run_wrote(
-    policy: interrupts.SignalPolicy, tmp_path: Path
-) -> None:
-    written = tmp_path / "steps-3.json"
-    written.write_text("{}")
-    interrupts.on_interrupt(lambda: written.unlink())
+@pytest.fixture
+def written(policy: interrupts.SignalPolicy, tmp_path: Path) -> Path:
+    """A baseline the run wrote, to be taken back if the run turns out interrupted."""
+    path = tmp_path / "steps-3.json"
+    path.write_text("{}")
+    interrupts.on_interrupt(path.unlink)
+    return path
+
+
+def test_conclude_takes_back_what_an_interrupted_run_wrote(written: Path) -> None:
     interrupts.ending()
     send(signal.SIGINT)
     assert interrupts.conclude() is True
     assert not written.exists()
 
 
-def test_conclude_keeps_what_a_clean_run_wrote(
-    policy: interrupts.SignalPolicy, tmp_path: Path
-) -> None:
-    written = tmp_path / "steps-3.json"
-    written.write_text("{}")
-    interrupts.on_interrupt(lambda: written.unlink())
+def test_conclude_keeps_what_a_clean_run_wrote(written: Path) -> None:
     assert interrupts.conclude() is False
     assert written.exists()
 
