@@ -24,6 +24,8 @@ from pytest_specperf.measure.workload import Workload, endpoint_path, request_bo
 from pytest_specperf.results.schema import ClientHealth, RequestRecord
 
 __all__ = [
+    "LocalPoint",
+    "PointJob",
     "RequestFailed",
     "Target",
     "make_clients",
@@ -133,6 +135,19 @@ def wall_of(records: Sequence[RequestRecord]) -> float:
     return max(r.end for r in records) - min(r.start for r in records)
 
 
+class PointJob(msgspec.Struct, frozen=True, kw_only=True):
+    """What one process measures of a point: where, what, how many at once and in all, and
+    where in the workload's prompt set its share starts."""
+
+    target: Target
+    workload: Workload
+    concurrency: int
+    requests: int
+    model: str
+    warmup: bool
+    first_prompt: int = 0
+
+
 class LocalPoint(msgspec.Struct, kw_only=True):
     """What one process measured of a point: its records and how its client fared."""
 
@@ -141,14 +156,8 @@ class LocalPoint(msgspec.Struct, kw_only=True):
 
 
 async def run_local_point(
-    target: Target,
-    workload: Workload,
+    job: PointJob,
     *,
-    concurrency: int,
-    requests: int,
-    model: str,
-    warmup: bool,
-    first_prompt: int = 0,
     wait_for_start: Callable[[], Awaitable[float]] | None = None,
     on_request_done: Callable[[RequestRecord], None] | None = None,
 ) -> LocalPoint:
@@ -162,16 +171,17 @@ async def run_local_point(
     each runs its share that long from the shared start, ending on a whole round of its own
     workers.
     """
+    target, workload, concurrency = job.target, job.workload, job.concurrency
     clients = make_clients(target, workload, concurrency)
     try:
-        if warmup and workload.warmup_requests > 0:
+        if job.warmup and workload.warmup_requests > 0:
             await run_requests(
                 clients,
                 target,
                 workload,
                 concurrency=concurrency,
                 requests=max(workload.warmup_requests, concurrency),
-                model=model,
+                model=job.model,
                 max_new_tokens=workload.warmup_max_new_tokens,
             )
         if wait_for_start is not None:
@@ -183,10 +193,10 @@ async def run_local_point(
                 target,
                 workload,
                 concurrency=concurrency,
-                requests=requests,
-                model=model,
+                requests=job.requests,
+                model=job.model,
                 min_seconds=workload.min_point_seconds,
-                first_prompt=first_prompt,
+                first_prompt=job.first_prompt,
                 on_request_done=on_request_done,
             )
     finally:

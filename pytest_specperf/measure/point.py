@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from pytest_specperf.measure import procs
 from pytest_specperf.measure.goodput import point_goodput
-from pytest_specperf.measure.loadgen import run_local_point, wall_of
+from pytest_specperf.measure.loadgen import PointJob, run_local_point, wall_of
 from pytest_specperf.measure.metrics import point_metrics
 from pytest_specperf.measure.stream import Target
 from pytest_specperf.measure.workload import Workload
@@ -38,27 +38,18 @@ async def measure_point(
     target = Target(base_url, api_key)
     requests = workload.requests_for(concurrency)
     processes = procs.resolve_client_procs(client_procs, concurrency)
+    job = PointJob(
+        target=target,
+        workload=workload,
+        concurrency=concurrency,
+        requests=requests,
+        model=model,
+        warmup=warmup,
+    )
     if processes == 1:
-        local = await run_local_point(
-            target,
-            workload,
-            concurrency=concurrency,
-            requests=requests,
-            model=model,
-            warmup=warmup,
-            on_request_done=on_request_done,
-        )
-        parts = [local]
+        parts = [await run_local_point(job, on_request_done=on_request_done)]
     else:
-        parts = await procs.run_in_processes(
-            target,
-            workload,
-            concurrency=concurrency,
-            requests=requests,
-            model=model,
-            warmup=warmup,
-            processes=processes,
-        )
+        parts = await procs.run_in_processes(job, processes=processes)
     records = [record for part in parts for record in part.records]
     if on_request_done is not None and processes > 1:
         for record in records:

@@ -31,9 +31,7 @@ import msgspec
 
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.measure import loop as event_loop
-from pytest_specperf.measure.loadgen import LocalPoint, run_local_point
-from pytest_specperf.measure.stream import Target
-from pytest_specperf.measure.workload import Workload
+from pytest_specperf.measure.loadgen import LocalPoint, PointJob, run_local_point
 from pytest_specperf.results.schema import ClientHealth
 
 # Streams one client process takes before the next is started when --specperf-client-procs is
@@ -50,13 +48,7 @@ class WorkerError(SpecperfError):
 
 
 class _Spec(msgspec.Struct, frozen=True, kw_only=True):
-    target: Target
-    workload: Workload
-    concurrency: int
-    requests: int
-    model: str
-    warmup: bool
-    first_prompt: int = 0  # where this share starts in the workload's prompt set
+    job: PointJob
     result_path: str  # where the worker writes its LocalPoint (msgpack)
 
 
@@ -120,21 +112,13 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-async def run_in_processes(
-    target: Target,
-    workload: Workload,
-    *,
-    concurrency: int,
-    requests: int,
-    model: str,
-    warmup: bool,
-    processes: int,
-) -> list[LocalPoint]:
+async def run_in_processes(point: PointJob, *, processes: int) -> list[LocalPoint]:
     """The point over ``processes`` worker processes; every request comes back or it raises."""
     # A process with no requests of its own still runs when a minimum duration is set: its
     # workers keep the concurrency up for that long.
-    keeps_time = workload.min_point_seconds > 0
-    shares = [s for s in spread(concurrency, requests, processes) if s[1] > 0 or keeps_time]
+    keeps_time = point.workload.min_point_seconds > 0
+    shares = spread(point.concurrency, point.requests, processes)
+    shares = [share for share in shares if share[1] > 0 or keeps_time]
     children: list[asyncio.subprocess.Process] = []
     results_dir = tempfile.TemporaryDirectory(prefix="specperf-client-")
     result_paths: list[Path] = []
@@ -151,13 +135,9 @@ async def run_in_processes(
                 env=_child_env(),
             )
             spec = _Spec(
-                target=target,
-                workload=workload,
-                concurrency=workers,
-                requests=count,
-                model=model,
-                warmup=warmup,
-                first_prompt=first_prompt,
+                job=msgspec.structs.replace(
+                    point, concurrency=workers, requests=count, first_prompt=first_prompt
+                ),
                 result_path=str(Path(results_dir.name) / f"part-{len(children)}.msgpack"),
             )
             first_prompt += count
@@ -215,16 +195,7 @@ async def _child_main(spec: _Spec) -> LocalPoint:
             raise SystemExit("parent went away before the start")
         return float(line)
 
-    return await run_local_point(
-        spec.target,
-        spec.workload,
-        concurrency=spec.concurrency,
-        requests=spec.requests,
-        model=spec.model,
-        warmup=spec.warmup,
-        first_prompt=spec.first_prompt,
-        wait_for_start=wait_for_start,
-    )
+    return await run_local_point(spec.job, wait_for_start=wait_for_start)
 
 
 def _child() -> None:
