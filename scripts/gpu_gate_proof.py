@@ -190,11 +190,8 @@ class Proof:
         )
 
     def gate(self) -> None:
-        if self.rung_kind == "accept":
-            self.gate_boots_only()
-            self.accept_rungs()
-            return
-        rungs = list(self.rungs)
+        """The gate boots; /slow_down rungs on them, or acceptance rungs after them."""
+        rungs = list(self.rungs) if self.rung_kind == "slowdown" else []
         caught = False
         for boot in range(1, self.gate_boots + 1):
             if self.time_left() < self.boot_estimate_s + 60:
@@ -217,21 +214,8 @@ class Proof:
                         break  # one rung per boot; the rest on the last one
             finally:
                 server.stop()
-
-    def gate_boots_only(self) -> None:
-        for boot in range(1, self.gate_boots + 1):
-            if self.time_left() < self.boot_estimate_s + 60:
-                self.steps.append(Step(f"gate-boot{boot}", "green", note="no time left"))
-                return
-            server = self.boot(boot)
-            if server is None:
-                return
-            try:
-                self.pytest(
-                    Step(f"gate-boot{boot}", "green"), f"--specperf-url={server.url}", boots=0
-                )
-            finally:
-                server.stop()
+        if self.rung_kind == "accept":
+            self.accept_rungs()
 
     def accept_rungs(self) -> None:
         """One fresh boot per lower accept length, smallest change first, until one is caught."""

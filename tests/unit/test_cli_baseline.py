@@ -50,18 +50,22 @@ def test_diff_across_hardware_is_refused_with_the_reason(
     assert "--allow-other-hardware" in capsys.readouterr().err
 
 
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    """A finished run's results.json: steps=3, C=1 at about 1,000 tok/s, on sim-x5."""
+    return write_results(tmp_path / "results.json")
+
+
 def test_diff_of_a_baseline_and_a_results_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    results: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    results = write_results(tmp_path / "results.json")
     assert main(["baseline", "diff", str(SIM_STEPS3), str(results)]) == 0
     assert "| 1 | agg tok/s |" in capsys.readouterr().out
 
 
 def test_promote_writes_the_baseline_of_the_runs_key(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    results = write_results(tmp_path / "results.json")
     baselines = tmp_path / "baselines"
     assert main(["baseline", "promote", str(results), "--baselines", str(baselines)]) == 0
     written = load_baseline(baselines / "prof" / "sim-x5" / "steps-3.json")
