@@ -237,13 +237,17 @@ class SignalPolicy:
         if not self.installed or threading.current_thread() is not threading.main_thread():
             return
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+        ends_here = self.finished and bool(self._undos) and self.exit_status is not None
+        if ends_here:
+            # Output first: a flush can take a while on a loaded machine, and a signal that
+            # came meanwhile (blocked, so pending) was lost at the exit after it.
+            self._flush()
         pending = signal.sigpending() & set(SIGNALS)
         if pending:
             self.received.extend(sorted(pending))
         if self.received:
             self._exit_interrupted()  # takes back, flushes, exits 2
-        if self.finished and self._undos and self.exit_status is not None:
-            self._flush()
+        if ends_here and self.exit_status is not None:
             os._exit(self.exit_status)
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 

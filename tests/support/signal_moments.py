@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import psutil
 
 from pytest_specperf.results.schema import RunResults
 from tests.reliability.suite_runs import (
@@ -220,9 +221,18 @@ def _wait_for_header(proc: subprocess.Popen[bytes], output: Path, timeout_s: flo
     return False
 
 
+def _exited(pid: int) -> bool:
+    """Already a zombie: the run has ended (exit status decided), only not reaped yet. A kill
+    of the group then still succeeds, and a signal that could not land would count as sent."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return True
+
+
 def _send(proc: subprocess.Popen[bytes], signum: int) -> bool:
     """SIGINT to the process group (a terminal's Ctrl-C), SIGTERM to pytest (a CI cancel)."""
-    if proc.poll() is not None:
+    if proc.poll() is not None or _exited(proc.pid):
         return False
     with contextlib.suppress(ProcessLookupError):
         if signum == signal.SIGINT:
