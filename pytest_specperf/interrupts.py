@@ -84,6 +84,7 @@ class SignalPolicy:
         self._undos: list[Callable[[], None]] = []
         self._atexit_registered = False
         self.exit_status: int | None = None
+        self._exiting = False
 
     # -- installing ----------------------------------------------------------------------
     @property
@@ -124,6 +125,7 @@ class SignalPolicy:
             # The run has printed and written everything: a signal now still ends it as
             # interrupted (no baseline kept, exit status 2), at once.
             self._exit_interrupted()
+            return
         if self._cancel is not None and not self.raised:
             loop, task = self._cancel
             self.raised = True  # taken on: the cancellation ends the loop, checkpoint raises
@@ -219,6 +221,12 @@ class SignalPolicy:
     def _exit_interrupted(self) -> None:
         # Another signal now would run this again from inside the undos, find none left and
         # exit at once: results.json stayed unmarked after a double SIGTERM (a soak moment).
+        # Blocking the signals is not enough: one that arrived just before the block has its
+        # Python handler run afterwards, inside the undos (a CI run lost the results.json
+        # mark that way), so a nested call leaves the ending to the first.
+        if self._exiting:
+            return
+        self._exiting = True
         with contextlib.suppress(ValueError):  # not the main thread: signals arrive there
             signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
         self._run_undos()

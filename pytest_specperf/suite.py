@@ -84,6 +84,17 @@ def depth_scope(nodeid: str) -> str:
     return f"specperf-{match.group(1)}" if match else nodeid
 
 
+# How long a point whose connections broke waits for the server process to be seen gone.
+CONNECTION_LOSS_SETTLE_S = 2.0
+
+
+def _settle_after(sample: PointMetrics) -> float:
+    """Seconds to give the server to exit before asking whether it died: only after a point
+    whose connections broke or were refused (a healthy server returns at once)."""
+    broken = any(kind.startswith("connection") for kind in sample.errors)
+    return CONNECTION_LOSS_SETTLE_S if broken else 0.0
+
+
 def describe_exit(code: int | None) -> str:
     """``-9`` -> ``was killed by SIGKILL``; ``1`` -> ``exited with code 1``."""
     if code is None:
@@ -421,7 +432,7 @@ class DepthSession:
         )
         earlier = self.points.get(concurrency)
         point = merge_samples([earlier, sample]) if earlier is not None else sample
-        if self.server is not None and not self.server.alive():
+        if self.server is not None and not self.server.alive(_settle_after(sample)):
             message = (
                 f"server (steps={self.depth}) {describe_exit(self.server.exit_code())} "
                 f"while {label}; {sample.ok}/{sample.requests} requests had "

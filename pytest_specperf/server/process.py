@@ -251,8 +251,17 @@ class ServerProcess:
             start_new_session=True,
         )
 
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
+    def alive(self, settle_s: float = 0.0) -> bool:
+        """Whether the server process still runs; ``settle_s``: how long to wait for it to be
+        gone first. A process that kills itself closes its sockets before the kernel makes it
+        a zombie, so a client can see its connections die while ``poll()`` still says it runs
+        (on a loaded runner: a crash during C=4 was then reported at C=16)."""
+        if self.process is None:
+            return False
+        if settle_s > 0:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=settle_s)
+        return self.process.poll() is None
 
     def exit_code(self) -> int | None:
         return None if self.process is None else self.process.poll()

@@ -163,6 +163,28 @@ def test_a_second_signal_during_the_take_back_does_not_cut_it_short(tmp_path: Pa
     assert marked.read_text() == "yes"
 
 
+def test_a_signal_handled_during_the_take_back_does_not_cut_it_short(tmp_path: Path) -> None:
+    """A signal that arrived just before the take-back blocked the signals has its handler run
+    inside the take-back: every take-back still runs (results.json stayed unmarked in CI)."""
+    marked = tmp_path / "marked"
+    baseline = tmp_path / "steps-3.json"
+    take_backs = textwrap.dedent(
+        f"""
+        interrupts.on_interrupt(lambda: pathlib.Path({str(marked)!r}).write_text("yes"))
+
+        def take_back():
+            baseline.unlink()
+            interrupts.POLICY._on_signal(signal.SIGINT, None)  # the late handler, nested
+
+        interrupts.on_interrupt(take_back)
+        """
+    )
+    exit_status = run_concluded(baseline, take_backs, signal.SIGINT)
+    assert exit_status == interrupts.INTERRUPTED_EXIT_STATUS
+    assert not baseline.exists()
+    assert marked.read_text() == "yes"
+
+
 def run_concluded(baseline: Path, take_backs: str, signum: int) -> int:
     """A process that writes ``baseline``, registers ``take_backs`` (code), concludes a clean
     run, then gets ``signum``; its exit status."""

@@ -216,6 +216,19 @@ def test_server_that_exits_at_once_raises_start_error_with_code_and_log(tmp_path
     assert server.watchdog.poll() is not None
 
 
+def test_alive_with_a_settle_time_sees_a_server_that_is_about_to_exit(tmp_path: Path) -> None:
+    """Asked with a settle time, alive() waits for a dying server to be gone instead of
+    answering "alive" while it exits."""
+    server = python_server("import time; time.sleep(0.5)", tmp_path)
+    server.start()
+    try:
+        assert server.alive()
+        assert not server.alive(settle_s=30)
+        assert server.exit_code() == 0
+    finally:
+        server.stop()
+
+
 def test_server_never_healthy_times_out_and_stop_empties_its_group(tmp_path: Path) -> None:
     """A command that never answers /health_generate times out; stop() kills its whole group."""
     code = (
