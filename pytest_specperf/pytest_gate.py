@@ -31,6 +31,7 @@ from pytest_specperf.gate.decision import (
 )
 from pytest_specperf.measure import lossless
 from pytest_specperf.pytest_terminal import RECORDED_PROPERTY
+from pytest_specperf.results.formats import count, number
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
 from pytest_specperf.results.speculation_report import self_test_line
 from pytest_specperf.suite import DepthSession, load_baseline_safely
@@ -222,8 +223,8 @@ class SpecperfGate:
             self._ab_point(point)
             return
         if self._recording(
-            f"C={point.concurrency}: agg {_num(point.agg_tok_s)} tok/s, "
-            f"per-req {_num(point.per_req_tok_s)} tok/s, {point.ok}/{point.requests} ok"
+            f"C={point.concurrency}: agg {number(point.agg_tok_s)} tok/s, "
+            f"per-req {number(point.per_req_tok_s)} tok/s, {point.ok}/{point.requests} ok"
         ):
             return
         path, baseline = self.baseline()
@@ -349,8 +350,8 @@ class SpecperfGate:
         self._record("max_total_num_tokens", summary.max_total_num_tokens)
         self._record("max_running_requests", summary.max_running_requests)
         if self._recording(
-            f"KV: max_total_num_tokens {_int(summary.max_total_num_tokens)}, "
-            f"max_running_requests {_int(summary.max_running_requests)}"
+            f"KV: max_total_num_tokens {count(summary.max_total_num_tokens)}, "
+            f"max_running_requests {count(summary.max_running_requests)}"
         ):
             return
         path, baseline = self.baseline()
@@ -370,7 +371,7 @@ class SpecperfGate:
             pytest.skip("steps=0 is the no-speculation control: no accept length")
         self._record("depth", self.session.depth)
         self._record_measured("accept_length", run.accept_length)
-        if self._recording(f"accept length {_num(run.accept_length, 2)} (run-scoped)"):
+        if self._recording(f"accept length {number(run.accept_length, 2)} (run-scoped)"):
             return
         path, baseline = self.baseline()
         if baseline.accept_length is not None:
@@ -507,11 +508,3 @@ class SpecperfGate:
         message = gate.slo_capacity_failure(run, baseline, path)
         if message:
             pytest.fail(message, pytrace=False)
-
-
-def _num(value: float | None, digits: int = 1) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
-
-
-def _int(value: int | None) -> str:
-    return "-" if value is None else f"{value:,}"

@@ -5,11 +5,21 @@ only inside the functions (the optional ``plots`` extra)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A picture written beside report.md; ``file`` is relative to report.md."""
+
+    title: str
+    file: str
+
 
 # Depth colours: no red or green, which mark a regression and an improvement in floors.png.
 _DEPTH_COLORS = (

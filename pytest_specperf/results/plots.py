@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 from pytest_specperf.results import plot_style as style
 from pytest_specperf.results.ab_plot import ab_forest_figure
 from pytest_specperf.results.ab_report import AB_FOREST_PNG
+from pytest_specperf.results.formats import METRIC_LABELS
+from pytest_specperf.results.plot_style import Plot
 from pytest_specperf.results.recommendation_plot import RECOMMENDATION_PNG, recommendation_figure
-from pytest_specperf.results.report import METRIC_LABELS, Plot
 from pytest_specperf.results.schema import (
     AbComparison,
     DepthRun,

@@ -1,9 +1,11 @@
 """Terminal and markdown reports from results: the seed's table per depth and the trade-off.
 
-The terminal summary is plain text (``full_report``). report.md is markdown built from a list
-of section renderers (``MARKDOWN_SECTIONS``): each takes a ``ReportContext`` and returns a
-block of markdown, or None to leave itself out. A new section is one function appended (or
-inserted) there; nothing else needs to change.
+Each table is built once as a ``results.tables.Table`` (``depth_table``, ``tradeoff_table``,
+the speculation, goodput and recommendation tables): the terminal summary (``full_report``)
+shows their plain text, report.md their markdown. report.md is the sections of
+``MARKDOWN_SECTIONS`` in order: each takes a ``ReportContext`` and returns a block of markdown,
+or None to leave itself out; a new section is one function added there (or passed to
+``markdown_report``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from dataclasses import dataclass, field
 
 from pytest_specperf.results.ab_report import ab_markdown
 from pytest_specperf.results.client_health import fell_behind
+from pytest_specperf.results.formats import METRIC_LABELS, count, millis, number
+from pytest_specperf.results.plot_style import Plot
 from pytest_specperf.results.recommendation_report import (
     goodput_table,
     recommendation_table,
@@ -36,15 +40,7 @@ from pytest_specperf.results.speculation_report import (
     speculation_tables,
 )
 from pytest_specperf.results.stats import MIN_SAMPLES_FOR_INTERVAL, is_min_max
-from pytest_specperf.results.tables import md_table
-
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value * 1000:.0f}"
-
-
-def _num(value: float | None, digits: int = 1) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
+from pytest_specperf.results.tables import Table, md_table
 
 
 def depth_heading(run: DepthRun) -> str:
@@ -57,8 +53,8 @@ def depth_heading(run: DepthRun) -> str:
                 f"{server.speculative_num_steps}/{server.speculative_eagle_topk}/"
                 f"{server.speculative_num_draft_tokens}"
             )
-        parts.append(f"max_total_num_tokens={_int(server.max_total_num_tokens)}")
-        parts.append(f"max_running_requests={_int(server.max_running_requests)}")
+        parts.append(f"max_total_num_tokens={count(server.max_total_num_tokens)}")
+        parts.append(f"max_running_requests={count(server.max_running_requests)}")
         if server.version:
             parts.append(f"version={server.version}")
         if server.boot_s is not None:
@@ -73,10 +69,6 @@ def depth_heading(run: DepthRun) -> str:
     return " ".join(parts)
 
 
-def _int(value: int | None) -> str:
-    return "-" if value is None else f"{value:,}"
-
-
 def warmup_line(warmup: Warmup) -> str:
     """``warm-up boot 1: 3 rounds in 12.4 s, settled within 5%; agg tok/s by round: C=1 ...``"""
     why = {
@@ -87,7 +79,7 @@ def warmup_line(warmup: Warmup) -> str:
     }.get(warmup.stopped_by, warmup.stopped_by)
     plural = "round" if warmup.rounds == 1 else "rounds"
     figures = "; ".join(
-        f"C={level} " + " / ".join(_num(r[index]) for r in warmup.agg_tok_s if index < len(r))
+        f"C={level} " + " / ".join(number(r[index]) for r in warmup.agg_tok_s if index < len(r))
         for index, level in enumerate(warmup.concurrency)
     )
     return (
@@ -96,34 +88,33 @@ def warmup_line(warmup: Warmup) -> str:
     )
 
 
-def seed_table(run: DepthRun) -> str:
-    """The depth's table as plain text: the same header, cells and notes as report.md's."""
-    lines = [depth_heading(run)]
+def depth_table(run: DepthRun) -> Table:
+    """The depth's seed table (medians with intervals when repeated), the notes its rows
+    need, and each boot's warm-up."""
     points = sorted(run.points, key=lambda p: p.concurrency)
     header, rows = point_table(run)
-    header_line = " | ".join(header)
-    lines += [header_line, "-" * len(header_line)]
-    lines += [" | ".join(row) for row in rows]
-    if not run.points:
-        lines.append("(no point measured)")
-    lines += [warmup_line(w) for w in run.warmups]
-    for point in points:
-        lines += [f"note C={point.concurrency}: {note}" for note in point_notes(run, point)]
-    note = min_max_note([run])
-    if note:
-        lines.append(note)
-    return "\n".join(lines)
+    notes = [
+        f"C={point.concurrency}: {note}" for point in points for note in point_notes(run, point)
+    ]
+    min_max = min_max_note([run])
+    if min_max:
+        notes.append(min_max)
+    notes += [warmup_line(w) for w in run.warmups]
+    return Table(
+        f"steps={run.depth}",
+        header,
+        rows,
+        notes,
+        caption=depth_heading(run),
+        empty="(no point measured)",
+    )
 
 
-def tradeoff_table(runs: Sequence[DepthRun]) -> str:
-    """Per concurrency, each depth's agg / per-req figures; then the KV each depth leaves
-    (report.md's table as plain text: the same cells, intervals included)."""
+def tradeoff_table(runs: Sequence[DepthRun]) -> Table:
+    """Per concurrency, each depth's agg / per-req figures; then the KV each depth leaves and
+    its accept length."""
     header, rows = tradeoff_rows(runs)
-    header_line = " | ".join(header)
-    lines = ["Speculation depth trade-off", header_line, "-" * len(header_line)]
-    lines += [" | ".join(row) for row in rows]
-    lines += _interval_notes(runs)
-    return "\n".join(lines)
+    return Table("Speculation depth trade-off", header, rows, _interval_notes(runs))
 
 
 def tradeoff_rows(runs: Sequence[DepthRun]) -> tuple[list[str], list[list[str]]]:
@@ -146,9 +137,9 @@ def tradeoff_rows(runs: Sequence[DepthRun]) -> tuple[list[str], list[list[str]]]
         server = run.server
         tokens = server.max_total_num_tokens if server else None
         running = server.max_running_requests if server else None
-        kv_row.append(f"{_int(tokens)} tokens, {_int(running)} running")
+        kv_row.append(f"{count(tokens)} tokens, {count(running)} running")
     rows.append(kv_row)
-    rows.append(["accept length"] + [_num(run.accept_length, 2) for run in ordered])
+    rows.append(["accept length"] + [number(run.accept_length, 2) for run in ordered])
     return header, rows
 
 
@@ -170,9 +161,9 @@ def full_report(
     slo: Slo | None = None,
     recommendation: Recommendation | None = None,
 ) -> str:
-    blocks = [seed_table(run) for run in sorted(runs, key=lambda r: r.depth)]
+    blocks = [depth_table(run).text() for run in sorted(runs, key=lambda r: r.depth)]
     if len(runs) > 1:
-        blocks.append(tradeoff_table(runs))
+        blocks.append(tradeoff_table(runs).text())
     blocks += speculation_blocks(runs, comparisons)
     if slo is not None:
         blocks.append(goodput_table(runs, slo).text())
@@ -186,22 +177,6 @@ UNKNOWN = "unknown"
 # Verdicts are listed in this order: what needs attention first.
 # "unjudged" fails its test too (the load generator, not the server, was measured).
 VERDICT_ORDER = ("regression", "unjudged", "improvement", "pass", "recorded", "no-baseline")
-METRIC_LABELS = {
-    "throughput": "throughput (agg and per-req)",
-    "agg_tok_s": "agg tok/s",
-    "per_req_tok_s": "per-req tok/s",
-    "accept_length": "accept length",
-    "max_total_num_tokens": "KV tokens",
-    "max_running_requests": "max running requests",
-}
-
-
-@dataclass(frozen=True)
-class Plot:
-    """A picture written beside report.md; ``file`` is relative to report.md."""
-
-    title: str
-    file: str
 
 
 @dataclass(frozen=True)
@@ -242,14 +217,14 @@ def _interval_text(interval: Interval | None, digits: int = 1) -> str:
     if interval is None:
         return "-"
     if is_min_max(interval):
-        return f"[min-max {_num(interval.low, digits)}, {_num(interval.high, digits)}]"
-    return f"[{_num(interval.low, digits)}, {_num(interval.high, digits)}]"
+        return f"[min-max {number(interval.low, digits)}, {number(interval.high, digits)}]"
+    return f"[{number(interval.low, digits)}, {number(interval.high, digits)}]"
 
 
 def _with_interval(value: float | None, interval: Interval | None, digits: int = 1) -> str:
     if interval is None:
-        return _num(value, digits)
-    return f"{_num(value, digits)} {_interval_text(interval, digits)}"
+        return number(value, digits)
+    return f"{number(value, digits)} {_interval_text(interval, digits)}"
 
 
 def _interval_level(runs: Sequence[DepthRun]) -> float | None:
@@ -352,7 +327,7 @@ def _verdict_order(verdict: Verdict) -> tuple[int, int, int, str]:
 def _verdict_figure(verdict: Verdict, value: float | None) -> str:
     if verdict.metric == DEPTH_METRIC:
         return "-" if value is None else f"{value:.3f}x baseline"
-    return _num(value, 2 if verdict.metric == "accept_length" else 1)
+    return number(value, 2 if verdict.metric == "accept_length" else 1)
 
 
 def _verdict_change(verdict: Verdict) -> str:
@@ -483,7 +458,7 @@ MD_REPEATED_HEADER = (
 
 
 def _md_point_row(point: PointMetrics, repeated: bool) -> list[str]:
-    ttft = f"{_ms(point.ttft_s.p50)}/{_ms(point.ttft_s.p99)}" if point.ttft_s else "-"
+    ttft = f"{millis(point.ttft_s.p50)}/{millis(point.ttft_s.p99)}" if point.ttft_s else "-"
     row = [
         str(point.concurrency),
         _with_interval(point.agg_tok_s, point.intervals.get("agg_tok_s")),
@@ -541,27 +516,8 @@ def _level_text(level: float | None) -> str:
     return f"{level:.0%} interval" if level is not None else "interval"
 
 
-def depth_markdown(run: DepthRun) -> str:
-    lines = [f"### steps={run.depth}", "", depth_heading(run), ""]
-    points = sorted(run.points, key=lambda p: p.concurrency)
-    if points:
-        lines.append(md_table(*point_table(run)))
-    else:
-        lines.append("(no point measured)")
-    notes = [
-        f"- C={point.concurrency}: {note}" for point in points for note in point_notes(run, point)
-    ]
-    min_max = min_max_note([run])
-    if min_max:
-        notes.append(f"- {min_max}")
-    notes += [f"- {warmup_line(w)}" for w in run.warmups]
-    if notes:
-        lines += ["", *notes]
-    return "\n".join(lines)
-
-
 def depth_tables_section(context: ReportContext) -> str:
-    blocks = [depth_markdown(run) for run in context.ordered_runs]
+    blocks = [depth_table(run).markdown(level=3) for run in context.ordered_runs]
     return "## Results per depth\n\n" + "\n\n".join(blocks)
 
 
@@ -569,11 +525,7 @@ def tradeoff_section(context: ReportContext) -> str | None:
     runs = context.ordered_runs
     if len(runs) < 2:
         return None
-    text = "## Speculation depth trade-off\n\n" + md_table(*tradeoff_rows(runs))
-    notes = _interval_notes(runs)
-    if notes:
-        text += "\n\n" + " ".join(notes)
-    return text
+    return tradeoff_table(runs).markdown(level=2)
 
 
 def speculation_section(context: ReportContext) -> str | None:
@@ -619,7 +571,7 @@ def ab_section(context: ReportContext) -> str | None:
     return ab_markdown(context.ab)
 
 
-MARKDOWN_SECTIONS: list[Section] = [
+MARKDOWN_SECTIONS: tuple[Section, ...] = (
     ab_section,
     run_section,
     verdict_section,
@@ -629,14 +581,14 @@ MARKDOWN_SECTIONS: list[Section] = [
     goodput_section,
     recommendation_section,
     plots_section,
-]
+)
 
 REPORT_TITLE = "# pytest-specperf results"
 
 
-def markdown_report(context: ReportContext) -> str:
+def markdown_report(context: ReportContext, sections: Sequence[Section] = MARKDOWN_SECTIONS) -> str:
     blocks = [REPORT_TITLE]
-    for section in MARKDOWN_SECTIONS:
+    for section in sections:
         block = section(context)
         if block:
             blocks.append(block.strip())

@@ -10,17 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pytest_specperf.results.acceptance import tokens_per_verify_step
+from pytest_specperf.results.formats import number, ratio
 from pytest_specperf.results.schema import DepthRun, OutputComparison, SelfTest, Speedup
 from pytest_specperf.results.speedup import speedups
 from pytest_specperf.results.tables import Table
-
-
-def _num(value: float | None, digits: int = 1) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
-
-
-def _ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}x"
 
 
 def speedup_table(found: Sequence[Speedup]) -> Table:
@@ -32,7 +25,7 @@ def speedup_table(found: Sequence[Speedup]) -> Table:
         cells = [str(concurrency)]
         for depth in depths:
             item = by_key.get((depth, concurrency))
-            cells.append("-" if item is None else f"{_ratio(item.agg)} / {_ratio(item.per_req)}")
+            cells.append("-" if item is None else f"{ratio(item.agg)} / {ratio(item.per_req)}")
         rows.append(cells)
     header = ["C", *(f"steps={d} agg / per-req" for d in depths)]
     return Table("Speedup over no speculation (steps=0)", header, rows)
@@ -48,7 +41,7 @@ def acceptance_table(runs: Sequence[DepthRun]) -> Table | None:
     for run in depths:
         rates = [f"{rate:.3f}" for rate in run.position_accept_rate]
         rates += ["-"] * (width - len(rates))
-        per_step = _num(tokens_per_verify_step(run.accept_histogram), 2)
+        per_step = number(tokens_per_verify_step(run.accept_histogram), 2)
         rows.append([str(run.depth), per_step, *rates])
     header = ["steps", "tokens/verify step", *(f"pos {i}" for i in range(1, width + 1))]
     return Table("Acceptance per draft position (share of verify steps)", header, rows)

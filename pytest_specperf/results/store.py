@@ -20,7 +20,8 @@ import msgspec
 from filelock import FileLock
 
 from pytest_specperf.files import atomic_write_bytes
-from pytest_specperf.results.report import Plot, ReportContext, markdown_report
+from pytest_specperf.results.plot_style import Plot
+from pytest_specperf.results.report import ReportContext, markdown_report
 from pytest_specperf.results.schema import RESULTS_SCHEMA_VERSION, RunResults
 from pytest_specperf.version import __version__
 

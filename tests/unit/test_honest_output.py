@@ -25,8 +25,8 @@ from pytest_specperf.gate.review import ReviewError, read_baseline, show
 from pytest_specperf.measure.repeats import merge_samples
 from pytest_specperf.results.report import (
     ReportContext,
+    depth_table,
     markdown_report,
-    seed_table,
     tradeoff_table,
 )
 from pytest_specperf.results.schema import ServerSummary
@@ -56,8 +56,8 @@ def _two_sample_run(depth: int = 3):  # type: ignore[no-untyped-def]
 def test_tables_mark_a_min_max_range_and_explain_it() -> None:
     runs = [_two_sample_run(1), _two_sample_run(3)]
     for text in (
-        seed_table(runs[0]),
-        tradeoff_table(runs),
+        depth_table(runs[0]).text(),
+        tradeoff_table(runs).text(),
         markdown_report(ReportContext(runs=runs)),
     ):
         assert "3,258.0 [min-max 3,135.0, 3,381.0]" in text
@@ -67,7 +67,7 @@ def test_tables_mark_a_min_max_range_and_explain_it() -> None:
 def test_terminal_and_report_md_show_the_same_cells() -> None:
     """`1,000` tokens and `Wall (s)` in both; a repeated point's interval in both."""
     repeated = sample_run(3, interval=True)
-    terminal = seed_table(repeated)
+    terminal = depth_table(repeated).text()
     report = markdown_report(ReportContext(runs=[repeated]))
     assert "Wall (s)" in terminal and "Wall(s)" not in terminal
     row = "1 | 750.0 [740.0, 762.0] | 750.0 | 3 | 1,000 | 10.0 | 2/2"
@@ -80,9 +80,10 @@ def test_a_concurrency_above_max_running_requests_gets_a_note() -> None:
         result.server or ServerSummary(url="http://x"), max_running_requests=1
     )
     note = "C=4 exceeds the server's max_running_requests (1): 3 requests wait in its queue"
-    assert f"note C=4: {note}" in seed_table(result)
+    table = depth_table(result)
+    assert f"\nC=4: {note}" in table.text() and f"- C=4: {note}" in table.markdown()
     assert f"- C=4: {note}" in markdown_report(ReportContext(runs=[result]))
-    assert "note C=1: C=1 exceeds" not in seed_table(result)
+    assert "C=1: C=1 exceeds" not in table.text()
 
 
 def test_one_sample_reads_as_one_sample() -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pytest_specperf.results.report import (
+    depth_table,
     full_report,
-    seed_table,
     tradeoff_table,
     warmup_line,
 )
@@ -30,13 +30,13 @@ def make_run(depth: int, kv_tokens: int) -> DepthRun:
 
 def test_seed_table_has_seed_header() -> None:
     """The column header starts with the seed's columns."""
-    lines = seed_table(make_run(3, 1000)).splitlines()
+    lines = depth_table(make_run(3, 1000)).text().splitlines()
     assert lines[1].startswith(SEED_COLUMNS)
 
 
 def test_seed_table_has_one_row_per_point_sorted_by_c() -> None:
     """Each point is one row, in increasing concurrency."""
-    rows = seed_table(make_run(3, 1000)).splitlines()[3:]
+    rows = depth_table(make_run(3, 1000)).text().splitlines()[3:]
     assert [row.split(" | ")[0] for row in rows] == ["1", "4", "16"]
     assert rows[0].split(" | ")[1:6] == ["250.0", "250.0", "1,000", "10.0", "2/2"]
 
@@ -44,32 +44,32 @@ def test_seed_table_has_one_row_per_point_sorted_by_c() -> None:
 def test_seed_table_without_points_says_so() -> None:
     """A depth without points says no point was measured."""
     run = DepthRun(depth=1, profile="p", backend="sim", hardware="h", workload={})
-    assert seed_table(run).splitlines()[-1] == "(no point measured)"
+    assert depth_table(run).text().splitlines()[-1] == "(no point measured)"
 
 
 def test_seed_table_heading_names_depth_and_kv() -> None:
     """The heading names the depth and the KV capacity."""
-    heading = seed_table(make_run(2, 28951187)).splitlines()[0]
+    heading = depth_table(make_run(2, 28951187)).text().splitlines()[0]
     assert "steps=2" in heading and "max_total_num_tokens=28,951,187" in heading
 
 
 def test_tradeoff_table_has_a_column_per_depth() -> None:
     """The trade-off header has one column per depth, in depth order."""
-    table = tradeoff_table([make_run(3, 900), make_run(1, 1000)])
+    table = tradeoff_table([make_run(3, 900), make_run(1, 1000)]).text()
     header = table.splitlines()[1]
     assert header.index("steps=1") < header.index("steps=3")
 
 
 def test_tradeoff_table_has_a_kv_row() -> None:
     """The KV row gives each depth's token capacity and running requests."""
-    lines = tradeoff_table([make_run(1, 1000), make_run(3, 900)]).splitlines()
+    lines = tradeoff_table([make_run(1, 1000), make_run(3, 900)]).text().splitlines()
     kv = [line for line in lines if line.startswith("KV | ")]
     assert kv == ["KV | 1,000 tokens, 48 running | 900 tokens, 48 running"]
 
 
 def test_tradeoff_table_has_a_row_per_concurrency() -> None:
     """Each concurrency measured at any depth has a row."""
-    lines = tradeoff_table([make_run(1, 1000), make_run(3, 900)]).splitlines()
+    lines = tradeoff_table([make_run(1, 1000), make_run(3, 900)]).text().splitlines()
     assert [line.split(" | ")[0] for line in lines[3:6]] == ["1", "4", "16"]
 
 
@@ -80,9 +80,9 @@ def test_point_whose_client_fell_behind_gets_a_note() -> None:
         cpu_s=9.8, wall_s=10.0, loop_lag_p50_s=0.01, loop_lag_p99_s=0.2, loop_lag_max_s=0.3,
         samples=500,
     )  # fmt: skip
-    lines = seed_table(run).splitlines()
-    notes = [line for line in lines if line.startswith("note ")]
-    assert len(notes) == 1 and notes[0].startswith("note C=16: the load generator fell behind")
+    lines = depth_table(run).text().splitlines()
+    notes = [line for line in lines if line.startswith("C=")]
+    assert len(notes) == 1 and notes[0].startswith("C=16: the load generator fell behind")
 
 
 def test_healthy_clients_add_no_note() -> None:
@@ -92,7 +92,7 @@ def test_healthy_clients_add_no_note() -> None:
             cpu_s=2.0, wall_s=10.0, loop_lag_p50_s=0.0, loop_lag_p99_s=0.002,
             loop_lag_max_s=0.004, samples=900,
         )  # fmt: skip
-    assert "note " not in seed_table(run)
+    assert not [line for line in depth_table(run).text().splitlines() if line.startswith("C=")]
 
 
 def test_full_report_places_the_speedup_table_after_the_trade_off() -> None:
@@ -105,8 +105,8 @@ def test_point_with_truth_problems_gets_a_note_per_problem() -> None:
     """Every impossible figure of a point is named beside the table."""
     run = make_run(3, 1000)
     run.points[1].truth_problems = ["2/2 requests: e2e shorter than TTFT"]
-    notes = [line for line in seed_table(run).splitlines() if line.startswith("note ")]
-    assert notes == ["note C=1: figures that cannot be true: 2/2 requests: e2e shorter than TTFT"]
+    notes = [line for line in depth_table(run).text().splitlines() if line.startswith("C=")]
+    assert notes == ["C=1: figures that cannot be true: 2/2 requests: e2e shorter than TTFT"]
 
 
 def _warmup(**fields: object) -> Warmup:
@@ -128,7 +128,7 @@ def test_each_boots_warmup_is_a_line_under_the_depths_table() -> None:
     run = DepthRun(depth=3, profile="p", backend="sim", hardware="h", workload={})
     run.points = [make_point(1, 96.0)]
     run.warmups = [_warmup(), _warmup(boot=1, settled=False, stopped_by="rounds")]
-    text = seed_table(run)
+    text = depth_table(run).text()
     assert (
         "warm-up boot 1: 3 rounds in 12.4 s, settled within 5%; agg tok/s by round: "
         "C=1 80.0 / 97.0 / 96.0; C=4 270.0 / 340.0 / 345.5" in text

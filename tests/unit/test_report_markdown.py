@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_specperf.results import report
-from pytest_specperf.results.report import Plot, ReportContext, markdown_report
+from pytest_specperf.results.plot_style import Plot
+from pytest_specperf.results.report import ReportContext, markdown_report
 from pytest_specperf.results.schema import Verdict, VerdictOutcome, Warmup
 from pytest_specperf.results.tables import md_table
 from tests.unit.results_samples import sample_run, sample_verdict
@@ -206,11 +207,10 @@ def test_job_summary_names_plots_without_embedding_them() -> None:
     assert "![" not in text and "`throughput.png` (Throughput)" in text
 
 
-def test_a_section_appended_to_the_list_is_rendered(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Another part of the suite adds a section by appending a renderer to MARKDOWN_SECTIONS."""
-    sections = [*report.MARKDOWN_SECTIONS, lambda context: f"## Extra\n\n{len(context.runs)} runs"]
-    monkeypatch.setattr(report, "MARKDOWN_SECTIONS", sections)
-    text = markdown_report(ReportContext(runs=[sample_run(3)]))
+def test_a_section_added_to_the_sections_is_rendered() -> None:
+    """A report of other sections is the shipped ones plus a renderer, passed in."""
+    sections = (*report.MARKDOWN_SECTIONS, lambda context: f"## Extra\n\n{len(context.runs)} runs")
+    text = markdown_report(ReportContext(runs=[sample_run(3)]), sections)
     assert text.rstrip().endswith("## Extra\n\n1 runs")
 
 
@@ -234,5 +234,5 @@ def test_each_boots_warmup_is_noted_under_the_depths_markdown_table() -> None:
             max_rounds=3,
         )
     ]
-    text = report.depth_markdown(run)
+    text = report.depth_table(run).markdown()
     assert "- warm-up boot 1: 2 rounds in 8.0 s, settled within 5%" in text
