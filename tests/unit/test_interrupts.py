@@ -140,9 +140,21 @@ def test_a_signal_after_the_run_concluded_still_exits_as_interrupted(
     assert not baseline.exists()
 
 
-def test_a_second_signal_during_the_take_back_does_not_cut_it_short(tmp_path: Path) -> None:
-    """Two signals after the run concluded: every take-back still runs (the second one came
-    while the first's were running, and used to end the process before the rest)."""
+@pytest.mark.parametrize(
+    ("signum", "mid_take_back"),
+    [
+        # The second signal, sent mid take-back: it used to end the process before the rest.
+        (signal.SIGTERM, "os.kill(os.getpid(), signal.SIGTERM); time.sleep(0.2)"),
+        # One that came just before the take-back blocked the signals: its handler runs
+        # inside the take-back (results.json stayed unmarked in CI).
+        (signal.SIGINT, "interrupts.POLICY._on_signal(signal.SIGINT, None)"),
+    ],
+    ids=["sent-mid-take-back", "handled-mid-take-back"],
+)
+def test_a_second_signal_during_the_take_back_does_not_cut_it_short(
+    tmp_path: Path, signum: int, mid_take_back: str
+) -> None:
+    """Two signals after the run concluded: every take-back still runs."""
     marked = tmp_path / "marked"
     baseline = tmp_path / "steps-3.json"
     take_backs = textwrap.dedent(
@@ -150,36 +162,13 @@ def test_a_second_signal_during_the_take_back_does_not_cut_it_short(tmp_path: Pa
         interrupts.on_interrupt(lambda: pathlib.Path({str(marked)!r}).write_text("yes"))
 
         def take_back():
-            os.kill(os.getpid(), signal.SIGTERM)  # the second signal, mid take-back
-            time.sleep(0.2)
+            {mid_take_back}
             baseline.unlink()
 
         interrupts.on_interrupt(take_back)
         """
     )
-    exit_status = run_concluded(baseline, take_backs, signal.SIGTERM)
-    assert exit_status == interrupts.INTERRUPTED_EXIT_STATUS
-    assert not baseline.exists()
-    assert marked.read_text() == "yes"
-
-
-def test_a_signal_handled_during_the_take_back_does_not_cut_it_short(tmp_path: Path) -> None:
-    """A signal that arrived just before the take-back blocked the signals has its handler run
-    inside the take-back: every take-back still runs (results.json stayed unmarked in CI)."""
-    marked = tmp_path / "marked"
-    baseline = tmp_path / "steps-3.json"
-    take_backs = textwrap.dedent(
-        f"""
-        interrupts.on_interrupt(lambda: pathlib.Path({str(marked)!r}).write_text("yes"))
-
-        def take_back():
-            baseline.unlink()
-            interrupts.POLICY._on_signal(signal.SIGINT, None)  # the late handler, nested
-
-        interrupts.on_interrupt(take_back)
-        """
-    )
-    exit_status = run_concluded(baseline, take_backs, signal.SIGINT)
+    exit_status = run_concluded(baseline, take_backs, signum)
     assert exit_status == interrupts.INTERRUPTED_EXIT_STATUS
     assert not baseline.exists()
     assert marked.read_text() == "yes"
