@@ -1,6 +1,6 @@
 """Deployment profiles: what server to boot, as data.
 
-A profile is a TOML file (see ``pytest_specperf/profiles/``). Users add their own without
+A profile is a TOML file (see ``pytest_specperf/deployment_profiles/``). Users add their own without
 code: pass ``--specperf-profile=path/to/profile.toml`` or put files in a directory named by
 ``--specperf-profile-dir``. Every field is validated; errors name the file and the field.
 """
@@ -19,7 +19,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from pytest_specperf.errors import ProfileError
 
-BUILTIN_PROFILE_DIR = Path(__file__).parent / "profiles"
+BUILTIN_PROFILE_DIR = Path(__file__).parent / "deployment_profiles"
 DEFAULT_PROFILE = "qwen3.5-122b-a10b-fp8-tp4-mtp"
 SAME_AS_MODEL = "@model"
 # The SGLang release the contract tests check launch commands against; version-limited
