@@ -19,6 +19,7 @@ from pathlib import Path
 import msgspec
 from filelock import FileLock
 
+from pytest_specperf import interrupts
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.results.plot_style import Plot
 from pytest_specperf.results.report import ReportContext, markdown_report
@@ -107,8 +108,14 @@ class ResultsStore:
             return None
 
     def update(self, change: Callable[[RunResults], None]) -> RunResults:
+        """Apply ``change`` to the run's results and write them (and report.md) under the lock.
+
+        A signal meanwhile is raised once the write is done and the lock released: raised
+        inside the lock's acquisition it left the lock file held by a descriptor nobody would
+        close, and the run's last write, the one that marks it interrupted, timed out on it.
+        """
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        with self._lock:
+        with interrupts.deferred(), self._lock:
             results = self._read_or_move_aside()
             if results is not None and results.run_id != self.run_id:
                 # The first write of a run keeps the last run's file beside it.

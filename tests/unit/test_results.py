@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -9,6 +11,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from pytest_specperf import interrupts
 from pytest_specperf.results.schema import DepthRun, RunResults
 from pytest_specperf.results.store import (
     RESULTS_FILE,
@@ -17,6 +20,7 @@ from pytest_specperf.results.store import (
     append_step_summary,
     git_commit,
 )
+from tests.support.signals import own_policy
 
 
 def add_run(depth: int) -> Callable[[RunResults], None]:
@@ -53,6 +57,27 @@ def test_update_leaves_no_temporary_files(tmp_path: Path) -> None:
     """An atomic write leaves only results.json and the lock file."""
     ResultsStore(tmp_path, run_id="run-a").update(add_run(1))
     assert sorted(item.name for item in tmp_path.iterdir()) == [".results.lock", RESULTS_FILE]
+
+
+def test_a_signal_during_a_write_is_raised_once_written_and_the_lock_is_free(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C inside an update: the write lands whole, then the interrupt; the next write
+    (the run's mark of the interruption) takes the lock at once (it once timed out on it)."""
+
+    def change_then_signal(results: RunResults) -> None:
+        add_run(3)(results)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    store = ResultsStore(tmp_path / "out", run_id="run-a")
+    store._lock.timeout = 5
+    with own_policy(monkeypatch):
+        with pytest.raises(interrupts.Interrupted):
+            store.update(change_then_signal)
+        assert [run.depth for run in read(tmp_path / "out" / RESULTS_FILE).runs] == [3]
+        interrupts.ending()
+        store.update(lambda results: setattr(results, "interrupted", "interrupted (SIGTERM)"))
+    assert read(tmp_path / "out" / RESULTS_FILE).interrupted == "interrupted (SIGTERM)"
 
 
 def test_new_run_rotates_old_file_to_previous(tmp_path: Path) -> None:
