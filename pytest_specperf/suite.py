@@ -47,6 +47,7 @@ from pytest_specperf.results.schema import (
     SelfTest,
     ServerSummary,
     Speedup,
+    Warmup,
 )
 from pytest_specperf.results.speedup import control_run, depth_speedups, speedups
 from pytest_specperf.results.store import ResultsStore
@@ -93,6 +94,13 @@ def _settle_after(sample: PointMetrics) -> float:
     whose connections broke or were refused (a healthy server returns at once)."""
     broken = any(kind.startswith("connection") for kind in sample.errors)
     return CONNECTION_LOSS_SETTLE_S if broken else 0.0
+
+
+def _settle_after_warmup(warmup: Warmup) -> float:
+    """As ``_settle_after``, for a warm-up: one of its points that produced no token at all
+    is the sign (its record keeps no failure counts)."""
+    silent = any(figure == 0 for figures in warmup.agg_tok_s for figure in figures)
+    return CONNECTION_LOSS_SETTLE_S if silent else 0.0
 
 
 def describe_exit(code: int | None) -> str:
@@ -473,7 +481,7 @@ class DepthSession:
         )
         warmup.boot = self.boot
         self.store.update(lambda results: self._run_in(results).warmups.append(warmup))
-        if self.server is not None and not self.server.alive():
+        if self.server is not None and not self.server.alive(_settle_after_warmup(warmup)):
             message = (
                 f"server (steps={self.depth}) {describe_exit(self.server.exit_code())} "
                 f"while warming up (boot {self.boot + 1}) (log: {self.log_path})\n"

@@ -41,8 +41,9 @@ def settings(tmp_path: Path, **options: str) -> Settings:
 class WarmupRecorder:
     """Stands in for warm_up: records each call's concurrencies, and when it came."""
 
-    def __init__(self, recorder: Recorder) -> None:
+    def __init__(self, recorder: Recorder, figure: float = 1.0) -> None:
         self.recorder = recorder
+        self.figure = figure  # every round's agg tok/s (0: no token came back)
         self.calls: list[tuple[list[int], int]] = []  # (concurrencies, samples before it)
 
     async def __call__(
@@ -55,7 +56,7 @@ class WarmupRecorder:
             settled=True,
             stopped_by="settled",
             concurrency=list(levels),
-            agg_tok_s=[[1.0] * len(levels)] * 2,
+            agg_tok_s=[[self.figure] * len(levels)] * 2,
             tolerance=plan.tolerance,
             max_rounds=plan.max_rounds,
         )
@@ -237,7 +238,7 @@ def test_zero_warmup_rounds_turn_the_boot_warmup_off(
 class DeadServer:
     """A server process that died (as ServerProcess reports it)."""
 
-    def alive(self) -> bool:
+    def alive(self, settle_s: float = 0.0) -> bool:
         return False
 
     def exit_code(self) -> int:
@@ -245,6 +246,49 @@ class DeadServer:
 
     def log_tail(self) -> str:
         return "killed"
+
+
+class ExitingServer(DeadServer):
+    """Its connections died, its process not yet seen gone: dead once given time to exit."""
+
+    def alive(self, settle_s: float = 0.0) -> bool:
+        return settle_s == 0
+
+
+class RefusedRecorder(Recorder):
+    """measure_point whose requests were refused: the server died during the point."""
+
+    def __init__(self, depth: DepthSession) -> None:
+        super().__init__()
+        self.depth = depth
+
+    async def __call__(self, base_url: str, workload: Workload, concurrency: int, **_: Any) -> Any:
+        point = await super().__call__(base_url, workload, concurrency)
+        point.errors = {"connection refused": point.requests}
+        self.depth.server = ExitingServer()  # type: ignore[assignment]
+        return point
+
+
+def test_a_point_whose_connections_broke_gives_the_server_time_to_be_seen_dead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not reported one point late: the crash is named at the point it happened."""
+    depth = session(tmp_path)
+    fake = RefusedRecorder(depth)
+    monkeypatch.setattr("pytest_specperf.suite.measure_point", fake)
+    monkeypatch.setattr("pytest_specperf.suite.warm_up", WarmupRecorder(fake))
+    with pytest.raises(ServerDied, match=r"was killed by SIGKILL while measuring C=1"):
+        depth.measure(1)
+
+
+def test_a_warmup_that_got_no_token_gives_the_server_time_to_be_seen_dead(
+    tmp_path: Path, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("pytest_specperf.suite.warm_up", WarmupRecorder(recorder, figure=0.0))
+    depth = session(tmp_path)
+    depth.server = ExitingServer()  # type: ignore[assignment]
+    with pytest.raises(ServerDied, match=r"while warming up \(boot 1\)"):
+        depth.measure(1)
 
 
 def test_a_server_that_dies_during_the_warmup_fails_the_run_before_any_sample(
