@@ -345,6 +345,10 @@ class DepthSession:
         sample being measured. A server that dies raises ServerDied, recorded as the failure.
         """
         levels = [c for c in self.settings.concurrency if c not in self.complete]
+        if not levels:
+            # Swept already: every later test that asks for the sweep would otherwise restart
+            # the server once per calibration boot for nothing (on a GPU, 60-200 s a boot).
+            return
         for boot in range(self.boots):
             if boot > 0:
                 try:

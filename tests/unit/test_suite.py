@@ -153,6 +153,26 @@ def test_calibration_across_boots_reboots_between_rounds_and_tags_samples(
     assert [s.boot for s in point.samples] == [0, 0, 1, 1]
 
 
+def test_a_calibrated_depth_swept_already_is_not_booted_again(
+    tmp_path: Path, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tests after the sweep ask for it again: no further boot (the seed-class record on
+    the H200 took 1,188 s for an estimated 842: each of them restarted the server twice)."""
+    depth = session(tmp_path, repeats="2", calibrate="1", calibrate_boots="3")
+    reboots: list[int] = []
+
+    def reboot() -> None:
+        reboots.append(len(recorder.calls))
+        depth.boot += 1
+
+    monkeypatch.setattr(depth, "reboot", reboot)
+    depth.measure(1)
+    for _ in range(4):
+        depth.measure_all()
+    assert reboots == [4, 8]
+    assert len(recorder.calls) == 12
+
+
 def test_each_boot_of_a_depth_keeps_its_own_server_log(tmp_path: Path) -> None:
     depth = session(tmp_path, calibrate="1", calibrate_boots="3")
     names = []
