@@ -31,7 +31,7 @@ from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import PointMetrics, RunResults, Verdict
 from pytest_specperf.results.store import ResultsStore, git_commit
 from pytest_specperf.server.process import depth_of, fetch_server_info
-from pytest_specperf.suite import DepthSession, ServerDied, ServerGone
+from pytest_specperf.suite import DepthSession, PointObserver, ServerDied, ServerGone
 
 
 @dataclass(frozen=True)
@@ -42,15 +42,21 @@ class BenchOutcome:
 
 
 def run_bench(
-    settings: Settings, baseline: Path | None, *, say: Callable[[str], None] = print
+    settings: Settings,
+    baseline: Path | None,
+    *,
+    say: Callable[[str], None] = print,
+    observer: PointObserver | None = None,
 ) -> BenchOutcome:
-    """Measure the server at ``settings.url``, judge it against ``baseline`` if given."""
+    """Measure the server at ``settings.url``, judge it against ``baseline`` if given;
+    ``observer`` sees each sample being measured (the progress the front end shows)."""
     assert settings.url is not None, "bench measures a running server"
     depth = depth_of(fetch_server_info(settings.url, settings.api_key))
     depth = CONTROL_DEPTH if depth is None else depth
     settings = replace(settings, depths=(depth,))
     store = ResultsStore(settings.out_dir, report=True, tested_commit=git_commit(Path.cwd()))
     session = DepthSession(settings, depth, store)
+    session.observer = observer
     say(
         f"measuring {settings.url}: steps={depth}, C={','.join(map(str, settings.concurrency))}"
         f", {settings.repeats} sample(s) per point"

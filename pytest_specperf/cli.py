@@ -10,7 +10,10 @@ specperf history show|changes|plot|export|import  # the history store (docs/how-
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +25,7 @@ from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.gate import review
 from pytest_specperf.gate.baselines import migrate_file
 from pytest_specperf.history.commands import add_history_commands, run_history
+from pytest_specperf.measure.progress import LiveProgress, PointLines, StatusLine
 from pytest_specperf.options import (
     BENCH,
     LAUNCH_CMD,
@@ -235,7 +239,7 @@ def _bench(args: argparse.Namespace) -> int:
     """The suite's DepthSession attached to --url (pytest_specperf/bench.py)."""
     _values(args, BENCH)  # a bad value is reported under the flag the CLI shows
     settings = build_settings(lambda key: getattr(args, key, None), Path.cwd())
-    outcome = run_bench(settings, args.baseline)
+    outcome = run_bench(settings, args.baseline, observer=_bench_progress())
     print(report_text(outcome.results))
     for line in outcome.notes:
         print(line)
@@ -243,6 +247,19 @@ def _bench(args: argparse.Namespace) -> int:
     for line in outcome.problems:
         print(f"FAILED {line}", file=sys.stderr)
     return 1 if outcome.problems else 0
+
+
+def _bench_progress() -> LiveProgress | PointLines:
+    """A status line rewritten in place on a terminal; elsewhere a line per sample."""
+    if not sys.stderr.isatty() or os.environ.get("TERM") == "dumb":
+        return PointLines(print)
+
+    def write(text: str) -> None:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+    status = StatusLine(write, lambda: shutil.get_terminal_size().columns)
+    return LiveProgress(status, contextlib.nullcontext)
 
 
 def _profiles() -> int:

@@ -154,3 +154,26 @@ class LiveProgress:
         self._last_drawn = self._clock()
         with self._unhidden():
             self._status.show(progress.line(self._last_drawn))
+
+
+class PointLines:
+    """A suite observer for output that is not a terminal (a CI log, a pipe): one line per
+    measured sample once it is done, ``steps=3 C=4: 320/320 requests, 5,047 tok/s, 4 s``."""
+
+    def __init__(
+        self, say: Callable[[str], None], *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._say = say
+        self._clock = clock
+        self._current: PointProgress | None = None
+
+    def point_started(
+        self, depth: int, concurrency: int, total: int
+    ) -> Callable[[RequestRecord], None]:
+        self._current = PointProgress(depth, concurrency, total, clock=self._clock)
+        return self._current.request_done
+
+    def point_finished(self) -> None:
+        if self._current is not None:
+            self._say(self._current.line())
+            self._current = None

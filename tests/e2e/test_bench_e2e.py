@@ -37,10 +37,13 @@ def server(sim: SimFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_bench_writes_the_suites_artifacts_with_every_repeat(
-    server: SimServer, tmp_path: Path
+    server: SimServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """--repeats 2 --out DIR: results.json with 2 samples per point, report.md beside it."""
+    """--repeats 2 --out DIR: results.json with 2 samples per point, report.md beside it; not
+    on a terminal, each sample's progress is a line of its own as it is done."""
     assert bench(server.url, tmp_path / "out") == 0
+    progress = [line for line in capsys.readouterr().out.splitlines() if " requests, " in line]
+    assert [line.split(":")[0] for line in progress] == ["steps=2 C=1", "steps=2 C=2"] * 2
     run = results(tmp_path / "out")["runs"][0]
     assert run["depth"] == 2 and run["status"] == "complete"
     assert [(p["concurrency"], len(p["samples"])) for p in run["points"]] == [(1, 2), (2, 2)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from pytest_specperf.measure.progress import LiveProgress, PointProgress, StatusLine
+from pytest_specperf.measure.progress import LiveProgress, PointLines, PointProgress, StatusLine
 from pytest_specperf.results.schema import RequestRecord
 
 
@@ -99,3 +99,17 @@ def test_live_progress_redraws_at_most_every_interval_but_always_the_last_reques
     drawn = [text for text in term.written if "requests" in text]
     assert ["0/3 requests" in drawn[0], "3/3 requests" in drawn[1]] == [True, True]
     assert len(drawn) == 2 and term.written[-1] == "\x1b[K"
+
+
+def test_point_lines_say_one_line_per_sample_once_it_is_done() -> None:
+    """Where no status line can be drawn (a CI log), each sample reads as one line."""
+    clock = Clock(10.0)
+    said: list[str] = []
+    lines = PointLines(said.append, clock=clock)
+    done = lines.point_started(3, 4, 2)
+    done(ok(start=10.0, end=11.0, tokens=100))
+    assert said == []
+    done(ok(start=10.0, end=12.0, tokens=100))
+    clock.now = 12.0
+    lines.point_finished()
+    assert said == ["steps=3 C=4: 2/2 requests, 100 tok/s, 2 s"]
