@@ -137,10 +137,10 @@ def test_remeasure_adds_r_samples_to_the_point(tmp_path: Path, recorder: Recorde
     assert len(depth.run_snapshot().point(4).samples) == 4  # type: ignore[union-attr]
 
 
-def test_calibration_across_boots_reboots_between_rounds_and_tags_samples(
-    tmp_path: Path, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    depth = session(tmp_path, repeats="2", calibrate="1", calibrate_boots="2")
+def counted_reboots(
+    depth: DepthSession, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> list[int]:
+    """The depth's reboots, each as the number of samples measured before it."""
     reboots: list[int] = []
 
     def reboot() -> None:
@@ -148,6 +148,14 @@ def test_calibration_across_boots_reboots_between_rounds_and_tags_samples(
         depth.boot += 1
 
     monkeypatch.setattr(depth, "reboot", reboot)
+    return reboots
+
+
+def test_calibration_across_boots_reboots_between_rounds_and_tags_samples(
+    tmp_path: Path, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    depth = session(tmp_path, repeats="2", calibrate="1", calibrate_boots="2")
+    reboots = counted_reboots(depth, recorder, monkeypatch)
     point = depth.measure(1)
     assert reboots == [4]
     assert [s.boot for s in point.samples] == [0, 0, 1, 1]
@@ -159,13 +167,7 @@ def test_a_calibrated_depth_swept_already_is_not_booted_again(
     """The tests after the sweep ask for it again: no further boot (the seed-class record on
     the H200 took 1,188 s for an estimated 842: each of them restarted the server twice)."""
     depth = session(tmp_path, repeats="2", calibrate="1", calibrate_boots="3")
-    reboots: list[int] = []
-
-    def reboot() -> None:
-        reboots.append(len(recorder.calls))
-        depth.boot += 1
-
-    monkeypatch.setattr(depth, "reboot", reboot)
+    reboots = counted_reboots(depth, recorder, monkeypatch)
     depth.measure(1)
     for _ in range(4):
         depth.measure_all()
