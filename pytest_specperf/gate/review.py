@@ -27,6 +27,7 @@ from pytest_specperf.gate.baselines import (
 from pytest_specperf.gate.provenance import downgrade_message, downgrade_reasons
 from pytest_specperf.measure.repeats import split_by_boot
 from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
+from pytest_specperf.results.formats import count, number
 from pytest_specperf.results.schema import DepthRun, RunResults, Slo
 
 METRICS = (("agg_tok_s", "agg tok/s"), ("per_req_tok_s", "per-req tok/s"))
@@ -126,9 +127,7 @@ def figures_of_run(run: DepthRun, label: str) -> Figures:
 
 
 def _number(value: float | int | None, digits: int = 1) -> str:
-    if value is None:
-        return "-"
-    return f"{value:,.{digits}f}" if isinstance(value, float) else f"{value:,}"
+    return count(value) if isinstance(value, int) else number(value, digits)
 
 
 def _noise_text(point: BaselinePoint) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pytest_specperf.results.formats import number
 from pytest_specperf.results.schema import AbChange, AbComparison
 from pytest_specperf.results.tables import md_table
 
@@ -19,10 +20,6 @@ def _interval(change: AbChange) -> str:
     if change.low is None or change.high is None:
         return "-"
     return f"[{change.low * 100:+.1f}, {change.high * 100:+.1f}]"
-
-
-def _median(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.1f}"
 
 
 def ab_markdown(comparisons: Sequence[AbComparison]) -> str | None:
@@ -45,8 +42,8 @@ def ab_markdown(comparisons: Sequence[AbComparison]) -> str | None:
         rows = [
             [
                 "pooled" if change.concurrency is None else str(change.concurrency),
-                _median(change.base_median),
-                _median(change.head_median),
+                number(change.base_median),
+                number(change.head_median),
                 _percent(change.change),
                 _interval(change),
                 _percent(change.acceptance_change),
