@@ -45,6 +45,7 @@ from pytest_specperf.gate.ab import (
     Pair,
     estimate,
     outcome_of,
+    pairs_needed,
     pooled_change,
 )
 from pytest_specperf.gate.decision import GateSettings
@@ -130,17 +131,6 @@ def fixed_red(source: PairSource, pairs: int, alpha: float) -> bool:
     return statistics.fmean(values) / se < -float(stats.t.isf(alpha, pairs - 1))
 
 
-def fixed_pairs(sd: float, settings: AbSettings, limit: int = 400) -> int:
-    """The smallest n at which the one-sided paired t-test at alpha has power 1 - beta at a
-    regression of min_effect, for per-pair spread ``sd`` (noncentral t)."""
-    for n in range(2, limit):
-        critical = float(stats.t.isf(settings.alpha, n - 1))
-        power = float(stats.nct.sf(critical, n - 1, settings.margin * math.sqrt(n) / sd))
-        if power >= 1 - settings.beta:
-            return n
-    return limit
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=1000)
@@ -189,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 for i in range(200)
             ]
             sd = statistics.fmean(statistics.stdev(s.first(8)) ** 2 for s in null) ** 0.5
-            n_fixed = fixed_pairs(sd, settings)
+            n_fixed = pairs_needed(sd, settings)
             for effect in args.effects:
                 started = time.monotonic()
                 sources = [

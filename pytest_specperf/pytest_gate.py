@@ -20,7 +20,7 @@ from pytest_specperf.commands import Recording, record_command
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.gate import floors as gate
-from pytest_specperf.gate.ab import AbRun, PointSummary, change_percent
+from pytest_specperf.gate.ab import AbRun, PointSummary, change_percent, undecided_advice
 from pytest_specperf.gate.attribution import explain_verdicts
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.gate.decision import (
@@ -128,10 +128,9 @@ class SpecperfGate:
             pytest.fail(line, pytrace=False)
         if found.outcome in ("undecided", "continue"):
             pytest.fail(
-                f"{line}: the noise between boots is too large to tell a "
-                f"{self.ab.settings.min_effect:.0%} change from none in "
-                f"{self.ab.settings.max_pairs} pairs; raise --specperf-ab-max-pairs or "
-                "--specperf-repeats",
+                f"{line}: too noisy to tell a {self.ab.settings.min_effect:.0%} change from "
+                f"none in {self.ab.settings.max_pairs} pairs: "
+                f"{undecided_advice(self.ab.pairs, self.ab.settings)}",
                 pytrace=False,
             )
         if found.outcome == "improvement":

@@ -38,6 +38,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from scipy import stats
+
 from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
 from pytest_specperf.gate.sequential import Spending, t_multiplier
 from pytest_specperf.results.schema import AbChange, AbComparison, DepthRun, PointMetrics
@@ -342,6 +344,89 @@ def change_percent(value: Estimate) -> tuple[float, float | None, float | None]:
         percent(value.change),
         None if low is None else percent(low),
         None if high is None else percent(high),
+    )
+
+
+# Pairs beyond which advice stops counting: a profile that needs more is too noisy for A/B.
+PAIRS_NEEDED_LIMIT = 400
+
+
+def pairs_needed(sd: float, settings: AbSettings, limit: int = PAIRS_NEEDED_LIMIT) -> int:
+    """The pairs a fixed-size design needs at per-pair spread ``sd`` (log scale): the smallest
+    n at which a one-sided paired t-test at alpha has power 1 - beta at a regression of the
+    minimum effect (noncentral t). ``limit`` when even that many are not enough."""
+    for n in range(2, limit):
+        critical = float(stats.t.isf(settings.alpha, n - 1))
+        power = float(stats.nct.sf(critical, n - 1, settings.margin * math.sqrt(n) / sd))
+        if power >= 1 - settings.beta:
+            return n
+    return limit
+
+
+@dataclass(frozen=True)
+class NoiseSplit:
+    """Where the spread of the pairs' pooled changes comes from (log scale)."""
+
+    pair_sd: float
+    # The part the repeats inside each boot account for (None: fewer than 2 repeats a point).
+    within_sd: float | None
+    pairs_needed: int
+
+    @property
+    def between_boots(self) -> bool:
+        """Most of the spread is between boots: more repeats inside a boot will not help."""
+        return self.within_sd is None or self.within_sd**2 < self.pair_sd**2 / 2
+
+
+def _within_variance(pair: Pair) -> float | None:
+    """The variance the repeats put on one pair's pooled change: each point's change is a
+    difference of two means of R logs, the pooled change the mean over the P points."""
+    points = pair.concurrencies()
+    parts: list[float] = []
+    for c in points:
+        for side in (pair.base[c], pair.head[c]):
+            if len(side.tok_s) < 2:
+                return None
+            parts.append(statistics.variance(log_values(side.tok_s)) / len(side.tok_s))
+    return sum(parts) / len(points) ** 2 if points else None
+
+
+def noise_split(pairs: Sequence[Pair], settings: AbSettings) -> NoiseSplit | None:
+    """The pairs' spread, its within-boot part, and the pairs a verdict would need at that
+    spread (None: fewer than two pairs with a pooled change)."""
+    changes = [c.total for c in (pooled_change(p) for p in pairs) if c is not None]
+    if len(changes) < 2:
+        return None
+    pair_sd = statistics.stdev(changes)
+    within = [_within_variance(p) for p in pairs]
+    known = [w for w in within if w is not None]
+    within_sd = math.sqrt(statistics.fmean(known)) if known and len(known) == len(within) else None
+    return NoiseSplit(pair_sd, within_sd, pairs_needed(pair_sd, settings) if pair_sd > 0 else 2)
+
+
+def undecided_advice(pairs: Sequence[Pair], settings: AbSettings) -> str:
+    """What to change when the pairs ran out undecided: more pairs when the boots disagree,
+    more repeats when the boots agree and the samples inside them do not."""
+    split = noise_split(pairs, settings)
+    if split is None:
+        return "raise --specperf-ab-max-pairs"
+    effect = f"{settings.min_effect:.0%}"
+    spread = f"the pairs' changes spread by {math.expm1(split.pair_sd):.1%}"
+    if split.within_sd is not None:
+        spread += (
+            f" (the samples inside each boot alone would make {math.expm1(split.within_sd):.1%})"
+        )
+    if not split.between_boots:
+        return f"{spread}: raise --specperf-repeats (or --specperf-min-point-seconds)"
+    needed = (
+        f"about {split.pairs_needed} pairs"
+        if split.pairs_needed < PAIRS_NEEDED_LIMIT
+        else f"more than {PAIRS_NEEDED_LIMIT} pairs"
+    )
+    return (
+        f"{spread}: the noise is between boots, so more repeats will not help; at "
+        f"this spread a {effect} verdict needs {needed} (--specperf-ab-max-pairs), or ask "
+        "for a larger --specperf-min-effect"
     )
 
 

@@ -16,8 +16,11 @@ from pytest_specperf.gate.ab import (
     boot_point,
     estimate,
     look,
+    noise_split,
     outcome_of,
+    pairs_needed,
     pooled_change,
+    undecided_advice,
 )
 from pytest_specperf.results.schema import PointMetrics
 from tests.support.points import make_point
@@ -159,3 +162,36 @@ def test_a_measured_point_becomes_one_boots_side_with_every_repeat() -> None:
 def test_settings_out_of_range_are_refused(bad: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         AbSettings(**bad)  # type: ignore[arg-type]
+
+
+def test_undecided_from_boots_that_disagree_asks_for_pairs_not_repeats() -> None:
+    rng = random.Random(6)
+    settings = AbSettings(max_pairs=3)
+    pairs = [_pair(rng, change=-0.03, boot_cv=0.08, within_cv=0.01) for _ in range(3)]
+    advice = undecided_advice(pairs, settings)
+    assert "the noise is between boots, so more repeats will not help" in advice
+    split = noise_split(pairs, settings)
+    assert split is not None and split.between_boots
+    assert f"needs about {split.pairs_needed} pairs" in advice
+    assert split.pairs_needed > settings.max_pairs
+
+
+def test_undecided_from_noisy_samples_in_quiet_boots_asks_for_repeats() -> None:
+    rng = random.Random(7)
+    settings = AbSettings(max_pairs=6)
+    pairs = [_pair(rng, boot_cv=0.0001, within_cv=0.2) for _ in range(6)]
+    split = noise_split(pairs, settings)
+    assert split is not None and not split.between_boots
+    assert "raise --specperf-repeats" in undecided_advice(pairs, settings)
+
+
+def test_one_sample_a_point_leaves_the_within_boot_part_unknown() -> None:
+    one = Pair(base={1: BootPoint(1, [100.0])}, head={1: BootPoint(1, [90.0])})
+    other = Pair(base={1: BootPoint(1, [100.0])}, head={1: BootPoint(1, [120.0])})
+    split = noise_split([one, other], AbSettings())
+    assert split is not None and split.within_sd is None and split.between_boots
+
+
+def test_the_pairs_needed_grow_with_the_spread() -> None:
+    settings = AbSettings()
+    assert pairs_needed(0.02, settings) < pairs_needed(0.07, settings) < pairs_needed(0.2, settings)
