@@ -32,6 +32,7 @@ in error rate beyond what the spending function charges; benchmarks/ab_study.py 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Mapping, Sequence
@@ -423,11 +424,27 @@ def undecided_advice(pairs: Sequence[Pair], settings: AbSettings) -> str:
         if split.pairs_needed < PAIRS_NEEDED_LIMIT
         else f"more than {PAIRS_NEEDED_LIMIT} pairs"
     )
+    reachable = reachable_effect(split.pair_sd, settings)
+    larger = (
+        f"--specperf-min-effect={reachable:.2f} would be decided within {settings.max_pairs} pairs"
+        if reachable is not None
+        else f"no minimum effect under 50% would be decided within {settings.max_pairs} pairs"
+    )
     return (
         f"{spread}: the noise is between boots, so more repeats will not help; at "
-        f"this spread a {effect} verdict needs {needed} (--specperf-ab-max-pairs), or ask "
-        "for a larger --specperf-min-effect"
+        f"this spread a {effect} verdict needs {needed} (--specperf-ab-max-pairs), and "
+        f"{larger}"
     )
+
+
+def reachable_effect(sd: float, settings: AbSettings) -> float | None:
+    """The smallest minimum effect (in steps of 1%) that a fixed design of ``max_pairs`` pairs
+    could promise at per-pair spread ``sd``; None when not even 49% could be."""
+    for percent_points in range(math.ceil(settings.min_effect * 100), 50):
+        wider = dataclasses.replace(settings, min_effect=percent_points / 100)
+        if pairs_needed(sd, wider, limit=settings.max_pairs + 1) <= settings.max_pairs:
+            return wider.min_effect
+    return None
 
 
 @dataclass

@@ -20,6 +20,7 @@ from pytest_specperf.gate.ab import (
     outcome_of,
     pairs_needed,
     pooled_change,
+    reachable_effect,
     undecided_advice,
 )
 from pytest_specperf.results.schema import PointMetrics
@@ -195,3 +196,22 @@ def test_one_sample_a_point_leaves_the_within_boot_part_unknown() -> None:
 def test_the_pairs_needed_grow_with_the_spread() -> None:
     settings = AbSettings()
     assert pairs_needed(0.02, settings) < pairs_needed(0.07, settings) < pairs_needed(0.2, settings)
+
+
+def test_undecided_advice_names_a_minimum_effect_the_pairs_could_decide() -> None:
+    rng = random.Random(6)
+    settings = AbSettings(max_pairs=8)
+    pairs = [_pair(rng, boot_cv=0.08, within_cv=0.01) for _ in range(8)]
+    split = noise_split(pairs, settings)
+    assert split is not None
+    effect = reachable_effect(split.pair_sd, settings)
+    assert effect is not None and effect > settings.min_effect
+    wider = AbSettings(max_pairs=8, min_effect=effect)
+    assert pairs_needed(split.pair_sd, wider) <= 8
+    assert f"--specperf-min-effect={effect:.2f} would be decided within 8 pairs" in (
+        undecided_advice(pairs, settings)
+    )
+
+
+def test_no_reachable_minimum_effect_for_boots_far_apart() -> None:
+    assert reachable_effect(1.0, AbSettings(max_pairs=3)) is None
