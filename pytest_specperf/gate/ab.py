@@ -44,7 +44,7 @@ from scipy import stats
 from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
 from pytest_specperf.gate.sequential import Spending, t_multiplier
 from pytest_specperf.results.schema import AbChange, AbComparison, DepthRun, PointMetrics
-from pytest_specperf.results.stats import log_values
+from pytest_specperf.results.stats import log_sd, log_values
 
 AbOutcome = Literal["regression", "improvement", "equivalent", "continue", "undecided"]
 FIRST_LOOK = 2  # an interval over pairs needs two pairs at least
@@ -386,9 +386,10 @@ def _within_variance(pair: Pair) -> float | None:
     parts: list[float] = []
     for c in points:
         for side in (pair.base[c], pair.head[c]):
-            if len(side.tok_s) < 2:
+            sd = log_sd(side.tok_s)
+            if sd is None:
                 return None
-            parts.append(statistics.variance(log_values(side.tok_s)) / len(side.tok_s))
+            parts.append(sd**2 / len(side.tok_s))
     return sum(parts) / len(points) ** 2 if points else None
 
 
