@@ -31,6 +31,11 @@ from pytest_specperf.gate.decision import (
 )
 from pytest_specperf.measure import lossless
 from pytest_specperf.pytest_terminal import RECORDED_PROPERTY
+from pytest_specperf.results.acceptance import (
+    accept_length_upper_bound,
+    counted_samples,
+    position_rate_upper_bounds,
+)
 from pytest_specperf.results.formats import count, number
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
 from pytest_specperf.results.speculation_report import self_test_line
@@ -381,7 +386,13 @@ class SpecperfGate:
             )
         if baseline.accept_length is None:
             pytest.skip(f"baseline {path} records no accept length")
-        message = gate.accept_length_failure(run.accept_length, baseline, self.session.depth, path)
+        message = gate.accept_length_failure(
+            run.accept_length,
+            baseline,
+            self.session.depth,
+            path,
+            upper=self._sampling_bound(run, accept_length_upper_bound(run, self._confidence)),
+        )
         if message:
             pytest.fail(message, pytrace=False)
 
@@ -398,11 +409,25 @@ class SpecperfGate:
         path, baseline = self.baseline()
         if not baseline.position_accept_rate:
             pytest.skip(f"baseline {path} records no per-position acceptance")
+        uppers = [
+            self._sampling_bound(run, bound)
+            for bound in position_rate_upper_bounds(run, self._confidence)
+        ]
         failures = gate.position_accept_failures(
-            run.position_accept_rate, baseline, self.session.depth, path
+            run.position_accept_rate, baseline, self.session.depth, path, uppers
         )
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
+
+    @property
+    def _confidence(self) -> float:
+        """Acceptance floors: how sure a shortfall must be before it fails (the gate's alpha)."""
+        return 1 - self.settings.alpha
+
+    def _sampling_bound(self, run: DepthRun, value: float | None) -> gate.SamplingBound | None:
+        if value is None:
+            return None
+        return gate.SamplingBound(value, self._confidence, len(counted_samples(run)))
 
     def require_speedup(self) -> None:
         """Speedup floors of every (depth, control) pair that became judgeable with this depth."""

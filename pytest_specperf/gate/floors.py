@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from pytest_specperf.gate.baselines import THROUGHPUT_METRICS, Baseline, metric_samples
 from pytest_specperf.gate.decision import PointInput, Reference
@@ -26,6 +27,14 @@ from pytest_specperf.results.schema import (
 
 def floor(baseline_value: float, tolerance: float) -> float:
     return baseline_value * (1.0 - tolerance)
+
+
+class SamplingBound(NamedTuple):
+    """A one-sided upper confidence bound of a run-scoped figure from its samples' spread."""
+
+    value: float
+    confidence: float
+    samples: int
 
 
 def _below(
@@ -158,16 +167,27 @@ def kv_failures(server: ServerSummary, baseline: Baseline, depth: int, path: Pat
 
 
 def accept_length_failure(
-    measured: float | None, baseline: Baseline, depth: int, path: Path
+    measured: float | None,
+    baseline: Baseline,
+    depth: int,
+    path: Path,
+    upper: SamplingBound | None = None,
 ) -> str | None:
-    return _below(
-        "accept length",
-        measured,
-        baseline.accept_length,
-        baseline.tolerance.accept_length,
-        f"steps={depth} (run-scoped)",
-        path,
+    """Below the floor, unless the samples' own spread reaches it (``upper``: see
+    results/acceptance.py; None judges the figure alone, as with one sample)."""
+    if baseline.accept_length is None or measured is None:
+        return _below(
+            "accept length",
+            measured,
+            baseline.accept_length,
+            baseline.tolerance.accept_length,
+            f"steps={depth} (run-scoped)",
+            path,
+        )
+    miss = _short_of_floor(
+        measured, baseline.accept_length, baseline.tolerance.accept_length, _two_places, upper
     )
+    return None if miss is None else f"steps={depth} (run-scoped): accept length {miss} [{path}]"
 
 
 def speedup_failures(
@@ -194,15 +214,21 @@ def speedup_failures(
 
 
 def position_accept_failures(
-    rates: Sequence[float], baseline: Baseline, depth: int, path: Path
+    rates: Sequence[float],
+    baseline: Baseline,
+    depth: int,
+    path: Path,
+    uppers: Sequence[SamplingBound | None] = (),
 ) -> list[str]:
-    """Each draft position's acceptance rate against the baseline's (accept-length tolerance)."""
+    """Each draft position's acceptance rate against the baseline's (accept-length tolerance),
+    each below its floor only beyond the spread of its samples (``uppers``, by position)."""
     recorded = baseline.position_accept_rate or []
     tolerance = baseline.tolerance.accept_length
     failures: list[str] = []
     for position, reference in enumerate(recorded, start=1):
         measured = rates[position - 1] if position <= len(rates) else None
-        miss = _short_of_floor(measured, reference, tolerance, lambda v: f"{v:.3f}")
+        upper = uppers[position - 1] if position <= len(uppers) else None
+        miss = _short_of_floor(measured, reference, tolerance, _three_places, upper)
         if miss is not None:
             failures.append(
                 f"steps={depth} (run-scoped): acceptance of draft position {position} {miss} "
@@ -211,15 +237,39 @@ def position_accept_failures(
     return failures
 
 
+def _two_places(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def _three_places(value: float) -> str:
+    return f"{value:.3f}"
+
+
 def _short_of_floor(
-    measured: float | None, recorded: float, tolerance: float, show: Callable[[float], str]
+    measured: float | None,
+    recorded: float,
+    tolerance: float,
+    show: Callable[[float], str],
+    upper: SamplingBound | None = None,
 ) -> str | None:
-    """``<measured> < floor <f> (baseline <b> - <tolerance>)`` when below the floor, else None."""
+    """``<measured> < floor <f> (baseline <b> - <tolerance>)`` when below the floor, else None.
+
+    With ``upper``, a figure below the floor passes while its samples' upper bound reaches the
+    floor: the shortfall is within what the samples' own disagreement explains.
+    """
     limit = floor(recorded, tolerance)
     if measured is not None and measured >= limit:
         return None
+    if measured is not None and upper is not None and upper.value >= limit:
+        return None
     shown = "not measured" if measured is None else show(measured)
-    return f"{shown} < floor {show(limit)} (baseline {show(recorded)} - {tolerance:.0%})"
+    message = f"{shown} < floor {show(limit)} (baseline {show(recorded)} - {tolerance:.0%})"
+    if measured is not None and upper is not None:
+        message += (
+            f", beyond the spread of its {upper.samples} samples "
+            f"(upper {upper.confidence:.0%} bound {show(upper.value)})"
+        )
+    return message
 
 
 def version_drift(server: ServerSummary | None, baseline: Baseline) -> str | None:

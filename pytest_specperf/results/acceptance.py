@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from pytest_specperf.results.schema import DepthRun, PointMetrics
+from pytest_specperf.results.stats import ratio_upper_bound
+
 
 def merge_histograms(histograms: Iterable[Sequence[int] | None]) -> list[int]:
     """Element-wise sum; histograms of different lengths are zero-padded."""
@@ -52,3 +55,38 @@ def tokens_per_verify_step(histogram: Sequence[int]) -> float | None:
     if steps <= 0:
         return None
     return 1 + sum(correct * count for correct, count in enumerate(histogram)) / steps
+
+
+def counted_samples(run: DepthRun) -> list[PointMetrics]:
+    """Every sample of the depth that counted verify steps (a point without kept samples is one)."""
+    found: list[PointMetrics] = []
+    for point in run.points:
+        for sample in point.samples or [point]:
+            if sample.spec_verify_ct > 0:
+                found.append(sample)
+    return found
+
+
+def accept_length_upper_bound(run: DepthRun, confidence: float) -> float | None:
+    """Upper confidence bound of the run-scoped accept length, over the depth's samples.
+
+    The samples' agreement is the noise: with SGLang's simulated acceptance one draw serves a
+    whole batch, so a point of 16 requests holds far fewer independent draws than verify
+    steps, and a count-based (binomial) bound would be too narrow.
+    """
+    samples = counted_samples(run)
+    return ratio_upper_bound(
+        [float(s.tokens) for s in samples], [float(s.spec_verify_ct) for s in samples], confidence
+    )
+
+
+def position_rate_upper_bounds(run: DepthRun, confidence: float) -> list[float | None]:
+    """Per draft position, the upper confidence bound of its run-scoped acceptance rate."""
+    samples = [s for s in counted_samples(run) if s.accept_histogram]
+    positions = len(run.position_accept_rate)
+    bounds: list[float | None] = []
+    for position in range(1, positions + 1):
+        accepted = [float(sum(s.accept_histogram[position:])) for s in samples]
+        steps = [float(sum(s.accept_histogram)) for s in samples]
+        bounds.append(ratio_upper_bound(accepted, steps, confidence))
+    return bounds

@@ -65,6 +65,27 @@ def log_sd(samples: Sequence[float]) -> float | None:
     return math.sqrt(variance(log_values(samples)))
 
 
+def ratio_upper_bound(
+    numerators: Sequence[float], denominators: Sequence[float], confidence: float
+) -> float | None:
+    """One-sided upper confidence bound of sum(numerators) / sum(denominators).
+
+    The samples are taken as replicates of one ratio (accepted drafts per verify step, say):
+    the ratio estimator's linearised standard error over them, with a t quantile of n - 1
+    degrees of freedom. None under 2 samples or without a positive denominator.
+    """
+    count = len(numerators)
+    total = math.fsum(denominators)
+    if count < 2 or total <= 0:
+        return None
+    ratio = math.fsum(numerators) / total
+    residuals = math.fsum(
+        (value - ratio * base) ** 2 for value, base in zip(numerators, denominators, strict=True)
+    )
+    standard_error = math.sqrt(residuals / (count * (count - 1))) / (total / count)
+    return ratio + t_quantile(confidence, count - 1) * standard_error
+
+
 def summarize(
     samples: Sequence[float], level: float = INTERVAL_LEVEL
 ) -> tuple[float, Interval | None]:

@@ -11,10 +11,59 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_specperf.results.acceptance import (
+    accept_length_upper_bound,
     merge_histograms,
     position_accept_rates,
+    position_rate_upper_bounds,
     tokens_per_verify_step,
 )
+from pytest_specperf.results.schema import DepthRun, PointMetrics
+
+# The seed-class profile's fresh boot on the H200 (2026-12-03, SGLANG_SIMULATE_ACC_LEN=3.19):
+# each sample's histogram (correct drafts 0..3) at C = 1, 4, 16, three samples a point.
+H200_SAMPLES = {
+    1: [[0, 0, 274, 51], [0, 0, 268, 55], [0, 0, 252, 67]],
+    4: [[0, 0, 736, 216], [0, 0, 780, 184], [0, 0, 804, 168]],
+    16: [[0, 0, 2128, 448], [0, 0, 2224, 384], [0, 0, 2112, 464]],
+}
+
+
+def sample(concurrency: int, histogram: list[int]) -> PointMetrics:
+    steps = sum(histogram)
+    tokens = steps + sum(correct * count for correct, count in enumerate(histogram))
+    return PointMetrics(
+        concurrency=concurrency,
+        requests=concurrency,
+        ok=concurrency,
+        failed=0,
+        tokens=tokens,
+        wall_s=1.0,
+        agg_tok_s=float(tokens),
+        per_req_tok_s=None,
+        spec_verify_ct=steps,
+        accept_histogram=histogram,
+    )
+
+
+def run_of(samples: dict[int, list[list[int]]]) -> DepthRun:
+    points = []
+    for concurrency, histograms in samples.items():
+        kept = [sample(concurrency, histogram) for histogram in histograms]
+        merged = merge_histograms(histograms)
+        point = sample(concurrency, merged)
+        point.samples = kept
+        points.append(point)
+    merged = merge_histograms(h for histograms in samples.values() for h in histograms)
+    return DepthRun(
+        depth=3,
+        profile="p",
+        backend="sglang",
+        hardware="h",
+        workload={},
+        points=points,
+        accept_histogram=merged,
+        position_accept_rate=position_accept_rates(merged),
+    )
 
 
 def test_merge_pads_shorter_histograms_with_zeros() -> None:
@@ -65,3 +114,30 @@ def test_real_sglang_final_chunk_histogram_matches_its_counts(sim_data: Path) ->
     assert accepted == final["spec_num_correct_drafts"]
     rates = position_accept_rates(histogram, positions=3)
     assert sum(rates) * final["spec_verify_ct"] == pytest.approx(accepted)
+
+
+def test_upper_bounds_sit_above_the_run_scoped_figures_by_the_samples_spread() -> None:
+    """Over the H200 samples: each bound is above its figure, and wider for the position that
+    varies (position 3) than for the ones every step accepted (positions 1 and 2: no spread)."""
+    run = run_of(H200_SAMPLES)
+    rates = run.position_accept_rate
+    bounds = position_rate_upper_bounds(run, 0.99)
+    assert bounds[0] == pytest.approx(rates[0]) and bounds[1] == pytest.approx(rates[1])
+    assert bounds[2] is not None and 0.015 < bounds[2] - rates[2] < 0.05
+    length = accept_length_upper_bound(run, 0.99)
+    assert run.accept_length is not None and length is not None
+    assert 0 < length - run.accept_length < 0.05
+
+
+def test_a_higher_confidence_gives_a_higher_bound() -> None:
+    """The bound grows with the confidence asked for."""
+    run = run_of(H200_SAMPLES)
+    low, high = position_rate_upper_bounds(run, 0.9)[2], position_rate_upper_bounds(run, 0.999)[2]
+    assert low is not None and high is not None and low < high
+
+
+def test_one_sample_gives_no_bound() -> None:
+    """With a single sample there is no spread to measure, so no bound (the figure alone)."""
+    run = run_of({1: [[0, 0, 274, 51]]})
+    assert position_rate_upper_bounds(run, 0.99) == [None, None, None]
+    assert accept_length_upper_bound(run, 0.99) is None

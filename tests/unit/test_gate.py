@@ -15,6 +15,7 @@ from pytest_specperf.gate.baselines import (
 )
 from pytest_specperf.gate.decision import GateSettings, judge_depth
 from pytest_specperf.gate.floors import (
+    SamplingBound,
     accept_length_failure,
     failure_lines,
     floor,
@@ -174,6 +175,20 @@ def test_accept_length_at_floor_passes() -> None:
     assert accept_length_failure(floor(3.0, 0.05), make_baseline(), 3, PATH) is None
 
 
+def test_accept_length_below_floor_within_its_samples_spread_passes() -> None:
+    """A shortfall that the samples' own upper bound still covers is not a regression."""
+    upper = SamplingBound(value=2.9, confidence=0.99, samples=9)
+    assert accept_length_failure(2.8, make_baseline(), 3, PATH, upper=upper) is None
+
+
+def test_accept_length_below_floor_beyond_its_samples_spread_fails_saying_so() -> None:
+    """When even the samples' upper bound is under the floor, the message gives that bound."""
+    upper = SamplingBound(value=2.82, confidence=0.99, samples=9)
+    message = accept_length_failure(2.8, make_baseline(), 3, PATH, upper=upper)
+    assert message is not None
+    assert "beyond the spread of its 9 samples (upper 99% bound 2.82)" in message
+
+
 def test_accept_length_without_baseline_figure_passes() -> None:
     """A baseline without an accept length does not gate it."""
     assert accept_length_failure(1.0, make_baseline(accept_length=None), 3, PATH) is None
@@ -268,3 +283,14 @@ def test_position_acceptance_below_floor_fails_per_position() -> None:
     assert len(failures) == 2
     assert "draft position 2 0.700 < floor 0.760" in failures[0]
     assert "draft position 3 not measured" in failures[1]
+
+
+def test_position_acceptance_is_judged_against_each_positions_own_bound() -> None:
+    """A position whose samples' upper bound reaches its floor passes; one whose bound does
+    not fails (the seed-class H200 case: 0.175 against a 0.177 floor, bound 0.199)."""
+    baseline = make_baseline(position_accept_rate=[1.0, 0.186])
+    uppers = [None, SamplingBound(value=0.199, confidence=0.99, samples=9)]
+    assert position_accept_failures([1.0, 0.175], baseline, 3, PATH, uppers) == []
+    uppers = [None, SamplingBound(value=0.135, confidence=0.99, samples=9)]
+    failures = position_accept_failures([1.0, 0.117], baseline, 3, PATH, uppers)
+    assert len(failures) == 1 and "draft position 2 0.117 < floor 0.177" in failures[0]
