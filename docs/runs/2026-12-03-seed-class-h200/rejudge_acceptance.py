@@ -29,7 +29,8 @@ from pytest_specperf.results.schema import RunResults
 HERE = Path(__file__).parent
 BASELINE = (
     HERE.parent
-    / "2026-12-02-seed-class-gate-h200/seed/baselines/qwen3-next-real-width-fp8-mtp/1x-h200/steps-3.json"
+    / "2026-12-02-seed-class-gate-h200/seed/baselines"
+    / "qwen3-next-real-width-fp8-mtp/1x-h200/steps-3.json"
 )
 CONFIDENCE = 0.99
 
