@@ -15,6 +15,7 @@ from pytest_specperf.gate.baselines import THROUGHPUT_METRICS, Baseline, metric_
 from pytest_specperf.gate.decision import PointInput, Reference
 from pytest_specperf.gate.recommend import slo_capacity
 from pytest_specperf.results.client_health import fell_behind
+from pytest_specperf.results.formats import number
 from pytest_specperf.results.schema import (
     DepthRun,
     PointMetrics,
@@ -185,7 +186,11 @@ def accept_length_failure(
             path,
         )
     miss = _short_of_floor(
-        measured, baseline.accept_length, baseline.tolerance.accept_length, _two_places, upper
+        measured,
+        baseline.accept_length,
+        baseline.tolerance.accept_length,
+        lambda v: number(v, 2),
+        upper,
     )
     return None if miss is None else f"steps={depth} (run-scoped): accept length {miss} [{path}]"
 
@@ -228,21 +233,13 @@ def position_accept_failures(
     for position, reference in enumerate(recorded, start=1):
         measured = rates[position - 1] if position <= len(rates) else None
         upper = uppers[position - 1] if position <= len(uppers) else None
-        miss = _short_of_floor(measured, reference, tolerance, _three_places, upper)
+        miss = _short_of_floor(measured, reference, tolerance, lambda v: number(v, 3), upper)
         if miss is not None:
             failures.append(
                 f"steps={depth} (run-scoped): acceptance of draft position {position} {miss} "
                 f"[{path}]"
             )
     return failures
-
-
-def _two_places(value: float) -> str:
-    return f"{value:.2f}"
-
-
-def _three_places(value: float) -> str:
-    return f"{value:.3f}"
 
 
 def _short_of_floor(

@@ -83,10 +83,10 @@ def accept_length_upper_bound(run: DepthRun, confidence: float) -> float | None:
 def position_rate_upper_bounds(run: DepthRun, confidence: float) -> list[float | None]:
     """Per draft position, the upper confidence bound of its run-scoped acceptance rate."""
     samples = [s for s in counted_samples(run) if s.accept_histogram]
-    positions = len(run.position_accept_rate)
-    bounds: list[float | None] = []
-    for position in range(1, positions + 1):
-        accepted = [float(sum(s.accept_histogram[position:])) for s in samples]
-        steps = [float(sum(s.accept_histogram)) for s in samples]
-        bounds.append(ratio_upper_bound(accepted, steps, confidence))
-    return bounds
+    steps = [float(sum(s.accept_histogram)) for s in samples]
+    return [
+        ratio_upper_bound(
+            [float(sum(s.accept_histogram[position:])) for s in samples], steps, confidence
+        )
+        for position in range(1, len(run.position_accept_rate) + 1)
+    ]

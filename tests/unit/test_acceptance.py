@@ -18,6 +18,7 @@ from pytest_specperf.results.acceptance import (
     tokens_per_verify_step,
 )
 from pytest_specperf.results.schema import DepthRun, PointMetrics
+from tests.support.points import make_point, make_run
 
 # The seed-class profile's fresh boot on the H200 (2026-12-03, SGLANG_SIMULATE_ACC_LEN=3.19):
 # each sample's histogram (correct drafts 0..3) at C = 1, 4, 16, three samples a point.
@@ -31,38 +32,26 @@ H200_SAMPLES = {
 def sample(concurrency: int, histogram: list[int]) -> PointMetrics:
     steps = sum(histogram)
     tokens = steps + sum(correct * count for correct, count in enumerate(histogram))
-    return PointMetrics(
-        concurrency=concurrency,
+    return make_point(
+        concurrency,
+        float(tokens),
         requests=concurrency,
-        ok=concurrency,
-        failed=0,
         tokens=tokens,
-        wall_s=1.0,
-        agg_tok_s=float(tokens),
-        per_req_tok_s=None,
         spec_verify_ct=steps,
         accept_histogram=histogram,
     )
 
 
 def run_of(samples: dict[int, list[list[int]]]) -> DepthRun:
-    points = []
-    for concurrency, histograms in samples.items():
-        kept = [sample(concurrency, histogram) for histogram in histograms]
-        merged = merge_histograms(histograms)
-        point = sample(concurrency, merged)
-        point.samples = kept
-        points.append(point)
+    points = [
+        sample(concurrency, merge_histograms(histograms))
+        for concurrency, histograms in samples.items()
+    ]
+    for point, histograms in zip(points, samples.values(), strict=True):
+        point.samples = [sample(point.concurrency, histogram) for histogram in histograms]
     merged = merge_histograms(h for histograms in samples.values() for h in histograms)
-    return DepthRun(
-        depth=3,
-        profile="p",
-        backend="sglang",
-        hardware="h",
-        workload={},
-        points=points,
-        accept_histogram=merged,
-        position_accept_rate=position_accept_rates(merged),
+    return make_run(
+        3, points, accept_histogram=merged, position_accept_rate=position_accept_rates(merged)
     )
 
 
