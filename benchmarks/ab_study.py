@@ -157,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"{gate.alpha:.0%}; {args.trials} trials per cell"
     )
     print(
-        "| boot-to-boot | max pairs | true change | A/B red | A/B equivalent | A/B undecided "
+        "| boot-to-boot | max pairs | true change | A/B red | A/B no regression | A/B undecided "
         "| A/B mean pairs | fixed pairs | fixed red | mean / fixed | frozen baseline red "
         "| frozen boots |"
     )
@@ -194,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 ]
                 runs = [sequential(s, settings) for s in sources]
                 red = sum(r.outcome == "regression" for r in runs) / len(runs)
-                same = sum(r.outcome == "equivalent" for r in runs) / len(runs)
+                same = sum(r.outcome == "no-regression" for r in runs) / len(runs)
                 undecided = sum(r.outcome == "undecided" for r in runs) / len(runs)
                 mean_pairs = statistics.fmean(r.pairs for r in runs)
                 fixed = sum(fixed_red(s, n_fixed, settings.alpha) for s in sources) / len(sources)

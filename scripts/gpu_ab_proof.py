@@ -6,7 +6,7 @@ One phase is one A/B comparison of the NGRAM smoke profile at depth 3, base and 
 one after the other (SGLang sizes its KV pool from the memory free at boot, so the suite
 refuses to boot them together there), with as many pairs as BUDGET_S allows:
 
-  aa      base and head identical (expected: equivalent, green)
+  aa      base and head identical (expected: no regression, green)
   slow5   head with /slow_down SLOW5 s per forward pass after boot (about 5% on the H200)
   slow10  head with /slow_down SLOW10 s (about 10%)
   flag    head with a real flag change: FLAG (default --speculative-num-draft-tokens=8)

@@ -396,7 +396,7 @@ class AbComparison(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A/B mode: one depth's comparison of base and head, booted in pairs (ab_suite.py)."""
 
     depth: int
-    # regression, improvement, equivalent, undecided, or failed (a boot failed: see message)
+    # regression, improvement, no-regression, undecided, or failed (a boot failed: see message)
     outcome: str
     pairs: int
     # The sides in boot order ("base", "head", "head", "base", ...).

@@ -48,7 +48,7 @@ def test_a_slower_head_is_red_named_step_time_and_no_baseline_is_touched(
 def test_an_unchanged_head_is_green_without_any_baseline(
     pytester: pytest.Pytester, suite_dir: Path
 ) -> None:
-    """Base and head the same: equivalent, and the run is green although no baseline exists
+    """Base and head the same: no regression, and the run is green although no baseline exists
     (A/B mode judges against the base side, not a file)."""
     result = pytester.runpytest_subprocess(
         "perf_tests",
@@ -58,4 +58,4 @@ def test_an_unchanged_head_is_green_without_any_baseline(
         "--specperf-server-arg=--sim-seed=1",
     )
     assert result.ret == 0, result.stdout.str()[-3000:]
-    result.stdout.fnmatch_lines(["*steps=3 A/B: equivalent within 5% after * pair(s)*"])
+    result.stdout.fnmatch_lines(["*steps=3 A/B: no regression of 5% or more after * pair(s)*"])

@@ -67,9 +67,9 @@ def _first_decision(rng: random.Random, settings: AbSettings, **kwargs: float) -
     raise AssertionError("the last look must decide")
 
 
-def test_no_change_comes_out_equivalent() -> None:
+def test_no_change_comes_out_no_regression() -> None:
     outcome, _ = _first_decision(random.Random(1), AbSettings())
-    assert outcome == "equivalent"
+    assert outcome == "no-regression"
 
 
 def _four_pairs(seed: int, **change: Any) -> AbLook:
@@ -121,13 +121,31 @@ def test_a_clear_change_under_half_the_minimum_effect_fails_no_build() -> None:
     values = [-0.005 + 0.001 * (i % 3 - 1) for i in range(10)]
     pooled = estimate(values, settings)
     assert pooled.wide is not None and pooled.wide[1] < 0
-    assert outcome_of(pooled, settings) == "equivalent"
+    assert outcome_of(pooled, settings) == "no-regression"
 
 
-def test_a_small_change_within_a_narrow_interval_is_equivalent() -> None:
+def test_a_small_change_within_a_narrow_interval_is_no_regression() -> None:
     settings = AbSettings()
     values = [0.004 * (i % 3 - 1) for i in range(10)]
-    assert outcome_of(estimate(values, settings), settings) == "equivalent"
+    assert outcome_of(estimate(values, settings), settings) == "no-regression"
+
+
+def test_a_possible_large_improvement_does_not_hold_back_no_regression() -> None:
+    """Only the slow side is bounded: the upper bound may lie past +min effect."""
+    settings = AbSettings()
+    values = [0.03 + 0.03 * (i % 3 - 1) for i in range(6)]
+    pooled = estimate(values, settings)
+    assert pooled.narrow is not None and pooled.narrow[1] > math.log(1 + settings.min_effect)
+    assert pooled.narrow[0] > -settings.margin
+    assert outcome_of(pooled, settings) == "no-regression"
+
+
+def test_a_slowdown_of_the_minimum_effect_not_ruled_out_goes_on() -> None:
+    settings = AbSettings()
+    values = [-0.01 + 0.05 * (i % 3 - 1) for i in range(6)]
+    pooled = estimate(values, settings)
+    assert pooled.narrow is not None and pooled.narrow[0] < -settings.margin
+    assert outcome_of(pooled, settings) == "continue"
 
 
 def test_the_interval_is_over_pairs_so_boot_noise_widens_it() -> None:

@@ -92,9 +92,9 @@ def test_a_clear_regression_stops_at_the_first_look_and_counts_its_cost(tmp_path
     assert found.boots == ["base", "head", "head", "base", "base", "head"]
 
 
-def test_no_change_is_equivalent(tmp_path: Path) -> None:
+def test_no_change_is_no_regression(tmp_path: Path) -> None:
     found = run_ab(settings(tmp_path, base_server_arg=["--sim-seed=1"]), 3, measure=FakeBoots(0.0))
-    assert found.last is not None and found.last.outcome == "equivalent"
+    assert found.last is not None and found.last.outcome == "no-regression"
 
 
 def test_a_failed_boot_ends_the_comparison_with_the_reason(tmp_path: Path) -> None:
