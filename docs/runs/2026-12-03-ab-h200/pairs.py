@@ -1,6 +1,8 @@
-"""Per-pair changes of the A/B runs in this folder, from each boot's results.json.
+"""Per-pair changes of the A/B runs in this folder (or in the run folder given), from each
+boot's results.json.
 
     python docs/runs/2026-12-03-ab-h200/pairs.py
+    python docs/runs/2026-12-03-ab-h200/pairs.py docs/runs/2026-12-03-ab-h200-evening
 
 For every pair: each side's boot level (mean log agg tok/s over C = 1, 4, 16, as a change
 from the phase's first base boot), the spread of the repeats inside each boot, and the pair's
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import sys
 from pathlib import Path
 
 import msgspec
@@ -19,7 +22,7 @@ import msgspec
 from pytest_specperf.gate.ab import AbSettings, Pair, boot_point, pooled_change, undecided_advice
 from pytest_specperf.results.schema import RunResults
 
-HERE = Path(__file__).parent
+HERE = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent
 
 
 def sides(path: Path) -> dict[int, object] | None:
