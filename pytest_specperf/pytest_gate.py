@@ -33,7 +33,6 @@ from pytest_specperf.measure import lossless
 from pytest_specperf.pytest_terminal import RECORDED_PROPERTY
 from pytest_specperf.results.acceptance import (
     accept_length_upper_bound,
-    counted_samples,
     position_rate_upper_bounds,
 )
 from pytest_specperf.results.formats import count, number
@@ -391,7 +390,7 @@ class SpecperfGate:
             baseline,
             self.session.depth,
             path,
-            upper=self._sampling_bound(run, accept_length_upper_bound(run, self._confidence)),
+            upper=accept_length_upper_bound(run, self._confidence),
         )
         if message:
             pytest.fail(message, pytrace=False)
@@ -409,12 +408,12 @@ class SpecperfGate:
         path, baseline = self.baseline()
         if not baseline.position_accept_rate:
             pytest.skip(f"baseline {path} records no per-position acceptance")
-        uppers = [
-            self._sampling_bound(run, bound)
-            for bound in position_rate_upper_bounds(run, self._confidence)
-        ]
         failures = gate.position_accept_failures(
-            run.position_accept_rate, baseline, self.session.depth, path, uppers
+            run.position_accept_rate,
+            baseline,
+            self.session.depth,
+            path,
+            position_rate_upper_bounds(run, self._confidence),
         )
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
@@ -423,11 +422,6 @@ class SpecperfGate:
     def _confidence(self) -> float:
         """Acceptance floors: how sure a shortfall must be before it fails (the gate's alpha)."""
         return 1 - self.settings.alpha
-
-    def _sampling_bound(self, run: DepthRun, value: float | None) -> gate.SamplingBound | None:
-        if value is None:
-            return None
-        return gate.SamplingBound(value, self._confidence, len(counted_samples(run)))
 
     def require_speedup(self) -> None:
         """Speedup floors of every (depth, control) pair that became judgeable with this depth."""

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from pytest_specperf.gate.baselines import THROUGHPUT_METRICS, Baseline, metric_samples
 from pytest_specperf.gate.decision import PointInput, Reference
 from pytest_specperf.gate.recommend import slo_capacity
+from pytest_specperf.results.acceptance import SamplingBound
 from pytest_specperf.results.client_health import fell_behind
 from pytest_specperf.results.formats import number
 from pytest_specperf.results.schema import (
@@ -28,14 +28,6 @@ from pytest_specperf.results.schema import (
 
 def floor(baseline_value: float, tolerance: float) -> float:
     return baseline_value * (1.0 - tolerance)
-
-
-class SamplingBound(NamedTuple):
-    """A one-sided upper confidence bound of a run-scoped figure from its samples' spread."""
-
-    value: float
-    confidence: float
-    samples: int
 
 
 def _below(
@@ -176,15 +168,8 @@ def accept_length_failure(
 ) -> str | None:
     """Below the floor, unless the samples' own spread reaches it (``upper``: see
     results/acceptance.py; None judges the figure alone, as with one sample)."""
-    if baseline.accept_length is None or measured is None:
-        return _below(
-            "accept length",
-            measured,
-            baseline.accept_length,
-            baseline.tolerance.accept_length,
-            f"steps={depth} (run-scoped)",
-            path,
-        )
+    if baseline.accept_length is None:
+        return None
     miss = _short_of_floor(
         measured,
         baseline.accept_length,

@@ -14,6 +14,7 @@ drafts. The rates fall with k, and 1 + their sum is the mean tokens per verify s
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from pytest_specperf.results.schema import DepthRun, PointMetrics
 from pytest_specperf.results.stats import ratio_upper_bound
@@ -57,7 +58,22 @@ def tokens_per_verify_step(histogram: Sequence[int]) -> float | None:
     return 1 + sum(correct * count for correct, count in enumerate(histogram)) / steps
 
 
-def counted_samples(run: DepthRun) -> list[PointMetrics]:
+class SamplingBound(NamedTuple):
+    """A one-sided upper confidence bound of a run-scoped figure, from its samples' spread."""
+
+    value: float
+    confidence: float
+    samples: int
+
+
+def _ratio_bound(
+    numerators: Sequence[float], denominators: Sequence[float], confidence: float
+) -> SamplingBound | None:
+    value = ratio_upper_bound(numerators, denominators, confidence)
+    return None if value is None else SamplingBound(value, confidence, len(numerators))
+
+
+def _counted_samples(run: DepthRun) -> list[PointMetrics]:
     """Every sample of the depth that counted verify steps (a point without kept samples is one)."""
     found: list[PointMetrics] = []
     for point in run.points:
@@ -67,25 +83,25 @@ def counted_samples(run: DepthRun) -> list[PointMetrics]:
     return found
 
 
-def accept_length_upper_bound(run: DepthRun, confidence: float) -> float | None:
+def accept_length_upper_bound(run: DepthRun, confidence: float) -> SamplingBound | None:
     """Upper confidence bound of the run-scoped accept length, over the depth's samples.
 
     The samples' agreement is the noise: with SGLang's simulated acceptance one draw serves a
     whole batch, so a point of 16 requests holds far fewer independent draws than verify
     steps, and a count-based (binomial) bound would be too narrow.
     """
-    samples = counted_samples(run)
-    return ratio_upper_bound(
+    samples = _counted_samples(run)
+    return _ratio_bound(
         [float(s.tokens) for s in samples], [float(s.spec_verify_ct) for s in samples], confidence
     )
 
 
-def position_rate_upper_bounds(run: DepthRun, confidence: float) -> list[float | None]:
+def position_rate_upper_bounds(run: DepthRun, confidence: float) -> list[SamplingBound | None]:
     """Per draft position, the upper confidence bound of its run-scoped acceptance rate."""
-    samples = [s for s in counted_samples(run) if s.accept_histogram]
+    samples = [s for s in _counted_samples(run) if s.accept_histogram]
     steps = [float(sum(s.accept_histogram)) for s in samples]
     return [
-        ratio_upper_bound(
+        _ratio_bound(
             [float(sum(s.accept_histogram[position:])) for s in samples], steps, confidence
         )
         for position in range(1, len(run.position_accept_rate) + 1)

@@ -110,10 +110,11 @@ def test_upper_bounds_sit_above_the_run_scoped_figures_by_the_samples_spread() -
     varies (position 3) than for the ones every step accepted (positions 1 and 2: no spread)."""
     run = run_of(H200_SAMPLES)
     rates = run.position_accept_rate
-    bounds = position_rate_upper_bounds(run, 0.99)
+    bounds = [b.value if b else None for b in position_rate_upper_bounds(run, 0.99)]
     assert bounds[0] == pytest.approx(rates[0]) and bounds[1] == pytest.approx(rates[1])
     assert bounds[2] is not None and 0.015 < bounds[2] - rates[2] < 0.05
-    length = accept_length_upper_bound(run, 0.99)
+    bound = accept_length_upper_bound(run, 0.99)
+    length = bound.value if bound else None
     assert run.accept_length is not None and length is not None
     assert 0 < length - run.accept_length < 0.05
 
@@ -122,7 +123,16 @@ def test_a_higher_confidence_gives_a_higher_bound() -> None:
     """The bound grows with the confidence asked for."""
     run = run_of(H200_SAMPLES)
     low, high = position_rate_upper_bounds(run, 0.9)[2], position_rate_upper_bounds(run, 0.999)[2]
-    assert low is not None and high is not None and low < high
+    assert low is not None and high is not None and low.value < high.value
+
+
+def test_a_bound_carries_its_confidence_and_the_samples_it_rests_on() -> None:
+    """Nine samples with histograms (three points x three): both kinds of bound say so."""
+    run = run_of(H200_SAMPLES)
+    length = accept_length_upper_bound(run, 0.99)
+    position = position_rate_upper_bounds(run, 0.99)[2]
+    assert length is not None and (length.confidence, length.samples) == (0.99, 9)
+    assert position is not None and (position.confidence, position.samples) == (0.99, 9)
 
 
 def test_one_sample_gives_no_bound() -> None:

@@ -15,7 +15,6 @@ from pytest_specperf.gate.baselines import (
 )
 from pytest_specperf.gate.decision import GateSettings, judge_depth
 from pytest_specperf.gate.floors import (
-    SamplingBound,
     accept_length_failure,
     failure_lines,
     floor,
@@ -27,6 +26,7 @@ from pytest_specperf.gate.floors import (
     version_drift,
     workload_mismatch,
 )
+from pytest_specperf.results.acceptance import SamplingBound
 from pytest_specperf.results.schema import (
     ClientHealth,
     PointMetrics,

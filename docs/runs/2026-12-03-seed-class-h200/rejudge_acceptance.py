@@ -14,14 +14,10 @@ from pathlib import Path
 import msgspec
 
 from pytest_specperf.gate.baselines import load_baseline
-from pytest_specperf.gate.floors import (
-    SamplingBound,
-    accept_length_failure,
-    position_accept_failures,
-)
+from pytest_specperf.gate.floors import accept_length_failure, position_accept_failures
 from pytest_specperf.results.acceptance import (
+    SamplingBound,
     accept_length_upper_bound,
-    counted_samples,
     position_rate_upper_bounds,
 )
 from pytest_specperf.results.schema import RunResults
@@ -35,8 +31,8 @@ BASELINE = (
 CONFIDENCE = 0.99
 
 
-def bound(value: float | None, samples: int) -> SamplingBound | None:
-    return None if value is None else SamplingBound(value, CONFIDENCE, samples)
+def value(bound: SamplingBound | None) -> float:
+    return bound.value if bound else float("nan")
 
 
 baseline = load_baseline(BASELINE)
@@ -46,20 +42,16 @@ print("| --- | --- | --- | --- |")
 for name in ("seed/gate-boot1", "seed/accept-3.11", "seed3/gate-boot1", "seed3/accept-2.87"):
     results = msgspec.json.decode((HERE / name / "results.json").read_bytes(), type=RunResults)
     run = results.runs[0]
-    count = len(counted_samples(run))
     length_upper = accept_length_upper_bound(run, CONFIDENCE)
-    uppers = [bound(b, count) for b in position_rate_upper_bounds(run, CONFIDENCE)]
+    uppers = position_rate_upper_bounds(run, CONFIDENCE)
     failures = position_accept_failures(
         run.position_accept_rate, baseline, 3, BASELINE.relative_to(HERE.parent), uppers
     )
-    length = accept_length_failure(
-        run.accept_length, baseline, 3, BASELINE, upper=bound(length_upper, count)
-    )
+    length = accept_length_failure(run.accept_length, baseline, 3, BASELINE, upper=length_upper)
     failures += [length] if length else []
     rates = run.position_accept_rate
-    last = uppers[-1]
     print(
-        f"| {name} | {run.accept_length:.3f} ({length_upper:.3f}) | {rates[-1]:.3f} "
-        f"({last.value if last else float('nan'):.3f}) | "
+        f"| {name} | {run.accept_length:.3f} ({value(length_upper):.3f}) | {rates[-1]:.3f} "
+        f"({value(uppers[-1]):.3f}) | "
         f"{'red: ' + str(len(failures)) + ' floor(s)' if failures else 'green'} |"
     )
