@@ -696,8 +696,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "--specperf-time-budget",
         "time_budget",
         "seconds the run may take: the run's estimated time (boots, warm-ups, points x "
-        "repeats) is printed before anything boots, and a run estimated longer is refused, "
-        "saying what would fit",
+        "repeats; in A/B mode every pair --specperf-ab-max-pairs allows) is printed before "
+        "anything boots, and a run estimated longer is refused, saying what would fit",
         parse=_float_in(0.0, low_open=True, optional=True),
     ),
     OptionSpec(

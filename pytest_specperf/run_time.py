@@ -1,16 +1,19 @@
 """How long a run will take, said before anything boots; and what fits a time budget.
 
-A run's time is its boots, each boot's warm-up and its samples:
+A run's time is its boots, each sweep's warm-up and its samples:
 
-    boots x boot time  +  boots x warm-up  +  samples x sample time
+    boots x boot time  +  sweeps x warm-up  +  samples x sample time
 
-with boots = depths x boots per depth (--specperf-calibrate-boots), samples = boots x points x
-repeats. A boot's time is --specperf-boot-estimate, else the profile's ``boot_estimate_s``
-(measured with the real server; not for the simulator), else a default per backend. A
-sample lasts at least --specperf-min-point-seconds; with a baseline of the same key its length
-is the baseline's rate applied to the sample's requests (and its few short warm-up requests);
-a warm-up round measures every point once as a sample does, --specperf-warmup-rounds times
-(the most it may).
+with sweeps = depths x sweeps per depth: one per boot (--specperf-calibrate-boots of them when
+calibrating), one with --specperf-url (no boot); in A/B mode up to --specperf-ab-max-pairs
+pairs of sweeps, base and head, each side a boot unless reached by URL. The A/B estimate is
+for the most pairs; a verdict may come at the first look, 3 pairs, and the line says how long
+that takes. Samples = sweeps x points x repeats. A boot's time is --specperf-boot-estimate,
+else the profile's ``boot_estimate_s`` (measured with the real server; not for the
+simulator), else a default per backend. A sample lasts at least
+--specperf-min-point-seconds; with a baseline of the same key its length is the baseline's
+rate applied to the sample's requests (and its few short warm-up requests); a warm-up round
+measures every point once as a sample does, --specperf-warmup-rounds times (the most it may).
 Without a baseline the speed is unknown: the estimate then counts samples and warm-up rounds at
 their minimum length, and says it is a lower bound.
 
@@ -23,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from pytest_specperf.errors import BaselineError, UsageError
+from pytest_specperf.gate.ab import AbSettings
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.options import Settings
 from pytest_specperf.server.hardware import gpu_key, local_gpu_names, sim_key, slug
@@ -32,6 +36,8 @@ from pytest_specperf.server.hardware import gpu_key, local_gpu_names, sim_key, s
 DEFAULT_BOOT_S = {"sglang": 120.0, "sim": 5.0}
 # The suite's own time per sample besides the closed loop: client start, results.json rewrite.
 SAMPLE_OVERHEAD_S = 0.5
+# The A/B gate's first look: no depth decides in fewer pairs.
+FIRST_LOOK = AbSettings.first_look
 
 
 @dataclass(frozen=True)
@@ -39,32 +45,55 @@ class RunEstimate:
     boots: int
     boot_s: float
     boot_from: str
-    warmup_s: float  # per boot
+    sweeps: int  # each with its warm-up: one per boot, or per visit of a server given by URL
+    warmup_s: float  # per sweep
     samples: int
     measure_s: float  # every sample together
     speed_from: str  # the baseline(s) the sample lengths come from, or why none
     lower_bound: bool
+    first_look_s: float | None = None  # A/B mode: the run if every depth decides at 3 pairs
 
     @property
     def total_s(self) -> float:
-        return self.boots * (self.boot_s + self.warmup_s) + self.measure_s
+        return self.boots * self.boot_s + self.sweeps * self.warmup_s + self.measure_s
 
     def line(self) -> str:
         """``estimated run time: 812 s = 2 boots x 180 s (profile) + ...``"""
         bound = "at least " if self.lower_bound else ""
-        return (
+        text = (
             f"estimated run time: {bound}{self.total_s:,.0f} s = {self.boots} boot(s) x "
-            f"{self.boot_s:g} s ({self.boot_from}) + {self.boots} warm-up(s) x "
+            f"{self.boot_s:g} s ({self.boot_from}) + {self.sweeps} warm-up(s) x "
             f"{self.warmup_s:,.0f} s + {self.samples} sample(s) in {self.measure_s:,.0f} s "
             f"(speed: {self.speed_from})"
         )
+        if self.first_look_s is not None:
+            text += (
+                f"; A/B: that is every pair --specperf-ab-max-pairs allows, a verdict at the "
+                f"first look ({FIRST_LOOK} pairs) takes {bound}{self.first_look_s:,.0f} s"
+            )
+        return text
+
+
+def sweeps_per_depth(settings: Settings) -> int:
+    """How many times each depth is measured: A/B, two sides per pair; else one per boot."""
+    if settings.ab_mode:
+        return 2 * settings.ab_max_pairs
+    if settings.url is not None:
+        return 1
+    return settings.calibrate_boots if settings.calibrate else 1
+
+
+def boots_per_depth(settings: Settings) -> int:
+    if settings.ab_mode:
+        # Booted together (--specperf-ab-boot-together) a pair's two boots overlap; counted
+        # one after the other all the same, an estimate on the long side.
+        booted_sides = (settings.url is None) + (settings.base_url is None)
+        return booted_sides * settings.ab_max_pairs
+    return 0 if settings.url is not None else sweeps_per_depth(settings)
 
 
 def boots_of(settings: Settings) -> int:
-    if settings.url is not None:
-        return 0
-    per_depth = settings.calibrate_boots if settings.calibrate else 1
-    return len(settings.depths) * per_depth
+    return len(settings.depths) * boots_per_depth(settings)
 
 
 def boot_estimate(settings: Settings) -> tuple[float, str]:
@@ -116,7 +145,7 @@ def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -
         baselines = _baselines(settings)
     workload = settings.workload
     boots = boots_of(settings)
-    per_depth_boots = max(1, boots // len(settings.depths)) if settings.depths else 0
+    per_depth_sweeps = sweeps_per_depth(settings)
     boot_s, boot_from = boot_estimate(settings)
     lower_bound = False
     measure_s = 0.0
@@ -134,28 +163,34 @@ def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -
             if loop_s is None or short_s is None:
                 lower_bound = True
             sample_s = max(workload.min_point_seconds, loop_s or 0.0) + (short_s or 0.0)
-            count = settings.repeats * per_depth_boots
+            count = settings.repeats * per_depth_sweeps
             samples += count
             measure_s += count * (sample_s + SAMPLE_OVERHEAD_S)
             round_s += max(workload.min_point_seconds, loop_s or 0.0)
         warmup_s = round_s * settings.warmup.max_rounds
         if settings.warmup.max_seconds is not None:
             warmup_s = min(warmup_s, settings.warmup.max_seconds + round_s)
-        warmup_total += warmup_s * per_depth_boots
+        warmup_total += warmup_s * per_depth_sweeps
     speed_from = (
         f"baselines of {len(baselines)} of {len(settings.depths)} depth(s)"
         if baselines
         else "no baseline: samples and warm-up rounds at their minimum length"
     )
+    sweeps = len(settings.depths) * per_depth_sweeps
+    first_look_s = None
+    if settings.ab_mode and settings.ab_max_pairs > FIRST_LOOK:
+        first_look_s = estimate(replace(settings, ab_max_pairs=FIRST_LOOK), baselines).total_s
     return RunEstimate(
         boots=boots,
         boot_s=boot_s,
         boot_from=boot_from,
-        warmup_s=warmup_total / boots if boots else 0.0,
+        sweeps=sweeps,
+        warmup_s=warmup_total / sweeps if sweeps else 0.0,
         samples=samples,
-        measure_s=measure_s + (0.0 if boots else warmup_total),
+        measure_s=measure_s,
         speed_from=speed_from,
         lower_bound=lower_bound,
+        first_look_s=first_look_s,
     )
 
 
@@ -204,6 +239,13 @@ def _what_fits(settings: Settings, baselines: dict[int, Baseline]) -> list[tuple
             for n in range(len(levels) - 1, 0, -1)
         ]
     )
+    if settings.ab_mode:
+        first_fit(
+            [
+                (f"--specperf-ab-max-pairs {n}", replace(settings, ab_max_pairs=n))
+                for n in range(settings.ab_max_pairs - 1, FIRST_LOOK - 1, -1)
+            ]
+        )
     if settings.calibrate:
         first_fit(
             [

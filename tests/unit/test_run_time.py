@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,8 @@ from pytest_specperf.options import Settings, build_settings
 from pytest_specperf.run_time import SAMPLE_OVERHEAD_S, check_budget, estimate
 
 
-def settings(tmp_path: Path, **options: str) -> Settings:
-    values = {
+def settings(tmp_path: Path, **options: object) -> Settings:
+    values: dict[str, object] = {
         "backend": "sim",
         "spec_steps": "3",
         "concurrency": "1,4",
@@ -68,6 +69,47 @@ def test_a_given_url_boots_nothing(tmp_path: Path) -> None:
     values = {"url": "http://127.0.0.1:1", "spec_steps": "3", "min_point_seconds": "2"}
     found = estimate(build_settings(lambda key: values.get(key), tmp_path), {})
     assert found.boots == 0 and found.total_s > 0
+
+
+def test_ab_mode_counts_every_pair_both_sides_boot_and_sweep(tmp_path: Path) -> None:
+    found = estimate(
+        settings(tmp_path, base_server_arg=["--sim-seed=1"], ab_max_pairs="4", repeats="2"), {}
+    )
+    # 4 pairs x (base, head): 8 boots, 8 warm-ups, 8 sweeps x 2 points x 2 repeats.
+    assert (found.boots, found.sweeps, found.samples) == (8, 8, 32)
+    assert found.total_s == pytest.approx(8 * 50 + 8 * 12 + 32 * (2 + SAMPLE_OVERHEAD_S))
+
+
+def test_ab_mode_says_how_long_a_verdict_at_the_first_look_takes(tmp_path: Path) -> None:
+    ab = settings(tmp_path, base_server_arg=["--sim-seed=1"], ab_max_pairs="8")
+    found = estimate(ab, {})
+    three_pairs = estimate(replace(ab, ab_max_pairs=3), {})
+    assert found.first_look_s == pytest.approx(three_pairs.total_s)
+    assert found.first_look_s < found.total_s
+    assert f"first look (3 pairs) takes at least {three_pairs.total_s:,.0f} s" in found.line()
+    # At most 3 pairs, the first look is the last: nothing more to say.
+    assert three_pairs.first_look_s is None and "A/B" not in three_pairs.line()
+
+
+def test_an_ab_base_given_by_url_is_not_booted(tmp_path: Path) -> None:
+    found = estimate(
+        settings(tmp_path, base_url="http://127.0.0.1:1", ab_max_pairs="3", repeats="1"), {}
+    )
+    assert (found.boots, found.sweeps, found.samples) == (3, 6, 12)
+
+
+def test_an_ab_run_over_the_budget_is_told_how_many_pairs_fit(tmp_path: Path) -> None:
+    # A pair: 2 x (50 s + 12 s warm-up + 2 points x 2.5 s) = 134 s; 8 pairs 1,072 s.
+    over = settings(
+        tmp_path,
+        base_server_arg=["--sim-seed=1"],
+        ab_max_pairs="8",
+        repeats="1",
+        time_budget="700",
+    )
+    with pytest.raises(UsageError) as caught:
+        check_budget(over, {})
+    assert "--specperf-ab-max-pairs 5 (~670 s)" in str(caught.value)
 
 
 def test_the_profiles_boot_estimate_is_used_when_no_option_gives_one(tmp_path: Path) -> None:
