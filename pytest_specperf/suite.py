@@ -52,6 +52,7 @@ from pytest_specperf.results.schema import (
 from pytest_specperf.results.speedup import control_run, depth_speedups, speedups
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.self_test import measure_with, run_self_test
+from pytest_specperf.server import cpu_use
 from pytest_specperf.server.gpus import gpu_env
 from pytest_specperf.server.hardware import hardware_key
 from pytest_specperf.server.launch import LaunchCommand, build_launch
@@ -413,6 +414,8 @@ class DepthSession:
             if observed is not None:
                 observed(record)
 
+        server_pid = self.server.pid if self.server is not None else None
+        cpu_before = cpu_use.snapshot(server_pid) if server_pid is not None else None
         try:
             sample = event_loop.run(
                 measure_point(
@@ -436,6 +439,9 @@ class DepthSession:
             self.activity = None
             if self.observer is not None:
                 self.observer.point_finished()
+        cpu_after = cpu_use.snapshot(server_pid) if server_pid is not None else None
+        if cpu_before is not None and cpu_after is not None:
+            sample.server_cpu = cpu_use.busiest(cpu_before, cpu_after)
         sample.boot = self.boot
         sample.refined = refined
         # Every draft position of this depth, accepted or not (a short histogram stops early).

@@ -47,7 +47,7 @@ from scipy import stats
 
 from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
 from pytest_specperf.gate.sequential import Spending, t_multiplier
-from pytest_specperf.results.schema import AbChange, AbComparison, DepthRun, PointMetrics
+from pytest_specperf.results.schema import AbChange, AbComparison, DepthRun, PointMetrics, ServerCpu
 from pytest_specperf.results.stats import log_sd, log_values
 
 AbOutcome = Literal["regression", "improvement", "no-regression", "continue", "undecided"]
@@ -108,6 +108,8 @@ class BootPoint:
     tok_s: Sequence[float]
     accept_length: float | None = None
     position_accept_rate: Sequence[float] = ()
+    # The server's busiest process during the point (None: not measured, e.g. a server by URL).
+    cpu: ServerCpu | None = None
 
 
 def boot_point(point: PointMetrics, metric: str = "agg_tok_s") -> BootPoint:
@@ -119,6 +121,7 @@ def boot_point(point: PointMetrics, metric: str = "agg_tok_s") -> BootPoint:
         tok_s=values,
         accept_length=point.accept_length,
         position_accept_rate=list(point.position_accept_rate),
+        cpu=point.server_cpu,
     )
 
 
@@ -436,7 +439,23 @@ def undecided_advice(pairs: Sequence[Pair], settings: AbSettings) -> str:
     return (
         f"{spread}: the noise is between boots, so more repeats will not help; at "
         f"this spread a {effect} verdict needs {needed} (--specperf-ab-max-pairs), and "
-        f"{larger}"
+        f"{larger}{cpu_bound_note(pairs)}"
+    )
+
+
+def cpu_bound_note(pairs: Sequence[Pair]) -> str:
+    """Why boots can disagree on a runner: every boot's server held one core flat out."""
+    cpus = [
+        point.cpu for pair in pairs for side in (pair.base, pair.head) for point in side.values()
+    ]
+    if not cpus or any(cpu is None or not cpu.cpu_bound for cpu in cpus):
+        return ""
+    shares = [cpu.share for cpu in cpus if cpu is not None]
+    names = sorted({cpu.process for cpu in cpus if cpu is not None})
+    return (
+        f"; in every boot the server's {' / '.join(names)} held {min(shares):.0%}-"
+        f"{max(shares):.0%} of one core: the throughput follows the speed of one core of this "
+        "runner, which can move between boots"
     )
 
 

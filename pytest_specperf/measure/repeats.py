@@ -123,6 +123,7 @@ def merge_samples(
     truth = list(dict.fromkeys(p for sample in samples for p in sample.truth_problems))
     agg = medians["agg_tok_s"]
     goodput = [sample.goodput for sample in samples if sample.goodput is not None]
+    cpus = [sample.server_cpu for sample in samples if sample.server_cpu is not None]
     return PointMetrics(
         concurrency=samples[0].concurrency,
         requests=sum(sample.requests for sample in samples),
@@ -149,6 +150,7 @@ def merge_samples(
         position_accept_rate=_median_position_rates(samples),
         goodput=merge_goodput(goodput) if goodput else None,
         refined=any(sample.refined for sample in samples),
+        server_cpu=min(cpus, key=lambda cpu: cpu.share) if cpus else None,
     )
 
 

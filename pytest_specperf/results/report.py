@@ -24,6 +24,7 @@ from pytest_specperf.results.recommendation_report import (
     recommendation_text,
 )
 from pytest_specperf.results.schema import (
+    CPU_BOUND_SHARE,
     AbComparison,
     DepthRun,
     Interval,
@@ -88,6 +89,31 @@ def warmup_line(warmup: Warmup) -> str:
     )
 
 
+def server_cpu_line(points: Sequence[PointMetrics]) -> str | None:
+    """``server CPU: sglang::scheduler at C=1 100%, C=4 99% of one core; CPU-bound ...``"""
+    measured = [(p.concurrency, p.server_cpu) for p in points if p.server_cpu is not None]
+    if not measured:
+        return None
+    names = {cpu.process for _, cpu in measured}
+    if len(names) == 1:
+        shares = ", ".join(f"C={c} {cpu.share:.0%}" for c, cpu in measured)
+        text = f"server CPU: {names.pop()} at {shares} of one core"
+    else:
+        shares = ", ".join(f"C={c} {cpu.process} {cpu.share:.0%}" for c, cpu in measured)
+        text = f"server CPU, the busiest process of one core: {shares}"
+    bound = [c for c, cpu in measured if cpu.cpu_bound]
+    if len(bound) == len(measured):
+        where = "at every point"
+    elif bound:
+        where = "at " + ", ".join(f"C={c}" for c in bound)
+    else:
+        return text
+    return (
+        f"{text}; CPU-bound {where} (at {CPU_BOUND_SHARE:.0%} or more): the throughput there "
+        "follows the speed of one core of this runner, which can move between boots"
+    )
+
+
 def depth_table(run: DepthRun) -> Table:
     """The depth's seed table (medians with intervals when repeated), the notes its rows
     need, and each boot's warm-up."""
@@ -99,6 +125,9 @@ def depth_table(run: DepthRun) -> Table:
     min_max = min_max_note([run])
     if min_max:
         notes.append(min_max)
+    cpu = server_cpu_line(points)
+    if cpu:
+        notes.append(cpu)
     notes += [warmup_line(w) for w in run.warmups]
     return Table(
         f"steps={run.depth}",

@@ -101,6 +101,22 @@ class Goodput(msgspec.Struct, kw_only=True):
         return self.requests_meeting / self.requests if self.requests else 0.0
 
 
+# A server process at this share of one core or more is the bottleneck, not a bystander.
+CPU_BOUND_SHARE = 0.9
+
+
+class ServerCpu(msgspec.Struct, frozen=True, kw_only=True):
+    """The server's busiest process while a sample ran (server/cpu_use.py): its name and its
+    CPU time over the sample's wall time (1.0: one core flat out)."""
+
+    process: str
+    share: float
+
+    @property
+    def cpu_bound(self) -> bool:
+        return self.share >= CPU_BOUND_SHARE
+
+
 class PointMetrics(msgspec.Struct, kw_only=True):
     """The figures of one (depth, concurrency) point; definitions in metrics.py."""
 
@@ -141,6 +157,9 @@ class PointMetrics(msgspec.Struct, kw_only=True):
     goodput: Goodput | None = None
     # Measured by --specperf-refine at a boundary of the recommendation, after the sweep.
     refined: bool = False
+    # The server's busiest process during the sample (None: not a server this run started);
+    # with repeats, the least busy of the samples' (CPU-bound only if every sample was).
+    server_cpu: ServerCpu | None = None
 
     @property
     def success_rate(self) -> float:

@@ -251,6 +251,10 @@ class ServerProcess:
             start_new_session=True,
         )
 
+    @property
+    def pid(self) -> int | None:
+        return None if self.process is None else self.process.pid
+
     def alive(self, settle_s: float = 0.0) -> bool:
         """Whether the server process still runs; ``settle_s``: how long to wait for it to be
         gone first. A process that kills itself closes its sockets before the kernel makes it

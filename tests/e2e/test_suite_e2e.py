@@ -90,6 +90,18 @@ def test_three_depths_boot_once_each_and_show_the_trade_off(
     assert running == [26, 21, 17]
 
 
+def test_a_booted_servers_busiest_process_is_measured_at_every_point(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """Each point of a server this run started records its busiest process's share of a core,
+    and the depth's table says it."""
+    result = pytester.runpytest_subprocess("perf_tests", "--spec-steps=3", *FAST_ARGS)
+    points = suite_results(suite_dir)["runs"][0]["points"]
+    assert points and all(point["server_cpu"]["share"] > 0 for point in points)
+    assert all(point["server_cpu"]["process"] for point in points)
+    result.stdout.fnmatch_lines(["*server CPU*of one core*"])
+
+
 def test_url_mode_measures_an_existing_server_without_booting(
     running_sim: str, pytester: pytest.Pytester, suite_dir: Path
 ) -> None:
@@ -113,6 +125,8 @@ def test_url_mode_measures_an_existing_server_without_booting(
     assert runs[0]["backend"] == "external"
     assert runs[0]["server"]["speculative_num_steps"] == 3
     assert not list((suite_dir / ".specperf").glob("server-steps*.log"))
+    # Not this run's process: its CPU is not measured.
+    assert all(point.get("server_cpu") is None for point in runs[0]["points"])
 
 
 @pytest.mark.parametrize(

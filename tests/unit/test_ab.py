@@ -23,7 +23,7 @@ from pytest_specperf.gate.ab import (
     reachable_effect,
     undecided_advice,
 )
-from pytest_specperf.results.schema import PointMetrics
+from pytest_specperf.results.schema import PointMetrics, ServerCpu
 from tests.support.points import make_point
 
 POINTS = (1, 4, 16)
@@ -37,6 +37,7 @@ def _pair(
     boot_cv: float = 0.01,
     within_cv: float = 0.02,
     head_rates: tuple[float, ...] = (0.9, 0.7, 0.6),
+    cpu: ServerCpu | None = None,
 ) -> Pair:
     def side(factor: float, accept: float, rates: tuple[float, ...]) -> dict[int, BootPoint]:
         boot = math.exp(rng.gauss(0, boot_cv))
@@ -46,6 +47,7 @@ def _pair(
                 [1000.0 * c * factor * boot * math.exp(rng.gauss(0, within_cv)) for _ in range(3)],
                 accept_length=accept,
                 position_accept_rate=rates,
+                cpu=cpu,
             )
             for c in POINTS
         }
@@ -193,6 +195,32 @@ def test_undecided_from_boots_that_disagree_asks_for_pairs_not_repeats() -> None
     assert split is not None and split.between_boots
     assert f"needs about {split.pairs_needed} pairs" in advice
     assert split.pairs_needed > settings.max_pairs
+
+
+def test_undecided_with_every_boots_server_flat_out_on_a_core_says_so() -> None:
+    rng = random.Random(6)
+    settings = AbSettings(max_pairs=3)
+    scheduler = ServerCpu(process="sglang::scheduler", share=0.97)
+    pairs = [_pair(rng, boot_cv=0.08, within_cv=0.01, cpu=scheduler) for _ in range(3)]
+    assert (
+        "in every boot the server's sglang::scheduler held 97%-97% of one core: the throughput "
+        "follows the speed of one core of this runner" in undecided_advice(pairs, settings)
+    )
+
+
+def test_one_boot_not_cpu_bound_leaves_the_cpu_out_of_the_advice() -> None:
+    rng = random.Random(6)
+    settings = AbSettings(max_pairs=3)
+    busy = ServerCpu(process="sglang::scheduler", share=0.97)
+    pairs = [_pair(rng, boot_cv=0.08, within_cv=0.01, cpu=busy) for _ in range(2)]
+    pairs.append(_pair(rng, boot_cv=0.08, within_cv=0.01, cpu=ServerCpu(process="x", share=0.5)))
+    assert "of one core" not in undecided_advice(pairs, settings)
+
+
+def test_a_measured_points_server_cpu_goes_with_its_boots_side() -> None:
+    point = make_point(4, 100.0, None, requests=1, tokens=1)
+    point.server_cpu = ServerCpu(process="sglang::scheduler", share=1.0)
+    assert boot_point(point).cpu == point.server_cpu
 
 
 def test_undecided_from_noisy_samples_in_quiet_boots_asks_for_repeats() -> None:

@@ -6,7 +6,13 @@ import msgspec
 import pytest
 
 from pytest_specperf.measure.repeats import interleaved, merge_samples, split_by_boot
-from pytest_specperf.results.schema import ClientHealth, DepthRun, Interval, PointMetrics
+from pytest_specperf.results.schema import (
+    ClientHealth,
+    DepthRun,
+    Interval,
+    PointMetrics,
+    ServerCpu,
+)
 from tests.support.points import make_point
 
 
@@ -158,3 +164,12 @@ def test_sample_boot_survives_results_json() -> None:
     point = merge_samples([sample(90.0, boot=0), sample(92.0, boot=1)], fake_summarize)
     decoded = msgspec.json.decode(msgspec.json.encode(point), type=PointMetrics)
     assert [s.boot for s in decoded.samples] == [0, 1]
+
+
+def test_merged_point_keeps_the_least_busy_samples_server_cpu() -> None:
+    """CPU-bound only if every sample was: the least busy sample's figure stands for the point."""
+    samples = [sample(100.0), sample(101.0), sample(99.0)]
+    for each, share in zip(samples, (0.99, 0.62, 0.97), strict=True):
+        each.server_cpu = ServerCpu(process="sglang::scheduler", share=share)
+    merged = merge_samples(samples)
+    assert merged.server_cpu == ServerCpu(process="sglang::scheduler", share=0.62)

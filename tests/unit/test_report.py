@@ -5,12 +5,15 @@ from __future__ import annotations
 from pytest_specperf.results.report import (
     depth_table,
     full_report,
+    server_cpu_line,
     tradeoff_table,
     warmup_line,
 )
 from pytest_specperf.results.schema import (
     ClientHealth,
     DepthRun,
+    PointMetrics,
+    ServerCpu,
     ServerSummary,
     Warmup,
 )
@@ -139,3 +142,36 @@ def test_each_boots_warmup_is_a_line_under_the_depths_table() -> None:
 def test_a_warmup_stopped_by_its_time_bound_says_so() -> None:
     line = warmup_line(_warmup(rounds=1, settled=False, stopped_by="seconds", max_seconds=30.0))
     assert "1 round in 12.4 s, NOT settled within 5%: stopped by the 30 s bound" in line
+
+
+def _with_cpu(concurrency: int, process: str, share: float) -> PointMetrics:
+    point = make_point(concurrency, 100.0 * concurrency)
+    point.server_cpu = ServerCpu(process=process, share=share)
+    return point
+
+
+def test_a_depth_cpu_bound_at_every_point_says_so_under_its_table() -> None:
+    run = points.make_run(
+        3, [_with_cpu(1, "sglang::scheduler", 1.0), _with_cpu(4, "sglang::scheduler", 0.96)]
+    )
+    text = depth_table(run).text()
+    assert (
+        "server CPU: sglang::scheduler at C=1 100%, C=4 96% of one core; CPU-bound at every point"
+        in text
+    )
+
+
+def test_points_below_the_cpu_bound_share_are_shown_without_the_warning() -> None:
+    line = server_cpu_line([_with_cpu(1, "python3", 0.4), _with_cpu(4, "python3", 0.85)])
+    assert line == "server CPU: python3 at C=1 40%, C=4 85% of one core"
+
+
+def test_only_the_cpu_bound_points_are_named_and_several_processes_each_shown() -> None:
+    line = server_cpu_line([_with_cpu(1, "a", 0.5), _with_cpu(4, "b", 0.93)])
+    assert line is not None
+    assert line.startswith("server CPU, the busiest process of one core: C=1 a 50%, C=4 b 93%")
+    assert "; CPU-bound at C=4 (at 90% or more)" in line
+
+
+def test_points_without_a_server_cpu_add_no_line() -> None:
+    assert server_cpu_line([make_point(1, 100.0)]) is None

@@ -1,0 +1,70 @@
+"""pytest_specperf.server.cpu_use: the server's busiest process and its share of a core."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from pytest_specperf.server.cpu_use import CpuSnapshot, busiest, snapshot
+
+# A parent with a busy and an idle child, each renamed in argv as SGLang renames its own.
+TREE = f"""
+exec -a specperf-busy {sys.executable} -c 'while True: pass' &
+exec -a specperf-idle {sys.executable} -c 'import time; time.sleep(60)' &
+wait
+"""
+
+
+@pytest.fixture
+def server_tree() -> Iterator[int]:
+    parent = subprocess.Popen(["bash", "-c", TREE], start_new_session=True)
+    try:
+        time.sleep(0.3)  # both children started
+        yield parent.pid
+    finally:
+        subprocess.run(["pkill", "-KILL", "-s", str(parent.pid)], check=False)
+        parent.kill()
+        parent.wait()
+
+
+def test_the_busiest_process_of_the_tree_is_named_as_its_argv_names_it(server_tree: int) -> None:
+    before = snapshot(server_tree)
+    time.sleep(1.0)
+    after = snapshot(server_tree)
+    assert before is not None and after is not None
+    found = busiest(before, after)
+    assert found is not None and found.process == "specperf-busy"
+    assert found.share > 0.1
+
+
+def test_a_tree_whose_root_is_gone_gives_no_snapshot() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert snapshot(int(done.stdout)) is None
+
+
+def test_a_share_is_cpu_seconds_over_wall_seconds() -> None:
+    before = CpuSnapshot(taken_at=10.0, seconds={1: ("launcher", 5.0), 2: ("scheduler", 20.0)})
+    after = CpuSnapshot(taken_at=12.0, seconds={1: ("launcher", 5.2), 2: ("scheduler", 21.9)})
+    found = busiest(before, after)
+    assert found is not None and (found.process, found.share) == ("scheduler", 0.95)
+
+
+def test_a_process_started_during_the_sample_counts_from_zero() -> None:
+    before = CpuSnapshot(taken_at=0.0, seconds={1: ("launcher", 5.0)})
+    after = CpuSnapshot(taken_at=4.0, seconds={1: ("launcher", 5.1), 7: ("worker", 2.0)})
+    found = busiest(before, after)
+    assert found is not None and (found.process, found.share) == ("worker", 0.5)
+
+
+def test_no_time_between_snapshots_gives_no_share() -> None:
+    same = CpuSnapshot(taken_at=3.0, seconds={1: ("launcher", 5.0)})
+    assert busiest(same, same) is None
