@@ -74,7 +74,8 @@ def warmup_line(warmup: Warmup) -> str:
     """``warm-up boot 1: 3 rounds in 12.4 s, settled within 5%; agg tok/s by round: C=1 ...``"""
     why = {
         "settled": f"settled within {warmup.tolerance:.0%}",
-        "rounds": f"NOT settled within {warmup.tolerance:.0%} in {warmup.max_rounds} rounds",
+        "rounds": f"NOT settled within {warmup.tolerance:.0%} in {warmup.max_rounds} "
+        f"{'round' if warmup.max_rounds == 1 else 'rounds'}",
         "seconds": f"NOT settled within {warmup.tolerance:.0%}: stopped by the "
         f"{warmup.max_seconds or 0:g} s bound",
     }.get(warmup.stopped_by, warmup.stopped_by)

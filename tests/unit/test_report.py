@@ -175,3 +175,8 @@ def test_only_the_cpu_bound_points_are_named_and_several_processes_each_shown() 
 
 def test_points_without_a_server_cpu_add_no_line() -> None:
     assert server_cpu_line([make_point(1, 100.0)]) is None
+
+
+def test_a_single_warmup_round_that_could_not_settle_reads_in_the_singular() -> None:
+    line = warmup_line(_warmup(rounds=1, settled=False, stopped_by="rounds", max_rounds=1))
+    assert "1 round in 12.4 s, NOT settled within 5% in 1 round;" in line
