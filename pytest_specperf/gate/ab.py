@@ -47,7 +47,14 @@ from scipy import stats
 
 from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
 from pytest_specperf.gate.sequential import Spending, t_multiplier
-from pytest_specperf.results.schema import AbChange, AbComparison, DepthRun, PointMetrics, ServerCpu
+from pytest_specperf.results.schema import (
+    CPU_BOUND_MEANING,
+    AbChange,
+    AbComparison,
+    DepthRun,
+    PointMetrics,
+    ServerCpu,
+)
 from pytest_specperf.results.stats import log_sd, log_values
 
 AbOutcome = Literal["regression", "improvement", "no-regression", "continue", "undecided"]
@@ -454,8 +461,7 @@ def cpu_bound_note(pairs: Sequence[Pair]) -> str:
     names = sorted({cpu.process for cpu in cpus if cpu is not None})
     return (
         f"; in every boot the server's {' / '.join(names)} held {min(shares):.0%}-"
-        f"{max(shares):.0%} of one core: the throughput follows the speed of one core of this "
-        "runner, which can move between boots"
+        f"{max(shares):.0%} of one core: {CPU_BOUND_MEANING}"
     )
 
 

@@ -24,6 +24,7 @@ from pytest_specperf.results.recommendation_report import (
     recommendation_text,
 )
 from pytest_specperf.results.schema import (
+    CPU_BOUND_MEANING,
     CPU_BOUND_SHARE,
     AbComparison,
     DepthRun,
@@ -109,10 +110,7 @@ def server_cpu_line(points: Sequence[PointMetrics]) -> str | None:
         where = "at " + ", ".join(f"C={c}" for c in bound)
     else:
         return text
-    return (
-        f"{text}; CPU-bound {where} (at {CPU_BOUND_SHARE:.0%} or more): the throughput there "
-        "follows the speed of one core of this runner, which can move between boots"
-    )
+    return f"{text}; CPU-bound {where} (at {CPU_BOUND_SHARE:.0%} or more): {CPU_BOUND_MEANING}"
 
 
 def depth_table(run: DepthRun) -> Table:

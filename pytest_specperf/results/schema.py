@@ -103,6 +103,10 @@ class Goodput(msgspec.Struct, kw_only=True):
 
 # A server process at this share of one core or more is the bottleneck, not a bystander.
 CPU_BOUND_SHARE = 0.9
+# What that means for the figures, said wherever a CPU-bound server is reported.
+CPU_BOUND_MEANING = (
+    "the throughput follows the speed of one core of this runner, which can move between boots"
+)
 
 
 class ServerCpu(msgspec.Struct, frozen=True, kw_only=True):

@@ -10,6 +10,7 @@ from pytest_specperf.results.report import (
     warmup_line,
 )
 from pytest_specperf.results.schema import (
+    CPU_BOUND_MEANING,
     ClientHealth,
     DepthRun,
     PointMetrics,
@@ -156,8 +157,8 @@ def test_a_depth_cpu_bound_at_every_point_says_so_under_its_table() -> None:
     )
     text = depth_table(run).text()
     assert (
-        "server CPU: sglang::scheduler at C=1 100%, C=4 96% of one core; CPU-bound at every point"
-        in text
+        "server CPU: sglang::scheduler at C=1 100%, C=4 96% of one core; CPU-bound at every "
+        f"point (at 90% or more): {CPU_BOUND_MEANING}" in text
     )
 
 
