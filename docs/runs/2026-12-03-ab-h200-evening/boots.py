@@ -22,16 +22,27 @@ THREAD = re.compile(r"^(\d+)/\d+ (.+?) cpu(\d+) (\d+)%$")
 SIDES = ["base", "head", "head", "base", "base", "head"]
 
 
-def main() -> None:
-    gpu: dict[int, tuple[float, float, int]] = {}
-    threads: dict[int, list[tuple[int, str, int, int]]] = defaultdict(list)
+Gpu = dict[int, tuple[float, float, int]]  # time: SM MHz, watts, utilization %
+Threads = dict[int, list[tuple[int, str, int, int]]]  # time: (pid, name, vCPU, CPU %) rows
+
+
+def read_samples(path: Path) -> tuple[Gpu, Threads]:
+    """A samples.log by time: the GPU's line and each busy thread's row (also read by
+    docs/runs/2026-12-04-h200/boots.py)."""
+    gpu: Gpu = {}
+    threads: Threads = defaultdict(list)
     now = 0
-    for line in (HERE / "samples.log").read_text().splitlines():
+    for line in path.read_text().splitlines():
         if found := GPU.match(line):
             now = int(found[1])
             gpu[now] = (float(found[2]), float(found[3]), int(found[4]))
         elif found := THREAD.match(line.strip()):
             threads[now].append((int(found[1]), found[2], int(found[3]), int(found[4])))
+    return gpu, threads
+
+
+def main() -> None:
+    gpu, threads = read_samples(HERE / "samples.log")
     schedulers: list[int] = []
     for t in sorted(threads):
         for pid, name, _, _ in threads[t]:

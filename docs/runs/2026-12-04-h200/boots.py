@@ -14,17 +14,17 @@ change from the first boot of its profile.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import re
 import statistics
-from collections import Counter, defaultdict
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).parent
-GPU = re.compile(r"^== (\d+) gpu ([\d.]+) MHz, [\d.]+ MHz, ([\d.]+) W, \d+, (\d+) %")
-THREAD = re.compile(r"^(\d+)/\d+ (.+?) cpu(\d+) (\d+)%$")
 STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\] (.*)")
 AB_BOOTS = ["pair1-base", "pair1-head", "pair2-head", "pair2-base", "pair3-base", "pair3-head"]
 
@@ -67,16 +67,18 @@ def windows() -> list[tuple[int, int]]:
     return found
 
 
+def read_samples() -> Any:
+    """This folder's samples.log, read as the 2026-12-03 evening run's boots.py reads its own."""
+    path = HERE.parent / "2026-12-03-ab-h200-evening" / "boots.py"
+    spec = importlib.util.spec_from_file_location("evening_boots", path)
+    assert spec is not None and spec.loader is not None
+    evening = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(evening)
+    return evening.read_samples(HERE / "samples.log")
+
+
 def main() -> None:
-    gpu: dict[int, tuple[float, float, int]] = {}
-    threads: dict[int, list[tuple[int, str, int, int]]] = defaultdict(list)
-    now = 0
-    for line in (HERE / "samples.log").read_text().splitlines():
-        if found := GPU.match(line):
-            now = int(found[1])
-            gpu[now] = (float(found[2]), float(found[3]), int(found[4]))
-        elif found := THREAD.match(line.strip()):
-            threads[now].append((int(found[1]), found[2], int(found[3]), int(found[4])))
+    gpu, threads = read_samples()
     levels = boot_levels()
     spans = windows()
     if len(spans) != len(levels):
