@@ -34,12 +34,13 @@ def merge_histograms(histograms: Iterable[Sequence[int] | None]) -> list[int]:
 
 
 def position_accept_rates(histogram: Sequence[int], positions: int | None = None) -> list[float]:
-    """Acceptance rate of draft positions 1..positions (default: as far as the histogram goes).
+    """Acceptance rate of draft positions 1..positions, or further where the histogram goes
+    further (a server flag that raised the draft tokens past what the depth implies).
 
     Empty when the histogram holds no verify step (no speculation, or nothing measured).
     """
     steps = sum(histogram)
-    count = positions if positions is not None else max(len(histogram) - 1, 0)
+    count = max(positions or 0, len(histogram) - 1)
     if steps <= 0 or count <= 0:
         return []
     rates: list[float] = []

@@ -71,6 +71,12 @@ def test_rates_cover_the_depth_past_a_trimmed_histogram() -> None:
     assert position_accept_rates([4, 6], positions=3) == pytest.approx([0.6, 0.0, 0.0])
 
 
+def test_rates_follow_a_histogram_longer_than_the_depth() -> None:
+    # Depth 3 with --speculative-num-draft-tokens=8 on NGRAM: SGLang counts 8 bins.
+    histogram = [0, 0, 0, 0, 0, 0, 0, 2240]
+    assert position_accept_rates(histogram, positions=3) == pytest.approx([1.0] * 7)
+
+
 def test_no_verify_step_means_no_rates() -> None:
     """Without speculation (or without steps) there is nothing to report."""
     assert position_accept_rates([]) == []
