@@ -41,7 +41,9 @@ def within(points: dict) -> float:
     return 100 * statistics.fmean(max(p.tok_s) / min(p.tok_s) - 1 for p in points.values())
 
 
-for phase in ("aa", "slow10"):
+for phase in ("aa", "slow10", "flag"):
+    if not (HERE / phase / "ab").exists():
+        continue
     print(f"## {phase}")
     print("| pair | base level | head level | spread in base / head boot | pooled change |")
     print("| --- | --- | --- | --- | --- |")
