@@ -441,7 +441,8 @@ class DepthSession:
                 self.observer.point_finished()
         cpu_after = cpu_use.snapshot(server_pid) if server_pid is not None else None
         if cpu_before is not None and cpu_after is not None:
-            sample.server_cpu = cpu_use.busiest(cpu_before, cpu_after)
+            found = cpu_use.busiest(cpu_before, cpu_after)
+            sample.server_cpu = cpu_use.with_core_speed(found) if found is not None else None
         sample.boot = self.boot
         sample.refined = refined
         # Every draft position of this depth, accepted or not (a short histogram stops early).

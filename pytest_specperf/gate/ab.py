@@ -47,6 +47,7 @@ from scipy import stats
 
 from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
 from pytest_specperf.gate.sequential import Spending, t_multiplier
+from pytest_specperf.results.formats import core_speeds_note
 from pytest_specperf.results.schema import (
     CPU_BOUND_MEANING,
     AbChange,
@@ -459,10 +460,20 @@ def cpu_bound_note(pairs: Sequence[Pair]) -> str:
         return ""
     shares = [cpu.share for cpu in cpus if cpu is not None]
     names = sorted({cpu.process for cpu in cpus if cpu is not None})
-    return (
+    note = (
         f"; in every boot the server's {' / '.join(names)} held {min(shares):.0%}-"
         f"{max(shares):.0%} of one core: {CPU_BOUND_MEANING}"
     )
+    timed = [
+        [p.cpu.core_speed for p in side.values() if p.cpu is not None and p.cpu.core_speed]
+        for pair in pairs
+        for side in (pair.base, pair.head)
+    ]
+    speeds = [speed for boot in timed for speed in boot]
+    if speeds:
+        boots = sum(1 for boot in timed if boot)
+        note += f"; {core_speeds_note(speeds, f'{boots} boot' + ('s' if boots > 1 else ''))}"
+    return note
 
 
 def reachable_effect(sd: float, settings: AbSettings) -> float | None:

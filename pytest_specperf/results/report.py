@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 
 from pytest_specperf.results.ab_report import ab_markdown
 from pytest_specperf.results.client_health import fell_behind
-from pytest_specperf.results.formats import METRIC_LABELS, count, millis, number
+from pytest_specperf.results.formats import (
+    METRIC_LABELS,
+    core_speeds_note,
+    count,
+    millis,
+    number,
+)
 from pytest_specperf.results.plot_style import Plot
 from pytest_specperf.results.recommendation_report import (
     goodput_table,
@@ -110,7 +116,17 @@ def server_cpu_line(points: Sequence[PointMetrics]) -> str | None:
         where = "at " + ", ".join(f"C={c}" for c in bound)
     else:
         return text
-    return f"{text}; CPU-bound {where} (at {CPU_BOUND_SHARE:.0%} or more): {CPU_BOUND_MEANING}"
+    text = f"{text}; CPU-bound {where} (at {CPU_BOUND_SHARE:.0%} or more): {CPU_BOUND_MEANING}"
+    speeds = [
+        sample.server_cpu.core_speed
+        for point in points
+        for sample in point.all_samples()
+        if sample.server_cpu is not None and sample.server_cpu.core_speed is not None
+    ]
+    if speeds:
+        samples = f"{len(speeds)} sample{'s' if len(speeds) > 1 else ''}"
+        text += f"; {core_speeds_note(speeds, samples)}"
+    return text
 
 
 def depth_table(run: DepthRun) -> Table:

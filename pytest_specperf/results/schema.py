@@ -115,6 +115,13 @@ class ServerCpu(msgspec.Struct, frozen=True, kw_only=True):
 
     process: str
     share: float
+    # The vCPU that process last ran on when the sample ended (None: not known).
+    core: int | None = None
+    # That vCPU's speed right after the sample, while the server idled: a single-thread Python
+    # loop pinned there, M iterations/s (server/cpu_use.py, core_speed). Measured only for a
+    # CPU-bound process, whose throughput follows it; on a shared virtual machine it moves
+    # between vCPUs and over time (H200, 2026-12-04: about 4.5 or about 7).
+    core_speed: float | None = None
 
     @property
     def cpu_bound(self) -> bool:

@@ -9,18 +9,41 @@ process of the server's process tree and its CPU time over the sample's wall tim
 report can say that a point was CPU-bound.
 
 Processes started during the sample count from zero; those that ended are left out.
+
+When that process was CPU-bound, the vCPU it last ran on is timed right after the sample
+(``core_speed``): on the lent H200 (16 vCPUs of a shared virtual machine) a single-thread loop
+ran at about 4.5 or about 7 M iterations/s depending on the vCPU and the moment, and the
+scheduler's throughput moved with the vCPU it was on (docs/runs/2026-12-04-placement-h200).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import subprocess
+import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 import psutil
 
 from pytest_specperf.results.schema import ServerCpu
+
+# Long enough for a steady count, short enough to add little to a sample of seconds.
+CORE_PROBE_SECONDS = 0.1
+# Run in its own process so that pinning it moves nothing of the client's, and the client's
+# threads cannot take the interpreter lock from it while it counts.
+_CORE_PROBE = (
+    "import os, sys, time\n"
+    "os.sched_setaffinity(0, {int(sys.argv[1])})\n"
+    "end = time.perf_counter() + float(sys.argv[2])\n"
+    "n = 0\n"
+    "while time.perf_counter() < end:\n"
+    "    n += 1\n"
+    "print(n)\n"
+)
 
 
 @dataclass(frozen=True)
@@ -29,6 +52,8 @@ class CpuSnapshot:
 
     taken_at: float
     seconds: dict[int, tuple[str, float]]
+    # The vCPU each process last ran on.
+    cores: dict[int, int] = field(default_factory=dict)
 
 
 def process_name(process: psutil.Process) -> str:
@@ -49,11 +74,14 @@ def snapshot(root_pid: int) -> CpuSnapshot | None:
     except psutil.Error:
         return None
     seconds: dict[int, tuple[str, float]] = {}
+    cores: dict[int, int] = {}
     for process in tree:
         with contextlib.suppress(psutil.Error), process.oneshot():
             times = process.cpu_times()
             seconds[process.pid] = (process_name(process), times.user + times.system)
-    return CpuSnapshot(taken_at=time.monotonic(), seconds=seconds)
+            with contextlib.suppress(AttributeError):  # cpu_num: not on every platform
+                cores[process.pid] = process.cpu_num()
+    return CpuSnapshot(taken_at=time.monotonic(), seconds=seconds, cores=cores)
 
 
 def busiest(before: CpuSnapshot, after: CpuSnapshot) -> ServerCpu | None:
@@ -65,5 +93,32 @@ def busiest(before: CpuSnapshot, after: CpuSnapshot) -> ServerCpu | None:
         pid: (name, spent - before.seconds.get(pid, (name, 0.0))[1])
         for pid, (name, spent) in after.seconds.items()
     }
-    name, spent = max(used.values(), key=lambda entry: entry[1])
-    return ServerCpu(process=name, share=round(max(spent, 0.0) / wall, 3))
+    pid, (name, spent) = max(used.items(), key=lambda entry: entry[1][1])
+    return ServerCpu(
+        process=name, share=round(max(spent, 0.0) / wall, 3), core=after.cores.get(pid)
+    )
+
+
+def core_speed(core: int, seconds: float = CORE_PROBE_SECONDS) -> float | None:
+    """M iterations/s of a single-thread Python loop pinned to vCPU ``core``; None where this
+    platform cannot pin a process or the vCPU is not this process's to use."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _CORE_PROBE, str(core), str(seconds)],
+            capture_output=True,
+            text=True,
+            timeout=30 + seconds,
+            check=True,
+        )
+        return round(int(done.stdout) / seconds / 1e6, 3)
+    except (subprocess.SubprocessError, OSError, ValueError):
+        return None
+
+
+def with_core_speed(cpu: ServerCpu) -> ServerCpu:
+    """``cpu`` with its vCPU's speed now, when it was CPU-bound on a known vCPU."""
+    if not cpu.cpu_bound or cpu.core is None:
+        return cpu
+    return msgspec.structs.replace(cpu, core_speed=core_speed(cpu.core))

@@ -73,6 +73,8 @@ class SimConfig:
     corrupt_output: bool = False
     # --sim-cold-shape-ms: model ms added to the first step of each step shape of a boot.
     cold_shape_ms: float = 0.0
+    # --sim-cpu-bound: the scheduler waits out each step on the CPU instead of sleeping.
+    cpu_bound: bool = False
     warnings: tuple[str, ...] = ()
 
     @property
@@ -322,6 +324,12 @@ def _add_sim_performance_knobs(g: argparse._ArgumentGroup) -> None:
         "0.2 means 20%% fewer tokens/s (step time x1.25).",
     )
     g.add_argument(
+        "--sim-cpu-bound",
+        action="store_true",
+        help="Wait out each step on the CPU instead of sleeping: the server process holds one "
+        "core flat out, as SGLang's scheduler does on a small model (step times unchanged).",
+    )
+    g.add_argument(
         "--sim-acceptance",
         type=_float_in(0.0, 1.0),
         default=None,
@@ -500,6 +508,7 @@ def parse_args(argv: Sequence[str]) -> SimConfig:
         acceptance=ns.sim_acceptance,
         corrupt_output=ns.sim_corrupt_output is not None and ns.sim_corrupt_output == chain,
         cold_shape_ms=ns.sim_cold_shape_ms,
+        cpu_bound=ns.sim_cpu_bound,
         boot_delay=ns.sim_boot_delay,
         crash_after=ns.sim_crash_after,
         hang_at_boot=ns.sim_hang_at_boot,

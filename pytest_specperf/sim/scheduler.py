@@ -319,8 +319,12 @@ class Scheduler:
             duration = self._scale(model_ms) + cold
             deadline += duration
             delay = deadline - loop.time()
+            if self.config.cpu_bound:
+                # Spin to the deadline, yielding so that handlers still run between spins.
+                while loop.time() < deadline:
+                    await asyncio.sleep(0)
             # Always yield, even when late, so handlers drain their queues between steps.
-            await asyncio.sleep(delay if delay > 0 else 0)
+            await asyncio.sleep(delay if delay > 0 and not self.config.cpu_bound else 0)
             end = loop.time()
             lateness = max(0.0, end - deadline)
             st = self.stats

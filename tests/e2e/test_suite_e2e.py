@@ -102,6 +102,23 @@ def test_a_booted_servers_busiest_process_is_measured_at_every_point(
     result.stdout.fnmatch_lines(["*server CPU*of one core*"])
 
 
+def test_a_cpu_bound_servers_vcpu_is_timed_after_each_sample(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """A simulator that spins through its steps, as SGLang's scheduler does on a small model,
+    holds a core: where a sample found it at 90% or more, the vCPU it ran on was timed."""
+    result = pytester.runpytest_subprocess(
+        "perf_tests", "--spec-steps=3", "--specperf-server-arg=--sim-cpu-bound", *FAST_ARGS
+    )
+    cpus = [p["server_cpu"] for p in suite_results(suite_dir)["runs"][0]["points"]]
+    # A sleeping simulator uses 5-9% of a core; a spinning one all it gets beside the client.
+    assert cpus and all(cpu["share"] > 0.3 for cpu in cpus)
+    bound = [cpu for cpu in cpus if cpu["share"] >= 0.9]
+    assert all(cpu["core"] is not None and cpu["core_speed"] > 0 for cpu in bound)
+    if bound:
+        result.stdout.fnmatch_lines(["*its vCPU ran a single-thread probe at * M loops/s*"])
+
+
 def test_url_mode_measures_an_existing_server_without_booting(
     running_sim: str, pytester: pytest.Pytester, suite_dir: Path
 ) -> None:

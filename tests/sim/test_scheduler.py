@@ -280,3 +280,27 @@ def test_without_cold_shapes_no_step_is_cold() -> None:
 
     s = asyncio.run(go())
     assert s.stats.cold_count == 0 and not s.warm_shapes
+
+
+def _cpu_share_serving_one_request(argv: list[str]) -> float:
+    """The scheduler's CPU seconds over wall seconds while it serves one request."""
+
+    async def go() -> float:
+        s = make(["--sim-speedup", "1", *argv])
+        s.start()
+        request = s.new_request(4, 40, 0.0, True)
+        wall, cpu = time.perf_counter(), time.process_time()
+        s.submit(request)
+        await drain(request)
+        share = (time.process_time() - cpu) / (time.perf_counter() - wall)
+        await s.stop()
+        return share
+
+    return asyncio.run(go())
+
+
+def test_a_cpu_bound_scheduler_spends_its_steps_on_the_cpu() -> None:
+    # Generous bounds: a spinning loop on a shared CI core still gets most of it, and one
+    # that sleeps through steps of tens of milliseconds uses almost none.
+    assert _cpu_share_serving_one_request([]) < 0.2
+    assert _cpu_share_serving_one_request(["--sim-cpu-bound"]) > 0.5

@@ -217,6 +217,18 @@ def test_one_boot_not_cpu_bound_leaves_the_cpu_out_of_the_advice() -> None:
     assert "of one core" not in undecided_advice(pairs, settings)
 
 
+def test_undecided_cpu_bound_advice_gives_the_vcpu_speeds_of_the_boots() -> None:
+    rng = random.Random(6)
+    settings = AbSettings(max_pairs=3)
+    slow = ServerCpu(process="sglang::scheduler", share=1.0, core=15, core_speed=4.5)
+    fast = ServerCpu(process="sglang::scheduler", share=1.0, core=6, core_speed=7.2)
+    pairs = [_pair(rng, boot_cv=0.08, within_cv=0.01, cpu=c) for c in (slow, fast, slow)]
+    assert undecided_advice(pairs, settings).endswith(
+        "its vCPU ran a single-thread probe at 4.5-7.2 M loops/s over 6 boots, the fastest 1.6x "
+        "the slowest: this runner's cores do not all run at one speed"
+    )
+
+
 def test_a_measured_points_server_cpu_goes_with_its_boots_side() -> None:
     point = make_point(4, 100.0, None, requests=1, tokens=1)
     point.server_cpu = ServerCpu(process="sglang::scheduler", share=1.0)

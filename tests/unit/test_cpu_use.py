@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -9,7 +10,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_specperf.server.cpu_use import CpuSnapshot, busiest, snapshot
+from pytest_specperf.results.schema import ServerCpu
+from pytest_specperf.server.cpu_use import (
+    CpuSnapshot,
+    busiest,
+    core_speed,
+    snapshot,
+    with_core_speed,
+)
 
 # A parent with a busy and an idle child, each renamed in argv as SGLang renames its own.
 TREE = f"""
@@ -68,3 +76,38 @@ def test_a_process_started_during_the_sample_counts_from_zero() -> None:
 def test_no_time_between_snapshots_gives_no_share() -> None:
     same = CpuSnapshot(taken_at=3.0, seconds={1: ("launcher", 5.0)})
     assert busiest(same, same) is None
+
+
+def test_the_busiest_process_carries_the_vcpu_it_last_ran_on(server_tree: int) -> None:
+    before = snapshot(server_tree)
+    time.sleep(0.5)
+    after = snapshot(server_tree)
+    assert before is not None and after is not None
+    found = busiest(before, after)
+    assert found is not None and found.core in os.sched_getaffinity(0)
+
+
+def test_a_vcpu_this_process_may_use_is_timed() -> None:
+    speed = core_speed(min(os.sched_getaffinity(0)))
+    assert speed is not None and speed > 0
+
+
+def test_a_vcpu_this_machine_lacks_has_no_speed() -> None:
+    assert core_speed((os.cpu_count() or 1) + 64) is None
+
+
+def test_a_cpu_bound_process_gets_its_vcpu_timed() -> None:
+    bound = ServerCpu(process="sglang::scheduler", share=1.0, core=min(os.sched_getaffinity(0)))
+    speed = with_core_speed(bound).core_speed
+    assert speed is not None and speed > 0
+
+
+@pytest.mark.parametrize(
+    "cpu",
+    [
+        ServerCpu(process="python", share=0.3, core=0),  # not CPU-bound: its vCPU does not matter
+        ServerCpu(process="sglang::scheduler", share=1.0),  # its vCPU not known
+    ],
+)
+def test_no_probe_unless_cpu_bound_on_a_known_vcpu(cpu: ServerCpu) -> None:
+    assert with_core_speed(cpu) == cpu

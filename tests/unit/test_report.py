@@ -174,6 +174,33 @@ def test_only_the_cpu_bound_points_are_named_and_several_processes_each_shown() 
     assert "; CPU-bound at C=4 (at 90% or more)" in line
 
 
+def test_the_cpu_bound_process_vcpu_speeds_over_the_samples_follow_the_warning() -> None:
+    slow, fast = _with_cpu(1, "sglang::scheduler", 1.0), _with_cpu(4, "sglang::scheduler", 1.0)
+    slow.samples = [
+        points.make_point(
+            1, 90.0, server_cpu=ServerCpu(process="s", share=1.0, core=3, core_speed=4.5)
+        ),
+        points.make_point(
+            1, 95.0, server_cpu=ServerCpu(process="s", share=1.0, core=3, core_speed=4.6)
+        ),
+    ]
+    fast.server_cpu = ServerCpu(process="sglang::scheduler", share=1.0, core=6, core_speed=7.2)
+    line = server_cpu_line([slow, fast])
+    assert line is not None
+    assert line.endswith(
+        f"{CPU_BOUND_MEANING}; its vCPU ran a single-thread probe at 4.5-7.2 M loops/s over 3 "
+        "samples, the fastest 1.6x the slowest: this runner's cores do not all run at one speed"
+    )
+
+
+def test_vcpu_speeds_close_together_add_no_uneven_cores_warning() -> None:
+    point = _with_cpu(1, "sglang::scheduler", 1.0)
+    point.server_cpu = ServerCpu(process="sglang::scheduler", share=1.0, core=0, core_speed=7.0)
+    line = server_cpu_line([point])
+    assert line is not None
+    assert line.endswith("its vCPU ran a single-thread probe at 7.0 M loops/s over 1 sample")
+
+
 def test_points_without_a_server_cpu_add_no_line() -> None:
     assert server_cpu_line([make_point(1, 100.0)]) is None
 
