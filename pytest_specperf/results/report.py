@@ -109,6 +109,8 @@ def server_cpu_line(points: Sequence[PointMetrics]) -> str | None:
     else:
         shares = ", ".join(f"C={c} {cpu.process} {cpu.share:.0%}" for c, cpu in measured)
         text = f"server CPU, the busiest process of one core: {shares}"
+    if any(cpu.share > 1 for _, cpu in measured):
+        text += " (over 100%: the process has more than one busy thread)"
     bound = [c for c, cpu in measured if cpu.cpu_bound]
     if len(bound) == len(measured):
         where = "at every point"

@@ -201,6 +201,15 @@ def test_vcpu_speeds_close_together_add_no_uneven_cores_warning() -> None:
     assert line.endswith("its vCPU ran a single-thread probe at 7.0 M loops/s over 1 sample")
 
 
+def test_a_share_over_one_core_says_why() -> None:
+    line = server_cpu_line([_with_cpu(1, "sglang::scheduler", 1.04)])
+    assert line is not None
+    assert line.startswith(
+        "server CPU: sglang::scheduler at C=1 104% of one core (over 100%: the process has "
+        "more than one busy thread); CPU-bound at every point"
+    )
+
+
 def test_points_without_a_server_cpu_add_no_line() -> None:
     assert server_cpu_line([make_point(1, 100.0)]) is None
 
