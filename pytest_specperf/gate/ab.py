@@ -52,6 +52,7 @@ from pytest_specperf.results.schema import (
     CPU_BOUND_MEANING,
     AbChange,
     AbComparison,
+    AbPair,
     DepthRun,
     PointMetrics,
     ServerCpu,
@@ -538,7 +539,34 @@ class AbRun:
             message=" ".join(self.summary_lines()[:1]),
             pooled=_change(found.pooled) if found is not None else None,
             points=[_change(p) for p in found.points] if found is not None else [],
+            pair_changes=[
+                record
+                for number, pair in enumerate(self.pairs, start=1)
+                if (record := pair_record(number, pair)) is not None
+            ],
         )
+
+
+def pair_record(number: int, pair: Pair) -> AbPair | None:
+    """One pair's pooled change and its parts, with the vCPU speeds under each side's server
+    (None: no point measured on both sides)."""
+    change = pooled_change(pair)
+    if change is None:
+        return None
+    accept = change.acceptance
+    return AbPair(
+        pair=number,
+        change=percent(change.total),
+        acceptance_change=percent(accept) if accept is not None else None,
+        step_time_change=percent(change.total - accept) if accept is not None else None,
+        base_core_speed=_core_speed(pair.base),
+        head_core_speed=_core_speed(pair.head),
+    )
+
+
+def _core_speed(side: Mapping[int, BootPoint]) -> float | None:
+    speeds = [p.cpu.core_speed for p in side.values() if p.cpu is not None and p.cpu.core_speed]
+    return statistics.median(speeds) if speeds else None
 
 
 def _change(summary: PointSummary) -> AbChange:

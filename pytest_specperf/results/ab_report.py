@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pytest_specperf.results.formats import number
-from pytest_specperf.results.schema import AbChange, AbComparison
+from pytest_specperf.results.schema import AbChange, AbComparison, AbPair
 from pytest_specperf.results.tables import md_table
 
 AB_FOREST_PNG = "ab-forest.png"
@@ -67,4 +67,33 @@ def ab_markdown(comparisons: Sequence[AbComparison]) -> str | None:
                 rows,
             )
         )
+        if comparison.pair_changes:
+            blocks.append(pairs_table(comparison.pair_changes))
     return "\n\n".join(blocks)
+
+
+def pairs_table(pairs: Sequence[AbPair]) -> str:
+    """Each pair's change and its parts; the vCPU speeds under each side's server where a
+    CPU-bound server's vCPU was timed (a pair's step time that moves with them is the runner)."""
+    timed = any(p.base_core_speed is not None or p.head_core_speed is not None for p in pairs)
+    header = ["pair", "change", "acceptance", "step time"]
+    if timed:
+        header += ["base vCPU speed", "head vCPU speed"]
+    rows = []
+    for p in pairs:
+        row = [
+            str(p.pair),
+            _percent(p.change),
+            _percent(p.acceptance_change),
+            _percent(p.step_time_change),
+        ]
+        if timed:
+            row += [number(p.base_core_speed), number(p.head_core_speed)]
+        rows.append(row)
+    note = (
+        "\n\nvCPU speed: a single-thread probe of the vCPU the server's CPU-bound process ran on "
+        "(M loops/s, the median over the boot's points)"
+        if timed
+        else ""
+    )
+    return f"Pairs, in boot order:\n\n{md_table(header, rows)}{note}"

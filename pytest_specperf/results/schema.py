@@ -422,6 +422,20 @@ class AbChange(msgspec.Struct, kw_only=True, omit_defaults=True):
     why: str = ""
 
 
+class AbPair(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A/B mode: one pair of boots, pooled over its points (gate/ab.py, pair_record), as
+    fractions: its change head / base and that change's acceptance and step-time parts."""
+
+    pair: int  # 1: the first pair booted
+    change: float
+    acceptance_change: float | None = None
+    step_time_change: float | None = None
+    # The median speed of the vCPU each side's CPU-bound server process ran on
+    # (ServerCpu.core_speed over the boot's points, M loop iterations/s; None: not timed).
+    base_core_speed: float | None = None
+    head_core_speed: float | None = None
+
+
 class AbComparison(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A/B mode: one depth's comparison of base and head, booted in pairs (ab_suite.py)."""
 
@@ -438,6 +452,8 @@ class AbComparison(msgspec.Struct, kw_only=True, omit_defaults=True):
     message: str = ""
     pooled: AbChange | None = None
     points: list[AbChange] = []
+    # Each pair's own change, in boot order: what moved between the boots of a pair.
+    pair_changes: list[AbPair] = []
 
 
 class RunResults(msgspec.Struct, kw_only=True):

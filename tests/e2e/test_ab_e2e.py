@@ -40,7 +40,11 @@ def test_a_slower_head_is_red_named_step_time_and_no_baseline_is_touched(
     (comparison,) = json.loads((out / "results.json").read_text())["ab"]
     assert comparison["outcome"] == "regression" and comparison["pairs"] >= 3
     assert comparison["pooled"]["step_time_change"] < -0.1
+    pairs = comparison["pair_changes"]
+    assert [p["pair"] for p in pairs] == list(range(1, comparison["pairs"] + 1))
+    assert all(p["step_time_change"] < 0 for p in pairs)
     report = (out / "report.md").read_text()
+    assert "| pair | change | acceptance | step time |" in report
     assert report.split("\n\n")[1] == "## A/B verdict (base vs head, paired boots)"
     assert (out / "ab-forest.png").exists()
 

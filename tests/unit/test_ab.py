@@ -10,6 +10,7 @@ import pytest
 
 from pytest_specperf.gate.ab import (
     AbLook,
+    AbRun,
     AbSettings,
     BootPoint,
     Pair,
@@ -18,6 +19,7 @@ from pytest_specperf.gate.ab import (
     look,
     noise_split,
     outcome_of,
+    pair_record,
     pairs_needed,
     pooled_change,
     reachable_effect,
@@ -227,6 +229,29 @@ def test_undecided_cpu_bound_advice_gives_the_vcpu_speeds_of_the_boots() -> None
         "its vCPU ran a single-thread probe at 4.5-7.2 M loops/s over 6 boots, the fastest 1.6x "
         "the slowest: this runner's cores do not all run at one speed"
     )
+
+
+def test_each_pair_is_recorded_with_its_parts_and_its_sides_vcpu_speeds() -> None:
+    slow = ServerCpu(process="sglang::scheduler", share=1.0, core=15, core_speed=4.5)
+    fast = ServerCpu(process="sglang::scheduler", share=1.0, core=6, core_speed=7.2)
+    base = {c: BootPoint(c, [1000.0 * c] * 3, accept_length=3.0, cpu=fast) for c in POINTS}
+    head = {c: BootPoint(c, [800.0 * c] * 3, accept_length=3.0, cpu=slow) for c in POINTS}
+    record = pair_record(2, Pair(base=base, head=head))
+    assert record is not None
+    assert (record.pair, record.base_core_speed, record.head_core_speed) == (2, 7.2, 4.5)
+    assert record.change == pytest.approx(-0.2)
+    assert record.acceptance_change == pytest.approx(0.0)
+    assert record.step_time_change == pytest.approx(-0.2)
+
+
+def test_a_run_keeps_every_pair_in_boot_order() -> None:
+    rng = random.Random(3)
+    run = AbRun(depth=3, settings=AbSettings(max_pairs=3))
+    run.pairs = [_pair(rng, change=-0.1) for _ in range(3)]
+    run.last = look(3, run.pairs, run.settings)
+    kept = run.comparison().pair_changes
+    assert [p.pair for p in kept] == [1, 2, 3]
+    assert all(p.change < 0 for p in kept)
 
 
 def test_a_measured_points_server_cpu_goes_with_its_boots_side() -> None:

@@ -10,7 +10,7 @@ from pytest_specperf.results.ab_plot import ab_forest_figure
 from pytest_specperf.results.ab_report import ab_markdown
 from pytest_specperf.results.exports import BIGGER_IS_BETTER_FILE, write_benchmark_action_files
 from pytest_specperf.results.report import ReportContext, markdown_report
-from pytest_specperf.results.schema import AbChange, AbComparison
+from pytest_specperf.results.schema import AbChange, AbComparison, AbPair
 
 
 def _comparison() -> AbComparison:
@@ -49,6 +49,35 @@ def test_the_report_opens_with_the_verdict_then_each_point() -> None:
     assert "**steps=3: REGRESSION** after 3 pair(s) (6 boots, 312 server-seconds" in text
     assert "| 4 | 1,000.0 | 950.0 | -5.0% | [-7.0, -3.0] | -0.1% | -4.9% |" in text
     assert "| pooled | - | - | -4.8% |" in text
+
+
+def test_each_pair_gets_a_row_with_the_vcpu_speeds_where_they_were_timed() -> None:
+    comparison = _comparison()
+    comparison.pair_changes = [
+        AbPair(pair=1, change=0.112, acceptance_change=0.0, step_time_change=0.112),
+        AbPair(
+            pair=2,
+            change=-0.196,
+            acceptance_change=0.0,
+            step_time_change=-0.196,
+            base_core_speed=7.2,
+            head_core_speed=4.5,
+        ),
+    ]
+    text = ab_markdown([comparison])
+    assert text is not None
+    assert "| pair | change | acceptance | step time | base vCPU speed | head vCPU speed |" in text
+    assert "| 1 | +11.2% | +0.0% | +11.2% | - | - |" in text
+    assert "| 2 | -19.6% | +0.0% | -19.6% | 7.2 | 4.5 |" in text
+
+
+def test_pairs_without_timed_vcpus_have_no_speed_columns() -> None:
+    comparison = _comparison()
+    comparison.pair_changes = [AbPair(pair=1, change=-0.05)]
+    text = ab_markdown([comparison])
+    assert text is not None
+    assert "| pair | change | acceptance | step time |\n" in text
+    assert "| 1 | -5.0% | - | - |" in text
 
 
 def test_the_benchmark_file_carries_each_change(tmp_path: Path) -> None:
