@@ -564,6 +564,16 @@ OPTIONS: tuple[OptionSpec, ...] = (
         parse=lambda option, raw: ",".join(parse_gpu_ids(option, raw)) if raw else None,
     ),
     OptionSpec(
+        "--specperf-rotate-server-cpu",
+        "rotate_server_cpu",
+        "before each sample, pin the server's busiest process (SGLang's scheduler) to the next "
+        "of its vCPUs in turn, the same order every boot: a boot of a CPU-bound server averages "
+        "over the runner's vCPUs instead of drawing one (Linux; not with --specperf-url)",
+        parse=_flag,
+        kind="flag",
+        ini=False,
+    ),
+    OptionSpec(
         "--specperf-self-test",
         "self_test",
         "after each depth's checks, set a known /slow_down on its server, check that the "
@@ -759,6 +769,8 @@ class Settings:
     base_url: str | None = None
     ab_max_pairs: int = 8
     ab_boot_together: bool = False
+    # --specperf-rotate-server-cpu: each sample's busiest server process on the next vCPU.
+    rotate_server_cpu: bool = False
     # The server's interpreter (None: this one); the base side of A/B mode sets it.
     python: str | None = None
 
@@ -858,6 +870,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         base_url=values["base_url"],
         ab_max_pairs=_ab_max_pairs(values),
         ab_boot_together=_ab_boot_together(values),
+        rotate_server_cpu=_rotate_server_cpu(values),
         history=_history_location(values["history"], rootdir),
         history_on_change=values["history_on_change"],
         profile_option=values["profile"],
@@ -928,6 +941,18 @@ def _ab_boot_together(values: Mapping[str, Any]) -> bool:
             "the other without it"
         )
     return together
+
+
+def _rotate_server_cpu(values: Mapping[str, Any]) -> bool:
+    rotate = bool(values["rotate_server_cpu"])
+    if rotate and values["url"]:
+        raise UsageError(
+            "--specperf-rotate-server-cpu: pins the processes of a server this run starts; "
+            "not with --specperf-url"
+        )
+    if rotate and not hasattr(os, "sched_setaffinity"):
+        raise UsageError("--specperf-rotate-server-cpu: this platform cannot pin a process")
+    return rotate
 
 
 def _calibrate_boots(values: Mapping[str, Any]) -> int:

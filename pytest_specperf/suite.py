@@ -157,6 +157,11 @@ class DepthSession:
         self.gpus: tuple[str, ...] | None = None
         # The boot whose warm-up ran (measure/warmup.py): one warm-up per boot.
         self.warmed_boot: int | None = None
+        # --specperf-rotate-server-cpu: this boot's vCPUs in turn, and the last sample's CPU
+        # use (which process to pin next).
+        self.rotation: cpu_use.CoreRotation | None = None
+        self.rotation_boot: int | None = None
+        self.last_cpu: tuple[cpu_use.CpuSnapshot, cpu_use.CpuSnapshot] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
     def launch_command(self, port: int) -> LaunchCommand:
@@ -416,6 +421,8 @@ class DepthSession:
 
         server_pid = self.server.pid if self.server is not None else None
         cpu_before = cpu_use.snapshot(server_pid) if server_pid is not None else None
+        if s.rotate_server_cpu and server_pid is not None and cpu_before is not None:
+            self._pin_next_core(server_pid, cpu_before)
         try:
             sample = event_loop.run(
                 measure_point(
@@ -441,6 +448,7 @@ class DepthSession:
                 self.observer.point_finished()
         cpu_after = cpu_use.snapshot(server_pid) if server_pid is not None else None
         if cpu_before is not None and cpu_after is not None:
+            self.last_cpu = (cpu_before, cpu_after)
             found = cpu_use.busiest(cpu_before, cpu_after)
             sample.server_cpu = cpu_use.with_core_speed(found) if found is not None else None
         sample.boot = self.boot
@@ -467,6 +475,20 @@ class DepthSession:
             if completes:
                 self.complete.add(concurrency)
         return point
+
+    def _pin_next_core(self, server_pid: int, now: cpu_use.CpuSnapshot) -> None:
+        """The busiest server process of the last sample (before the boot's first: the one
+        with the most CPU time) onto this boot's next vCPU; the rotation restarts each boot."""
+        if self.rotation is None or self.rotation_boot != self.boot:
+            self.rotation = cpu_use.CoreRotation(cpu_use.allowed_cores(server_pid))
+            self.rotation_boot = self.boot
+            self.last_cpu = None
+        if not self.rotation.cores:
+            return
+        before, after = self.last_cpu if self.last_cpu is not None else (None, now)
+        pid = cpu_use.busiest_pid(before, after)
+        if pid is not None:
+            cpu_use.pin_process(pid, self.rotation.next_core())
 
     def _warm_up_boot(self, concurrency: int) -> None:
         """Before the first sample of a boot: warm every concurrency of the sweep (and this

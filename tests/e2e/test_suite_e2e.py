@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,26 @@ def test_a_cpu_bound_servers_vcpu_is_timed_after_each_sample(
     assert all(cpu["core"] is not None and cpu["core_speed"] > 0 for cpu in bound)
     if bound:
         result.stdout.fnmatch_lines(["*its vCPU ran a single-thread probe at * M loops/s*"])
+
+
+def test_rotation_puts_each_sample_of_a_cpu_bound_server_on_the_next_vcpu(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """--specperf-rotate-server-cpu: the samples, in the order measured (C=1, C=4, C=1, ...),
+    ran on the vCPUs the server may use, in turn."""
+    pytester.runpytest_subprocess(
+        "perf_tests",
+        "--spec-steps=3",
+        "--specperf-server-arg=--sim-cpu-bound",
+        "--specperf-rotate-server-cpu",
+        "--specperf-repeats=3",
+        *FAST_ARGS,
+    )
+    points = {p["concurrency"]: p for p in suite_results(suite_dir)["runs"][0]["points"]}
+    cores = sorted(os.sched_getaffinity(0))
+    order = [cores[turn % len(cores)] for turn in range(6)]
+    assert [s["server_cpu"]["core"] for s in points[1]["samples"]] == order[0::2]
+    assert [s["server_cpu"]["core"] for s in points[4]["samples"]] == order[1::2]
 
 
 def test_url_mode_measures_an_existing_server_without_booting(

@@ -7,14 +7,19 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from pytest_specperf.results.schema import ServerCpu
 from pytest_specperf.server.cpu_use import (
+    CoreRotation,
     CpuSnapshot,
+    allowed_cores,
     busiest,
+    busiest_pid,
     core_speed,
+    pin_process,
     snapshot,
     with_core_speed,
 )
@@ -111,3 +116,48 @@ def test_a_cpu_bound_process_gets_its_vcpu_timed() -> None:
 )
 def test_no_probe_unless_cpu_bound_on_a_known_vcpu(cpu: ServerCpu) -> None:
     assert with_core_speed(cpu) == cpu
+
+
+def test_the_rotation_takes_the_vcpus_in_turn_and_starts_over() -> None:
+    rotation = CoreRotation([2, 5, 7])
+    assert [rotation.next_core() for _ in range(5)] == [2, 5, 7, 2, 5]
+
+
+def test_a_process_may_use_the_vcpus_its_affinity_names() -> None:
+    assert allowed_cores(os.getpid()) == sorted(os.sched_getaffinity(0))
+
+
+def test_every_thread_of_a_pinned_process_runs_on_that_vcpu() -> None:
+    threads = (
+        "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(30,)).start()\n"
+        "time.sleep(30)"
+    )
+    child = subprocess.Popen([sys.executable, "-c", threads])
+    try:
+        time.sleep(0.3)  # its second thread started
+        core = max(os.sched_getaffinity(0))
+        assert pin_process(child.pid, core)
+        tids = [int(t.name) for t in Path(f"/proc/{child.pid}/task").iterdir()]
+        assert len(tids) == 2
+        assert all(os.sched_getaffinity(tid) == {core} for tid in tids)
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_gone_process_is_not_pinned() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert not pin_process(int(done.stdout), 0)
+
+
+def test_with_no_earlier_snapshot_the_busiest_is_the_one_with_most_cpu_so_far() -> None:
+    now = CpuSnapshot(taken_at=9.0, seconds={1: ("launcher", 40.0), 2: ("scheduler", 90.0)})
+    assert busiest_pid(None, now) == 2
+    earlier = CpuSnapshot(taken_at=5.0, seconds={1: ("launcher", 10.0), 2: ("scheduler", 89.0)})
+    assert busiest_pid(earlier, now) == 1

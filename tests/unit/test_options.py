@@ -402,3 +402,13 @@ def test_booting_base_and_head_together_is_refused_with_sglang(tmp_path: Path) -
 
 def test_booting_base_and_head_together_is_kept_on_the_simulator(tmp_path: Path) -> None:
     assert settings_from(tmp_path, backend="sim", ab_boot_together=True).ab_boot_together
+
+
+def test_rotating_the_server_cpu_reaches_the_settings(tmp_path: Path) -> None:
+    assert settings_from(tmp_path, rotate_server_cpu=True).rotate_server_cpu
+    assert not settings_from(tmp_path).rotate_server_cpu
+
+
+def test_rotating_the_cpu_of_a_server_by_url_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="not with --specperf-url"):
+        settings_from(tmp_path, rotate_server_cpu=True, url="http://127.0.0.1:30000")
