@@ -162,6 +162,7 @@ class DepthSession:
         self.rotation: cpu_use.CoreRotation | None = None
         self.rotation_boot: int | None = None
         self.last_cpu: tuple[cpu_use.CpuSnapshot, cpu_use.CpuSnapshot] | None = None
+        self.last_cpu_boot: int | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
     def launch_command(self, port: int) -> LaunchCommand:
@@ -448,7 +449,7 @@ class DepthSession:
                 self.observer.point_finished()
         cpu_after = cpu_use.snapshot(server_pid) if server_pid is not None else None
         if cpu_before is not None and cpu_after is not None:
-            self.last_cpu = (cpu_before, cpu_after)
+            self.last_cpu, self.last_cpu_boot = (cpu_before, cpu_after), self.boot
             found = cpu_use.busiest(cpu_before, cpu_after)
             sample.server_cpu = cpu_use.with_core_speed(found) if found is not None else None
         sample.boot = self.boot
@@ -477,15 +478,16 @@ class DepthSession:
         return point
 
     def _pin_next_core(self, server_pid: int, now: cpu_use.CpuSnapshot) -> None:
-        """The busiest server process of the last sample (before the boot's first: the one
-        with the most CPU time) onto this boot's next vCPU; the rotation restarts each boot."""
+        """The busiest server process of the last sample or of the boot's warm-up (without
+        either: the one with the most CPU time) onto this boot's next vCPU; the rotation
+        restarts each boot."""
         if self.rotation is None or self.rotation_boot != self.boot:
             self.rotation = cpu_use.CoreRotation(cpu_use.allowed_cores(server_pid))
             self.rotation_boot = self.boot
-            self.last_cpu = None
         if not self.rotation.cores:
             return
-        before, after = self.last_cpu if self.last_cpu is not None else (None, now)
+        seen = self.last_cpu if self.last_cpu_boot == self.boot else None
+        before, after = seen if seen is not None else (None, now)
         pid = cpu_use.busiest_pid(before, after)
         if pid is not None:
             cpu_use.pin_process(pid, self.rotation.next_core())
@@ -499,6 +501,8 @@ class DepthSession:
         assert self.base_url is not None
         self.warmed_boot = self.boot
         self.activity = f"warming up (boot {self.boot + 1})"
+        server_pid = self.server.pid if self.server is not None else None
+        cpu_before = cpu_use.snapshot(server_pid) if server_pid is not None else None
         warmup = event_loop.run(
             warm_up(
                 self.base_url,
@@ -513,6 +517,10 @@ class DepthSession:
             )
         )
         warmup.boot = self.boot
+        cpu_after = cpu_use.snapshot(server_pid) if server_pid is not None else None
+        if cpu_before is not None and cpu_after is not None:
+            # Which server process works hardest under load, for the first sample's pinning.
+            self.last_cpu, self.last_cpu_boot = (cpu_before, cpu_after), self.boot
         self.store.update(lambda results: self._run_in(results).warmups.append(warmup))
         if self.server is not None and not self.server.alive(_settle_after_warmup(warmup)):
             message = (
