@@ -58,14 +58,18 @@ def test_the_busiest_process_of_the_tree_is_named_as_its_argv_names_it(server_tr
     assert found.share > 0.1
 
 
-def test_a_tree_whose_root_is_gone_gives_no_snapshot() -> None:
+def _pid_of_an_ended_process() -> int:
     done = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
         capture_output=True,
         text=True,
         check=True,
     )
-    assert snapshot(int(done.stdout)) is None
+    return int(done.stdout)
+
+
+def test_a_tree_whose_root_is_gone_gives_no_snapshot() -> None:
+    assert snapshot(_pid_of_an_ended_process()) is None
 
 
 def test_a_share_is_cpu_seconds_over_wall_seconds() -> None:
@@ -147,13 +151,7 @@ def test_every_thread_of_a_pinned_process_runs_on_that_vcpu() -> None:
 
 
 def test_a_gone_process_is_not_pinned() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert not pin_process(int(done.stdout), 0)
+    assert not pin_process(_pid_of_an_ended_process(), 0)
 
 
 def test_with_no_earlier_snapshot_the_busiest_is_the_one_with_most_cpu_so_far() -> None:
