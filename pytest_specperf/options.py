@@ -568,7 +568,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "rotate_server_cpu",
         "before each sample, pin the server's busiest process (SGLang's scheduler) to the next "
         "of its vCPUs in turn, the same order every boot: a boot of a CPU-bound server averages "
-        "over the runner's vCPUs instead of drawing one (Linux; not with --specperf-url)",
+        "over the runner's vCPUs instead of drawing one; under -n each worker turns over its "
+        "own share of them (Linux; not with --specperf-url)",
         parse=_flag,
         kind="flag",
         ini=False,

@@ -64,6 +64,7 @@ from pytest_specperf.server.gpus import (
     check_gpu_plan,
     gpu_slice,
     present_gpus,
+    worker_index,
     xdist_worker_count,
 )
 from pytest_specperf.server.process import depth_of, fetch_server_info
@@ -480,6 +481,7 @@ def specperf_session(request: pytest.FixtureRequest, specperf_depth: int) -> Ite
     sessions[specperf_depth] = session
     keep_for_refine = settings.refine and not _is_worker(config)
     try:
+        session.worker = _worker_slot(config)
         try:
             session.gpus = _server_gpus(config)
         except SpecperfError as exc:
@@ -503,6 +505,12 @@ def _server_gpus(config: pytest.Config) -> tuple[str, ...] | None:
         return None
     worker_id = getattr(config, "workerinput", {}).get("workerid")
     return gpu_slice(present, worker_id, per_server)
+
+
+def _worker_slot(config: pytest.Config) -> tuple[int, int]:
+    """(this xdist worker's index, the number of workers); (0, 1) without xdist."""
+    given = getattr(config, "workerinput", {})
+    return worker_index(given.get("workerid")), int(given.get("workercount", 1))
 
 
 def _fail_or_skip(session: DepthSession, skip_verb: str) -> NoReturn:

@@ -155,6 +155,8 @@ class DepthSession:
         self.observer: PointObserver | None = None
         # This server's own GPUs (server/gpus.py), or None: the environment's, unchanged.
         self.gpus: tuple[str, ...] | None = None
+        # Under xdist: (this worker's index, the workers); the rotation's share of the vCPUs.
+        self.worker: tuple[int, int] = (0, 1)
         # The boot whose warm-up ran (measure/warmup.py): one warm-up per boot.
         self.warmed_boot: int | None = None
         # --specperf-rotate-server-cpu: this boot's vCPUs in turn, and the last sample's CPU
@@ -482,7 +484,9 @@ class DepthSession:
         either: the one with the most CPU time) onto this boot's next vCPU; the rotation
         restarts each boot."""
         if self.rotation is None or self.rotation_boot != self.boot:
-            self.rotation = cpu_use.CoreRotation(cpu_use.allowed_cores(server_pid))
+            self.rotation = cpu_use.CoreRotation.for_worker(
+                cpu_use.allowed_cores(server_pid), *self.worker
+            )
             self.rotation_boot = self.boot
         if not self.rotation.cores:
             return

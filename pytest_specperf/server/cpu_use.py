@@ -150,6 +150,13 @@ class CoreRotation:
     cores: list[int]
     turn: int = 0
 
+    @classmethod
+    def for_worker(cls, cores: list[int], worker: int, workers: int) -> CoreRotation:
+        """Worker ``worker`` of ``workers`` (xdist, one server each) turns over every
+        ``workers``-th vCPU from its own, so that two servers' samples are never pinned to
+        one vCPU at once (all of them when there are fewer vCPUs than workers)."""
+        return cls(cores[worker::workers] or cores)
+
     def next_core(self) -> int:
         core = self.cores[self.turn % len(self.cores)]
         self.turn += 1

@@ -159,3 +159,13 @@ def test_with_no_earlier_snapshot_the_busiest_is_the_one_with_most_cpu_so_far() 
     assert busiest_pid(None, now) == 2
     earlier = CpuSnapshot(taken_at=5.0, seconds={1: ("launcher", 10.0), 2: ("scheduler", 89.0)})
     assert busiest_pid(earlier, now) == 1
+
+
+def test_xdist_workers_turn_over_disjoint_vcpus() -> None:
+    cores = list(range(8))
+    first, second = (CoreRotation.for_worker(cores, worker, 2) for worker in (0, 1))
+    assert first.cores == [0, 2, 4, 6] and second.cores == [1, 3, 5, 7]
+
+
+def test_more_workers_than_vcpus_share_them_all() -> None:
+    assert CoreRotation.for_worker([0, 1], 3, 4).cores == [0, 1]
