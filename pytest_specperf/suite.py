@@ -505,7 +505,10 @@ class DepthSession:
         assert self.base_url is not None
         self.warmed_boot = self.boot
         self.activity = f"warming up (boot {self.boot + 1})"
-        server_pid = self.server.pid if self.server is not None else None
+        # With --specperf-rotate-server-cpu: which process works hardest under the warm-up's
+        # load names the one to pin for the boot's first sample.
+        rotating = s.rotate_server_cpu and self.server is not None
+        server_pid = self.server.pid if rotating and self.server is not None else None
         cpu_before = cpu_use.snapshot(server_pid) if server_pid is not None else None
         warmup = event_loop.run(
             warm_up(
@@ -523,7 +526,6 @@ class DepthSession:
         warmup.boot = self.boot
         cpu_after = cpu_use.snapshot(server_pid) if server_pid is not None else None
         if cpu_before is not None and cpu_after is not None:
-            # Which server process works hardest under load, for the first sample's pinning.
             self.last_cpu, self.last_cpu_boot = (cpu_before, cpu_after), self.boot
         self.store.update(lambda results: self._run_in(results).warmups.append(warmup))
         if self.server is not None and not self.server.alive(_settle_after_warmup(warmup)):
