@@ -507,8 +507,7 @@ class DepthSession:
         self.activity = f"warming up (boot {self.boot + 1})"
         # With --specperf-rotate-server-cpu: which process works hardest under the warm-up's
         # load names the one to pin for the boot's first sample.
-        rotating = s.rotate_server_cpu and self.server is not None
-        server_pid = self.server.pid if rotating and self.server is not None else None
+        server_pid = self.server.pid if s.rotate_server_cpu and self.server is not None else None
         cpu_before = cpu_use.snapshot(server_pid) if server_pid is not None else None
         warmup = event_loop.run(
             warm_up(
