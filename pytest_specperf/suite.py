@@ -159,12 +159,10 @@ class DepthSession:
         self.worker: tuple[int, int] = (0, 1)
         # The boot whose warm-up ran (measure/warmup.py): one warm-up per boot.
         self.warmed_boot: int | None = None
-        # --specperf-rotate-server-cpu: this boot's vCPUs in turn, and the last sample's CPU
-        # use (which process to pin next).
+        # --specperf-rotate-server-cpu: this boot's vCPUs in turn, and this boot's last CPU
+        # reading (a sample's or the warm-up's: which process to pin next); reboot() clears both.
         self.rotation: cpu_use.CoreRotation | None = None
-        self.rotation_boot: int | None = None
         self.last_cpu: tuple[cpu_use.CpuSnapshot, cpu_use.CpuSnapshot] | None = None
-        self.last_cpu_boot: int | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
     def launch_command(self, port: int) -> LaunchCommand:
@@ -275,6 +273,7 @@ class DepthSession:
         self.server.stop()
         self.server = None
         self.boot += 1
+        self.rotation = self.last_cpu = None
         return self.open(fresh=False)
 
     def interrupt(self, exc: BaseException) -> None:
@@ -451,7 +450,7 @@ class DepthSession:
                 self.observer.point_finished()
         cpu_after = cpu_use.snapshot(server_pid) if server_pid is not None else None
         if cpu_before is not None and cpu_after is not None:
-            self.last_cpu, self.last_cpu_boot = (cpu_before, cpu_after), self.boot
+            self.last_cpu = (cpu_before, cpu_after)
             found = cpu_use.busiest(cpu_before, cpu_after)
             sample.server_cpu = cpu_use.with_core_speed(found) if found is not None else None
         sample.boot = self.boot
@@ -483,15 +482,13 @@ class DepthSession:
         """The busiest server process of the last sample or of the boot's warm-up (without
         either: the one with the most CPU time) onto this boot's next vCPU; the rotation
         restarts each boot."""
-        if self.rotation is None or self.rotation_boot != self.boot:
+        if self.rotation is None:
             self.rotation = cpu_use.CoreRotation.for_worker(
                 cpu_use.allowed_cores(server_pid), *self.worker
             )
-            self.rotation_boot = self.boot
         if not self.rotation.cores:
             return
-        seen = self.last_cpu if self.last_cpu_boot == self.boot else None
-        before, after = seen if seen is not None else (None, now)
+        before, after = self.last_cpu if self.last_cpu is not None else (None, now)
         pid = cpu_use.busiest_pid(before, after)
         if pid is not None:
             cpu_use.pin_process(pid, self.rotation.next_core())
@@ -525,7 +522,7 @@ class DepthSession:
         warmup.boot = self.boot
         cpu_after = cpu_use.snapshot(server_pid) if server_pid is not None else None
         if cpu_before is not None and cpu_after is not None:
-            self.last_cpu, self.last_cpu_boot = (cpu_before, cpu_after), self.boot
+            self.last_cpu = (cpu_before, cpu_after)
         self.store.update(lambda results: self._run_in(results).warmups.append(warmup))
         if self.server is not None and not self.server.alive(_settle_after_warmup(warmup)):
             message = (
