@@ -47,7 +47,7 @@ from scipy import stats
 
 from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
 from pytest_specperf.gate.sequential import Spending, t_multiplier
-from pytest_specperf.results.formats import core_speeds_note
+from pytest_specperf.results.formats import core_speeds_note, counted
 from pytest_specperf.results.schema import (
     CPU_BOUND_MEANING,
     AbChange,
@@ -465,15 +465,11 @@ def cpu_bound_note(pairs: Sequence[Pair]) -> str:
         f"; in every boot the server's {' / '.join(names)} held {min(shares):.0%}-"
         f"{max(shares):.0%} of one core: {CPU_BOUND_MEANING}"
     )
-    timed = [
-        [p.cpu.core_speed for p in side.values() if p.cpu is not None and p.cpu.core_speed]
-        for pair in pairs
-        for side in (pair.base, pair.head)
-    ]
+    timed = [_core_speeds(side) for pair in pairs for side in (pair.base, pair.head)]
     speeds = [speed for boot in timed for speed in boot]
     if speeds:
         boots = sum(1 for boot in timed if boot)
-        note += f"; {core_speeds_note(speeds, f'{boots} boot' + ('s' if boots > 1 else ''))}"
+        note += f"; {core_speeds_note(speeds, counted(boots, 'boot'))}"
     return note
 
 
@@ -564,8 +560,13 @@ def pair_record(number: int, pair: Pair) -> AbPair | None:
     )
 
 
+def _core_speeds(side: Mapping[int, BootPoint]) -> list[float]:
+    """The vCPU speeds timed under one boot's server, one per point that has one."""
+    return [p.cpu.core_speed for p in side.values() if p.cpu is not None and p.cpu.core_speed]
+
+
 def _core_speed(side: Mapping[int, BootPoint]) -> float | None:
-    speeds = [p.cpu.core_speed for p in side.values() if p.cpu is not None and p.cpu.core_speed]
+    speeds = _core_speeds(side)
     return statistics.median(speeds) if speeds else None
 
 

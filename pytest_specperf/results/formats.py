@@ -31,6 +31,11 @@ def millis(seconds: float | None) -> str:
     return MISSING if seconds is None else f"{seconds * 1000:.0f}"
 
 
+def counted(amount: int, noun: str) -> str:
+    """``1, "round"`` -> ``1 round``; ``3, "round"`` -> ``3 rounds``."""
+    return f"{amount} {noun}" if amount == 1 else f"{amount} {noun}s"
+
+
 def ratio(value: float | None) -> str:
     """``1.875`` -> ``1.88x``."""
     return MISSING if value is None else f"{value:.2f}x"

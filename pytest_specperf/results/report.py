@@ -20,6 +20,7 @@ from pytest_specperf.results.formats import (
     METRIC_LABELS,
     core_speeds_note,
     count,
+    counted,
     millis,
     number,
 )
@@ -81,18 +82,18 @@ def warmup_line(warmup: Warmup) -> str:
     """``warm-up boot 1: 3 rounds in 12.4 s, settled within 5%; agg tok/s by round: C=1 ...``"""
     why = {
         "settled": f"settled within {warmup.tolerance:.0%}",
-        "rounds": f"NOT settled within {warmup.tolerance:.0%} in {warmup.max_rounds} "
-        f"{'round' if warmup.max_rounds == 1 else 'rounds'}",
+        "rounds": f"NOT settled within {warmup.tolerance:.0%} in "
+        f"{counted(warmup.max_rounds, 'round')}",
         "seconds": f"NOT settled within {warmup.tolerance:.0%}: stopped by the "
         f"{warmup.max_seconds or 0:g} s bound",
     }.get(warmup.stopped_by, warmup.stopped_by)
-    plural = "round" if warmup.rounds == 1 else "rounds"
     figures = "; ".join(
         f"C={level} " + " / ".join(number(r[index]) for r in warmup.agg_tok_s if index < len(r))
         for index, level in enumerate(warmup.concurrency)
     )
     return (
-        f"warm-up boot {warmup.boot + 1}: {warmup.rounds} {plural} in {warmup.seconds:.1f} s, "
+        f"warm-up boot {warmup.boot + 1}: {counted(warmup.rounds, 'round')} in "
+        f"{warmup.seconds:.1f} s, "
         f"{why}; agg tok/s by round: {figures}"
     )
 
@@ -126,8 +127,7 @@ def server_cpu_line(points: Sequence[PointMetrics]) -> str | None:
         if sample.server_cpu is not None and sample.server_cpu.core_speed is not None
     ]
     if speeds:
-        samples = f"{len(speeds)} sample{'s' if len(speeds) > 1 else ''}"
-        text += f"; {core_speeds_note(speeds, samples)}"
+        text += f"; {core_speeds_note(speeds, counted(len(speeds), 'sample'))}"
     return text
 
 
