@@ -44,9 +44,11 @@ BUILT_IN_PROFILES = Path(__file__).resolve().parent.parent / "pytest_specperf/de
 
 DEPTH = 3
 # Short points: the interval is over pairs, so within-boot noise only adds to their spread.
+# Each sample on the next vCPU: on the lent H200 this took the pairs' spread from about 17% to
+# 2-5% and the A/A to green (docs/runs/2026-12-04-rotation-h200/).
 SWEEP = (
-    "--specperf-concurrency=1,4,16 --specperf-max-new-tokens=512 --specperf-repeats=1 "
-    "--specperf-min-point-seconds=2"
+    "--specperf-concurrency=1,4,16 --specperf-max-new-tokens=256 --specperf-repeats=3 "
+    "--specperf-min-point-seconds=2 --specperf-rotate-server-cpu"
 )
 # On the H200 an NGRAM smoke decode step took 2.4-4.1 ms; /slow_down 0.00012 s measured -3%
 # to -12% (issue 19), so these are about 5% and 10%.

@@ -94,3 +94,10 @@ def test_the_pr_workflow_has_an_ab_job_with_base_and_head_venvs() -> None:
     assert "merge-base" in pr and '".venv-$side/bin/pip" install' in pr
     assert '--specperf-base-python="$PWD/.venv-base/bin/python"' in pr
     assert "--specperf-run-profile=pr-ab" in pr and "gh pr comment" in pr
+
+
+def test_the_pr_workflows_ab_job_spreads_each_boot_over_the_vcpus() -> None:
+    """A shared runner's vCPUs differ in speed: the A/B job rotates the server over them."""
+    pr = (WORKFLOWS / "specperf-pr.yml").read_text(encoding="utf-8")
+    ab_job = pr[pr.index("\n  ab:") :]
+    assert "--specperf-rotate-server-cpu" in ab_job

@@ -41,7 +41,7 @@ def within(points: dict) -> float:
     return 100 * statistics.fmean(max(p.tok_s) / min(p.tok_s) - 1 for p in points.values())
 
 
-for phase in ("aa", "slow10", "flag"):
+for phase in ("aa", "slow5", "slow10", "flag"):
     if not (HERE / phase / "ab").exists():
         continue
     print(f"## {phase}")
@@ -49,7 +49,7 @@ for phase in ("aa", "slow10", "flag"):
     print("| --- | --- | --- | --- | --- |")
     first = None
     pairs: list[Pair] = []
-    for pair in (1, 2, 3, 4):
+    for pair in range(1, 100):
         folder = HERE / phase / "ab" / "steps3"
         base_file, head_file = (
             folder / f"pair{pair}-{side}" / "results.json" for side in ("base", "head")
