@@ -12,6 +12,7 @@ what an undecided verdict on those pairs now advises (gate/ab.py, undecided_advi
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 import sys
@@ -41,15 +42,13 @@ def within(points: dict) -> float:
     return 100 * statistics.fmean(max(p.tok_s) / min(p.tok_s) - 1 for p in points.values())
 
 
-for phase in ("aa", "slow5", "slow10", "flag"):
-    if not (HERE / phase / "ab").exists():
-        continue
+for phase in sorted(folder.name for folder in HERE.iterdir() if (folder / "ab").is_dir()):
     print(f"## {phase}")
     print("| pair | base level | head level | spread in base / head boot | pooled change |")
     print("| --- | --- | --- | --- | --- |")
     first = None
     pairs: list[Pair] = []
-    for pair in range(1, 100):
+    for pair in itertools.count(1):
         folder = HERE / phase / "ab" / "steps3"
         base_file, head_file = (
             folder / f"pair{pair}-{side}" / "results.json" for side in ("base", "head")
