@@ -18,7 +18,7 @@ After every pair from the second on, a group-sequential look (gate/sequential.py
   probability 1 - beta; if the pairs run out first it is "undecided", not "no-regression").
   Only the slow side is bounded: a gate need not rule out a large improvement before it
   passes, and bounding both sides (an equivalence test) took about half again as many pairs
-  with no change (benchmarks/ab_study.py, docs/explanation/ab-gating.md);
+  with no change (lab/studies/ab_study.py, docs/explanation/ab-gating.md);
 - else another pair, up to ``max_pairs``; then **undecided**.
 
 A change that is statistically clear is called once it is at least half the minimum effect:
@@ -30,7 +30,7 @@ never byte-for-byte the same server. The minimum effect sets what "no-regression
 and so the detection promise: a change of that size is caught with probability 1 - beta.
 
 Repeated intervals hold whatever the stopping rule, so looking after every pair costs nothing
-in error rate beyond what the spending function charges; benchmarks/ab_study.py measures it
+in error rate beyond what the spending function charges; lab/studies/ab_study.py measures it
 (docs/explanation/ab-gating.md).
 """
 
@@ -79,7 +79,7 @@ class AbSettings:
     max_pairs: int = 12
     spending: Spending = "pocock"
     # The first look: at 2 pairs a t interval has 1 degree of freedom and never decides, so
-    # spending error there is waste (benchmarks/ab_study.py --first-look compares).
+    # spending error there is waste (lab/studies/ab_study.py --first-look compares).
     first_look: int = 3
 
     def __post_init__(self) -> None:

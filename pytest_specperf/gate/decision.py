@@ -42,7 +42,7 @@ NoiseSource = Literal["calibrated", "recorded repeats", "published"]
 # Calibration across fewer boots than this cannot estimate the noise between boots: two boots
 # gave 0.0% on the H200 while fresh boots then moved by up to 17 points (issue 19). Below this
 # many boots the estimate is raised to at least PRIOR_BOOT_CV, the boot-to-boot noise measured
-# there (case b of benchmarks/detection_study.py), and treated as known.
+# there (case b of lab/studies/detection_study.py), and treated as known.
 MIN_BOOTS_FOR_BOOT_NOISE = 3
 PRIOR_BOOT_CV = 0.05
 # From 3 boots to fewer than MIN_BOOTS_TO_TRUST_ESTIMATE, the gate takes the boot-to-boot
@@ -51,7 +51,7 @@ PRIOR_BOOT_CV = 0.05
 # degrees of freedom) less what the within-boot noise explains. Three boots of the seed-class
 # profile on the H200 estimated 0.0% (within-boot 4.3%) and the next fresh boot read -8.6%,
 # red with no change (docs/runs/2026-12-02-seed-class-gate-h200). In case (b) of
-# benchmarks/detection_study.py at 3 boots this cuts false alarms from 7.7% to 2.7% and
+# lab/studies/detection_study.py at 3 boots this cuts false alarms from 7.7% to 2.7% and
 # detection of a 10% slowdown from 56% to 36%; a quiet deployment (the simulator: within-boot
 # 0.01-1.4%) keeps floors near its own noise. From MIN_BOOTS_TO_TRUST_ESTIMATE boots the
 # estimate stands: applied there too, the bound cut case (a)'s detection of a 5% slowdown

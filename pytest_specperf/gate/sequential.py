@@ -14,7 +14,7 @@ probability of each look is found by numerical integration over the paths that h
 crossed before (the Armitage-McPherson-Rowe recursion). The A/B gate estimates the
 boot-to-boot variance from the pairs themselves, so each look's normal boundary is turned
 into a Student t boundary with n - 1 degrees of freedom at the same nominal tail
-probability; benchmarks/ab_study.py measures the error rates that result.
+probability; lab/studies/ab_study.py measures the error rates that result.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ and minimum length, so that the closed loop's refills reach the same batch state
 the figures, and the rounds go on until two consecutive rounds agree within a tolerance at
 every concurrency, or a bound (rounds, seconds) is reached. Rounds of 2C requests without the
 minimum length were tried first: on the simulator with cold shapes the first measured sample
-still read 0.83x to 1.13x the later ones (benchmarks/warmup_bias.py). Each round's
+still read 0.83x to 1.13x the later ones (lab/studies/warmup_bias.py). Each round's
 aggregate tok/s is recorded (results/schema.py ``Warmup``), so a report shows what the warm-up
 saw.
 """

@@ -109,7 +109,7 @@ def prompt_set_digest(prompts: tuple[str, ...]) -> str:
 
 @functools.cache
 def realistic_prompts() -> tuple[str, ...]:
-    """The shipped prompt set, in file order (see scripts/make_realistic_prompts.py)."""
+    """The shipped prompt set, in file order (see tools/make_realistic_prompts.py)."""
     text = resources.files(__package__).joinpath("prompts/realistic.jsonl").read_text("utf-8")
     return tuple(json.loads(line)["text"] for line in text.splitlines() if line.strip())
 

@@ -11,7 +11,7 @@ sigma is a CV on the log scale, the scale the gate works on), all seeded:
 - a **step jitter** (``--sim-jitter``), drawn per step; over the hundreds of steps of a
   point it averages out (a point's mean jitter has CV sigma / sqrt(steps)).
 
-The server (scheduler.py) and benchmarks/detection_study.py both draw from this class.
+The server (scheduler.py) and lab/studies/detection_study.py both draw from this class.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A few tiny nights on the simulator into one history store (benchmarks/nightly_demo.py,
+"""A few tiny nights on the simulator into one history store (lab/studies/nightly_demo.py,
 shortened): a slowdown from night 4 is named by night 4 and attributed to step time.
 
 Tiny nights (0.2 s points) on a loaded machine drift by about 5% from night to night, so the
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tests.support.data import REPO
 
-DEMO = REPO / "benchmarks" / "nightly_demo.py"
+DEMO = REPO / "lab" / "studies" / "nightly_demo.py"
 
 
 def test_a_slowdown_from_night_4_is_named_by_night_4(tmp_path: Path) -> None:

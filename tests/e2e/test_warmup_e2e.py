@@ -60,7 +60,7 @@ def test_with_the_warmup_the_first_sample_reads_like_the_later_ones(tmp_path: Pa
     run = _sweep(tmp_path, warmup_rounds="6")
     assert len(run.warmups) == 1 and run.warmups[0].rounds >= 2
     assert run.warmups[0].concurrency == [1, 4]
-    # Without the warm-up C=4 reads 0.42-0.55 (benchmarks/warmup_bias.py); with it 0.89-1.02
+    # Without the warm-up C=4 reads 0.42-0.55 (lab/studies/warmup_bias.py); with it 0.89-1.02
     # (a rare batch state can still meet a cold shape later, in any sample).
     for concurrency in (1, 4):
         assert _first_over_rest(run, concurrency) > 0.85, concurrency

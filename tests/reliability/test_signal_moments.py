@@ -6,7 +6,7 @@ readiness, warm-up, the points, the depth's checks and teardown, writing results
 and baselines, printing the report and exiting), then up to 5 more at short gaps, which land in
 the interrupted run's teardown and hurry it. Every signal must leave the run ended as
 interrupted: exit status 2, no baseline, no process left, results.json readable and marked. The
-long version: benchmarks/signal_soak.py.
+long version: lab/studies/signal_soak.py.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def test_every_signal_ends_the_run_as_interrupted(outcomes: list[Outcome]) -> No
 def test_the_first_signals_reach_every_phase_of_a_run(outcomes: list[Outcome]) -> None:
     """The moments are not all in one place: at least four of the seven phases seen from
     outside. The short ones (before boot, the depth's checks) are seen late on a loaded
-    machine: a CI run saw five of seven; the 300-signal soak (benchmarks/signal_soak.py) saw all
+    machine: a CI run saw five of seven; the 300-signal soak (lab/studies/signal_soak.py) saw all
     seven."""
     phases = {o.phase for o in outcomes if o.sent}
     assert len(phases) >= 4, phases

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from benchmarks._probe import run_point
+from lab.studies._probe import run_point
 from pytest_specperf.sim import model
 from tests.support.sim import SimServer
 

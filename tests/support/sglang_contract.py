@@ -1,7 +1,7 @@
 """The contract with real SGLang, checked against SGLang's own code (no GPU, no server).
 
 Every function imports SGLang lazily, so this module imports without it. Install SGLang for
-these checks with ``scripts/install-sglang-contract.sh`` (CPU only, import-time packages).
+these checks with ``tools/install-sglang-contract.sh`` (CPU only, import-time packages).
 
 - :func:`parse_launch_argv` runs launch flags through SGLang's own argument parser and
   ``ServerArgs.from_cli_args``, as ``python -m sglang.launch_server`` does, stopping before
@@ -54,7 +54,7 @@ def sglang_version() -> str:
         return importlib.metadata.version(SGLANG_DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError as exc:
         raise ContractError(
-            "sglang is not installed; run scripts/install-sglang-contract.sh"
+            "sglang is not installed; run tools/install-sglang-contract.sh"
         ) from exc
 
 
@@ -64,7 +64,7 @@ def _import(module: str) -> Any:
         return importlib.import_module(module)
     except ImportError as exc:
         raise ContractError(
-            f"cannot import {module} ({exc}); run scripts/install-sglang-contract.sh"
+            f"cannot import {module} ({exc}); run tools/install-sglang-contract.sh"
         ) from exc
 
 
@@ -390,7 +390,7 @@ def sglang_source_root() -> Path:
         dist = importlib.metadata.distribution(SGLANG_DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError as exc:
         raise ContractError(
-            "sglang is not installed; run scripts/install-sglang-contract.sh"
+            "sglang is not installed; run tools/install-sglang-contract.sh"
         ) from exc
     for file in files or ():
         if file.parts[:1] == ("sglang",) and file.name == "__init__.py" and len(file.parts) == 2:

@@ -6,7 +6,7 @@ second one shortly after (the hurried teardown). Whatever the moment, the run mu
 interrupted: exit status 2, no baseline file, no process of it left, results.json readable
 and, once it existed when the signal was sent, marked interrupted without naming a point that
 was already in it. Used by tests/reliability/test_signal_moments.py (CI) and
-benchmarks/signal_soak.py (the long soak).
+lab/studies/signal_soak.py (the long soak).
 """
 
 from __future__ import annotations

@@ -115,9 +115,9 @@ RULES: tuple[Rule, ...] = (
         forbidden=_p("suite"),
     ),
     Rule(
-        "Nothing in the package imports tests/ or benchmarks/: they are not shipped.",
+        "Nothing in the package imports tests/ or lab/studies/: they are not shipped.",
         importers=_p(""),
-        forbidden=("tests", "benchmarks"),
+        forbidden=("tests", "lab"),
     ),
 )
 # What every part may import: errors.py (one-line exceptions), interrupts.py (the one signal
@@ -214,7 +214,7 @@ def test_the_package_keeps_every_import_rule() -> None:
         ("pytest_specperf.suite", "pytest_specperf.sim.model"),
         ("pytest_specperf.suite", "pytest_specperf.cli"),
         ("pytest_specperf.measure.loadgen", "tests.support.points"),
-        ("pytest_specperf.sim.model", "benchmarks._probe"),
+        ("pytest_specperf.sim.model", "lab.studies._probe"),
     ],
 )
 def test_a_forbidden_import_is_reported(importer: str, target: str) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from types import ModuleType
 
 REPO = Path(__file__).resolve().parents[2]
-GENERATOR = REPO / "scripts" / "gen_options_reference.py"
+GENERATOR = REPO / "tools" / "gen_options_reference.py"
 # Every page a reader follows links in; a run's own report.md under docs/runs/ is raw output
 # (its plots were not kept), not documentation.
 MARKDOWN = [
@@ -23,7 +23,7 @@ MARKDOWN = [
 # Files whose text may name a path under docs/ (comments, docstrings, scripts, workflows).
 SOURCES = [
     path
-    for folder in ("pytest_specperf", "scripts", "tests", "benchmarks", ".github", ".ci")
+    for folder in ("pytest_specperf", "tools", "lab", "tests", ".github", ".ci")
     for path in sorted((REPO / folder).rglob("*"))
     if path.is_file() and path.suffix in {".py", ".sh", ".toml", ".yml", ".yaml", ".md", ""}
 ]
@@ -54,7 +54,7 @@ def test_options_reference_is_generated_from_the_table() -> None:
     generator = _generator()
     page = REPO / "docs" / "reference" / "options.md"
     assert page.read_text(encoding="utf-8") == generator.render(), (
-        "docs/reference/options.md is stale: python scripts/gen_options_reference.py"
+        "docs/reference/options.md is stale: python tools/gen_options_reference.py"
     )
 
 

@@ -55,7 +55,7 @@ def test_a_drop_in_acceptance_is_attributed_to_acceptance() -> None:
 
 def test_quiet_series_rarely_have_a_change_point() -> None:
     found = sum(len(detect(series(30, noise=0.02, seed=seed))) for seed in range(20))
-    assert found <= 3  # of 600 nights; the rate itself: benchmarks/changepoint_study.py
+    assert found <= 3  # of 600 nights; the rate itself: lab/studies/changepoint_study.py
 
 
 def test_a_step_below_the_minimum_effect_is_not_reported() -> None:
