@@ -14,7 +14,7 @@ from pytest_specperf.version import __version__
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
-    "SpecperfGate": "pytest_specperf.pytest_gate",
+    "SpecperfGate": "pytest_specperf.plugin.gate",
     "Baseline": "pytest_specperf.gate.baselines",
     "load_baseline": "pytest_specperf.gate.baselines",
     "DepthRun": "pytest_specperf.results.schema",
@@ -22,10 +22,10 @@ _EXPORTS: dict[str, str] = {
     "RequestRecord": "pytest_specperf.results.schema",
     "RunResults": "pytest_specperf.results.schema",
     "ServerSummary": "pytest_specperf.results.schema",
-    "Settings": "pytest_specperf.options",
-    "Profile": "pytest_specperf.profiles",
+    "Settings": "pytest_specperf.config.options",
+    "Profile": "pytest_specperf.server.profiles",
     "Workload": "pytest_specperf.measure.workload",
-    "DepthSession": "pytest_specperf.suite",
+    "DepthSession": "pytest_specperf.run.depth_session",
     "SpecperfError": "pytest_specperf.errors",
     "UsageError": "pytest_specperf.errors",
 }
@@ -52,9 +52,9 @@ if TYPE_CHECKING:
     from pytest_specperf.errors import SpecperfError, UsageError
     from pytest_specperf.gate.baselines import Baseline, load_baseline
     from pytest_specperf.measure.workload import Workload
-    from pytest_specperf.options import Settings
-    from pytest_specperf.profiles import Profile
-    from pytest_specperf.pytest_gate import SpecperfGate
+    from pytest_specperf.config.options import Settings
+    from pytest_specperf.server.profiles import Profile
+    from pytest_specperf.plugin.gate import SpecperfGate
     from pytest_specperf.results.schema import (
         DepthRun,
         PointMetrics,
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
         RunResults,
         ServerSummary,
     )
-    from pytest_specperf.suite import DepthSession
+    from pytest_specperf.run.depth_session import DepthSession
 
 
 def __getattr__(name: str) -> Any:

@@ -41,8 +41,8 @@ import msgspec
 from _lent_gpu import run_suite
 
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
-from pytest_specperf.options import parse_backend
-from pytest_specperf.profiles import resolve_profile
+from pytest_specperf.config.options import parse_backend
+from pytest_specperf.server.profiles import resolve_profile
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.server.launch import SIMULATE_ACCEPT_LENGTH_ENV, LaunchCommand, build_launch
 from pytest_specperf.server.model_factory import build_model

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_specperf.profiles import DEFAULT_PROFILE, builtin_profiles
+from pytest_specperf.server.profiles import DEFAULT_PROFILE, builtin_profiles
 from pytest_specperf.server.launch import LaunchCommand, build_launch
 from pytest_specperf.server.process import ServerProcess, launch
 

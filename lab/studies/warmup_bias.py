@@ -18,10 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_specperf.options import build_settings
+from pytest_specperf.config.options import build_settings
 from pytest_specperf.results.schema import DepthRun
 from pytest_specperf.results.store import ResultsStore
-from pytest_specperf.suite import DepthSession
+from pytest_specperf.run.depth_session import DepthSession
 
 
 def sweep(root: Path, args: argparse.Namespace, rounds: int) -> tuple[DepthRun, float]:

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pytest_specperf.depth import CONTROL_DEPTH, check_depth
 from pytest_specperf.errors import UsageError
-from pytest_specperf.profiles import REFERENCE_SGLANG_VERSION, SAME_AS_MODEL, Profile
+from pytest_specperf.server.profiles import REFERENCE_SGLANG_VERSION, SAME_AS_MODEL, Profile
 
 Backend = Literal["sglang", "sim"]
 BACKENDS: tuple[Backend, ...] = ("sglang", "sim")

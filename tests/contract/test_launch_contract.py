@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_specperf.profiles import Profile, builtin_profiles, load_profile_file
+from pytest_specperf.server.profiles import Profile, builtin_profiles, load_profile_file
 from pytest_specperf.server.launch import SIMULATE_ACCEPT_LENGTH_ENV, build_launch
 from tests.support import sglang_contract as contract
 

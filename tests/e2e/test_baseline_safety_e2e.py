@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_specperf.profiles import DEFAULT_PROFILE
+from pytest_specperf.server.profiles import DEFAULT_PROFILE
 from tests.support.data import REPO
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")

@@ -16,10 +16,10 @@ import msgspec
 import pytest
 
 from pytest_specperf.cli import main
-from pytest_specperf.options import build_settings
+from pytest_specperf.config.options import build_settings
 from pytest_specperf.results.schema import DepthRun, RunResults
 from pytest_specperf.results.store import ResultsStore
-from pytest_specperf.suite import DepthSession
+from pytest_specperf.run.depth_session import DepthSession
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_specperf.profiles import DEFAULT_PROFILE, builtin_profiles
+from pytest_specperf.server.profiles import DEFAULT_PROFILE, builtin_profiles
 from pytest_specperf.server.launch import LaunchCommand, build_launch
 from pytest_specperf.server.process import ServerProcess, fetch_server_info, free_port, launch
 

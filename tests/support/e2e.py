@@ -18,7 +18,7 @@ from typing import Any
 import psutil
 import pytest
 
-from pytest_specperf.profiles import DEFAULT_PROFILE, builtin_profiles
+from pytest_specperf.server.profiles import DEFAULT_PROFILE, builtin_profiles
 from pytest_specperf.server.launch import SIM_MODULE, build_launch
 from pytest_specperf.server.process import launch
 from tests.support.data import REPO

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_specperf.profiles import DEFAULT_PROFILE, Profile, builtin_profiles
+from pytest_specperf.server.profiles import DEFAULT_PROFILE, Profile, builtin_profiles
 from tests.support.data import SGLANG_SAMPLES
 
 

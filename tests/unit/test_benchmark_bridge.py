@@ -1,4 +1,4 @@
-"""pytest_specperf.results.benchmark: a measured point as a pytest-benchmark record."""
+"""pytest_specperf.plugin.benchmark: a measured point as a pytest-benchmark record."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pytest_benchmark.stats import Metadata
 
-from pytest_specperf.results.benchmark import (
+from pytest_specperf.plugin.benchmark import (
     ROUND_MEANING,
     add_gate_figures,
     record_point,

@@ -1,4 +1,4 @@
-"""pytest_specperf.options: option values -> validated settings, one-line UsageErrors."""
+"""pytest_specperf.config.options: option values -> validated settings, one-line UsageErrors."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pytest_specperf.depth import MAX_DEPTH
 from pytest_specperf.errors import UsageError
 from pytest_specperf.measure.workload import SEED_CONCURRENCY
-from pytest_specperf.options import (
+from pytest_specperf.config.options import (
     API_KEY_ENV,
     MAX_CONCURRENCY,
     OPTIONS,
@@ -27,7 +27,7 @@ from pytest_specperf.options import (
     parse_server_args,
     parse_url,
 )
-from pytest_specperf.profiles import DEFAULT_PROFILE
+from pytest_specperf.server.profiles import DEFAULT_PROFILE
 
 # Nothing given: build_settings then sees each option's default, as the plugin would.
 DEFAULTS: dict[str, Any] = {spec.key: None for spec in OPTIONS}

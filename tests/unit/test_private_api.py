@@ -1,4 +1,4 @@
-"""pytest_specperf.private_api: the other plugins' internals it uses are still there.
+"""pytest_specperf.plugin.private_api: the other plugins' internals it uses are still there.
 
 Each test fails when an installed pytest-benchmark or pytest-xdist changes what the adapter
 relies on, so an upgrade breaks here, by name, instead of silently (a record with no rounds,
@@ -13,7 +13,7 @@ from typing import Any
 from pytest_benchmark.fixture import BenchmarkFixture
 from xdist.scheduler import LoadScopeScheduling
 
-from pytest_specperf.private_api import (
+from pytest_specperf.plugin.private_api import (
     mark_benchmark_used,
     record_benchmark_rounds,
     scope_scheduling,

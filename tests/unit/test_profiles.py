@@ -1,4 +1,4 @@
-"""pytest_specperf.profiles: deployment profiles as validated TOML."""
+"""pytest_specperf.server.profiles: deployment profiles as validated TOML."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_specperf.errors import ProfileError
-from pytest_specperf.profiles import (
+from pytest_specperf.server.profiles import (
     BUILTIN_PROFILE_DIR,
     DEFAULT_PROFILE,
     RESERVED_FLAGS,

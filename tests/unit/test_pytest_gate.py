@@ -1,4 +1,4 @@
-"""pytest_specperf.pytest_gate: confirmation re-measures through the depth's session."""
+"""pytest_specperf.plugin.gate: confirmation re-measures through the depth's session."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any, cast
 
 import pytest
 
-from pytest_specperf.pytest_gate import SpecperfGate
+from pytest_specperf.plugin.gate import SpecperfGate
 from pytest_specperf.results.schema import PointMetrics
-from pytest_specperf.suite import DepthSession
+from pytest_specperf.run.depth_session import DepthSession
 from tests.support.points import make_point
 
 
@@ -67,8 +67,8 @@ def test_ab_mode_fails_the_depth_with_the_verdict_and_records_the_change(tmp_pat
     import math
     import random
 
-    from pytest_specperf.ab_suite import run_ab
-    from pytest_specperf.options import build_settings
+    from pytest_specperf.run.ab.pairs import run_ab
+    from pytest_specperf.config.options import build_settings
     from pytest_specperf.results.schema import DepthRun
 
     values = {"backend": "sim", "concurrency": "1,4", "base_server_arg": ["--sim-seed=1"]}

@@ -1,10 +1,10 @@
-"""pytest_specperf.pytest_terminal: how a recording test reads in pytest's reports."""
+"""pytest_specperf.plugin.terminal: how a recording test reads in pytest's reports."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_specperf.pytest_terminal import RECORDED_PROPERTY, recorded_lines, recorded_status
+from pytest_specperf.plugin.terminal import RECORDED_PROPERTY, recorded_lines, recorded_status
 
 NODE = "perf_tests/test_throughput.py::test_throughput_floor[steps3-c4]"
 

@@ -1,4 +1,4 @@
-"""pytest_specperf.run_profiles: shipped presets, a project's overrides, explicit options win."""
+"""pytest_specperf.config.run_profiles: shipped presets, a project's overrides, explicit options win."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from pytest_specperf.errors import UsageError
-from pytest_specperf.options import OPTIONS_BY_KEY
-from pytest_specperf.run_profiles import (
+from pytest_specperf.config.options import OPTIONS_BY_KEY
+from pytest_specperf.config.run_profiles import (
     OPTION_KEYS,
     RunProfile,
     load_run_profiles,

@@ -9,8 +9,8 @@ import pytest
 
 from pytest_specperf.errors import UsageError
 from pytest_specperf.gate.baselines import Baseline, BaselinePoint
-from pytest_specperf.options import Settings, build_settings
-from pytest_specperf.run_time import SAMPLE_OVERHEAD_S, check_budget, estimate
+from pytest_specperf.config.options import Settings, build_settings
+from pytest_specperf.run.budget import SAMPLE_OVERHEAD_S, check_budget, estimate
 
 
 def settings(tmp_path: Path, **options: object) -> Settings:

@@ -1,4 +1,4 @@
-"""pytest_specperf.self_test: a known /slow_down, judged by the gate's own floors."""
+"""pytest_specperf.run.known_slowdown: a known /slow_down, judged by the gate's own floors."""
 
 from __future__ import annotations
 

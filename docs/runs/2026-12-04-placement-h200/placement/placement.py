@@ -6,7 +6,7 @@
    server and this client kept off it); in the first boot, a sweep of the scheduler over
    several vCPUs, two vCPUs, and one vCPU beside a busy loop.
 
-    LENT_H200=1 source lab/gpu/_lent_gpu.sh   # the SGLang bundle on PYTHONPATH
+    LENT_H200=1 source scripts/_lent_gpu.sh   # the SGLang bundle on PYTHONPATH
     python3 placement.py OUT_DIR DEADLINE_EPOCH
     BACKEND=sim python3 placement.py OUT_DIR DEADLINE_EPOCH   # a dry run on the simulator
 

@@ -19,10 +19,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.gate.ab import AbRun, AbSettings, BootPoint, Pair, boot_point, look
-from pytest_specperf.options import Settings
+from pytest_specperf.config.options import Settings
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults
 from pytest_specperf.results.store import ResultsStore
-from pytest_specperf.suite import DepthSession
+from pytest_specperf.run.depth_session import DepthSession
 
 Side = str  # "base" | "head"
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from pytest_specperf.private_api import mark_benchmark_used, record_benchmark_rounds
+from pytest_specperf.plugin.private_api import mark_benchmark_used, record_benchmark_rounds
 from pytest_specperf.results.schema import PointMetrics
 
 ROUND_MEANING = "one successful request's end-to-end time, client side (seconds)"

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pytest_specperf.gate.baselines import Baseline
 from pytest_specperf.gate.provenance import Provenance, provenance_of
 from pytest_specperf.measure.workload import DEFAULT_WORKLOAD, workload_preset
-from pytest_specperf.options import ALLOW_DOWNGRADE_FLAG, Settings
-from pytest_specperf.profiles import DEFAULT_PROFILE
+from pytest_specperf.config.options import ALLOW_DOWNGRADE_FLAG, Settings
+from pytest_specperf.server.profiles import DEFAULT_PROFILE
 
 TEST_PATH = "perf_tests"
 

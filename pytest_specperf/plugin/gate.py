@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_specperf.commands import Recording, record_command
+from pytest_specperf.run.advice import Recording, record_command
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.gate import floors as gate
@@ -30,7 +30,7 @@ from pytest_specperf.gate.decision import (
     points_to_confirm,
 )
 from pytest_specperf.measure import lossless
-from pytest_specperf.pytest_terminal import RECORDED_PROPERTY
+from pytest_specperf.plugin.terminal import RECORDED_PROPERTY
 from pytest_specperf.results.acceptance import (
     accept_length_upper_bound,
     position_rate_upper_bounds,
@@ -38,7 +38,7 @@ from pytest_specperf.results.acceptance import (
 from pytest_specperf.results.formats import count, number
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
 from pytest_specperf.results.speculation_report import self_test_line
-from pytest_specperf.suite import DepthSession, load_baseline_safely
+from pytest_specperf.run.depth_session import DepthSession, load_baseline_safely
 
 PROPERTY_PREFIX = "specperf."
 # With --specperf-url the depth is the server's: --spec-steps cannot add another.

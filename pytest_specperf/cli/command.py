@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_specperf import interrupts
-from pytest_specperf.bench import report_text, run_bench
+from pytest_specperf.cli.bench import report_text, run_bench
 from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.gate import review
 from pytest_specperf.gate.baselines import migrate_file
 from pytest_specperf.history.commands import add_history_commands, run_history
 from pytest_specperf.measure.progress import LiveProgress, PointLines, StatusLine
-from pytest_specperf.options import (
+from pytest_specperf.config.options import (
     BENCH,
     LAUNCH_CMD,
     OPTIONS,
@@ -35,7 +35,7 @@ from pytest_specperf.options import (
     parse_positive_int,
     resolve_profile_option,
 )
-from pytest_specperf.profiles import available_profiles
+from pytest_specperf.server.profiles import available_profiles
 from pytest_specperf.results.speedup import control_run
 from pytest_specperf.results.store import REPORT_FILE, RESULTS_FILE
 from pytest_specperf.server.launch import build_launch
@@ -236,7 +236,7 @@ def _launch_cmd(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    """The suite's DepthSession attached to --url (pytest_specperf/bench.py)."""
+    """The suite's DepthSession attached to --url (pytest_specperf/cli/bench.py)."""
     _values(args, BENCH)  # a bad value is reported under the flag the CLI shows
     settings = build_settings(lambda key: getattr(args, key, None), Path.cwd())
     outcome = run_bench(settings, args.baseline, observer=_bench_progress())

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pytest_specperf.errors import BaselineError, UsageError
 from pytest_specperf.gate.ab import AbSettings
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
-from pytest_specperf.options import Settings
+from pytest_specperf.config.options import Settings
 from pytest_specperf.server.hardware import gpu_key, local_gpu_names, sim_key, slug
 
 # Seconds per boot when neither the option nor the profile says (a boot includes the server's

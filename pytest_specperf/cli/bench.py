@@ -25,13 +25,13 @@ from pytest_specperf.gate.decision import (
     judge_depth,
     points_to_confirm,
 )
-from pytest_specperf.options import Settings
+from pytest_specperf.config.options import Settings
 from pytest_specperf.results.artifacts import write_run_artifacts
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import PointMetrics, RunResults, Verdict
 from pytest_specperf.results.store import ResultsStore, git_commit
 from pytest_specperf.server.process import depth_of, fetch_server_info
-from pytest_specperf.suite import DepthSession, PointObserver, ServerDied, ServerGone
+from pytest_specperf.run.depth_session import DepthSession, PointObserver, ServerDied, ServerGone
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from pytest_specperf import interrupts
-from pytest_specperf.ab_suite import ab_head_point, run_and_record_ab
-from pytest_specperf.commands import Recording, record_command
+from pytest_specperf.run.ab.pairs import ab_head_point, run_and_record_ab
+from pytest_specperf.run.advice import Recording, record_command
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.gate.ab import AbRun
@@ -29,23 +29,23 @@ from pytest_specperf.gate.coverage import (
 )
 from pytest_specperf.gate.floors import headline
 from pytest_specperf.history.rows import RunContext, tested_commit_override
-from pytest_specperf.options import (
+from pytest_specperf.config.options import (
     ALLOW_NO_BASELINE_FLAG,
     OPTIONS,
     OPTIONS_BY_KEY,
     Settings,
     build_settings,
 )
-from pytest_specperf.private_api import scope_scheduling
-from pytest_specperf.pytest_gate import SpecperfGate
-from pytest_specperf.pytest_terminal import (
+from pytest_specperf.plugin.private_api import scope_scheduling
+from pytest_specperf.plugin.gate import SpecperfGate
+from pytest_specperf.plugin.terminal import (
     RECORDED_CATEGORY,
     live_progress,
     recorded_lines,
     recorded_status,
 )
 from pytest_specperf.results.artifacts import STEP_SUMMARY_ENV, write_run_artifacts
-from pytest_specperf.results.benchmark import (
+from pytest_specperf.plugin.benchmark import (
     add_gate_figures,
     record_point,
     wants_benchmark_output,
@@ -58,7 +58,7 @@ from pytest_specperf.results.store import (
     git_commit,
     new_run_id,
 )
-from pytest_specperf.run_time import RunEstimate, check_budget
+from pytest_specperf.run.budget import RunEstimate, check_budget
 from pytest_specperf.server.gpus import (
     PresentGpus,
     check_gpu_plan,
@@ -68,7 +68,7 @@ from pytest_specperf.server.gpus import (
     xdist_worker_count,
 )
 from pytest_specperf.server.process import depth_of, fetch_server_info
-from pytest_specperf.suite import (
+from pytest_specperf.run.depth_session import (
     REFUSED_DOWNGRADE,
     DepthSession,
     ServerDied,

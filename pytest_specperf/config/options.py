@@ -33,9 +33,9 @@ from pytest_specperf.measure.workload import (
     WorkloadName,
     workload_preset,
 )
-from pytest_specperf.profiles import DEFAULT_PROFILE, Profile, resolve_profile
+from pytest_specperf.server.profiles import DEFAULT_PROFILE, Profile, resolve_profile
 from pytest_specperf.results.schema import Slo
-from pytest_specperf.run_profiles import RunProfile, resolve_run_profile, with_run_profile
+from pytest_specperf.config.run_profiles import RunProfile, resolve_run_profile, with_run_profile
 from pytest_specperf.server.gpus import parse_gpu_ids
 from pytest_specperf.server.launch import BACKENDS, Backend
 from pytest_specperf.server.process import DEFAULT_LAUNCH_TIMEOUT_S

@@ -1,0 +1,1 @@
+"""Settings: the options table, its parsers, validated Settings and the run profiles."""
