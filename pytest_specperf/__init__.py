@@ -22,7 +22,7 @@ _EXPORTS: dict[str, str] = {
     "RequestRecord": "pytest_specperf.results.schema",
     "RunResults": "pytest_specperf.results.schema",
     "ServerSummary": "pytest_specperf.results.schema",
-    "Settings": "pytest_specperf.config.options",
+    "Settings": "pytest_specperf.config.settings",
     "Profile": "pytest_specperf.server.profiles",
     "Workload": "pytest_specperf.measure.workload",
     "DepthSession": "pytest_specperf.run.depth_session",
@@ -49,11 +49,10 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from pytest_specperf.config.settings import Settings
     from pytest_specperf.errors import SpecperfError, UsageError
     from pytest_specperf.gate.baselines import Baseline, load_baseline
     from pytest_specperf.measure.workload import Workload
-    from pytest_specperf.config.options import Settings
-    from pytest_specperf.server.profiles import Profile
     from pytest_specperf.plugin.gate import SpecperfGate
     from pytest_specperf.results.schema import (
         DepthRun,
@@ -63,6 +62,7 @@ if TYPE_CHECKING:
         ServerSummary,
     )
     from pytest_specperf.run.depth_session import DepthSession
+    from pytest_specperf.server.profiles import Profile
 
 
 def __getattr__(name: str) -> Any:

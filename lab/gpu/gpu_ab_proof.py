@@ -37,10 +37,12 @@ from pathlib import Path
 import msgspec
 from _lent_gpu import run_suite
 
-from pytest_specperf.server.profiles import resolve_profile
 from pytest_specperf.results.schema import RunResults
+from pytest_specperf.server.profiles import resolve_profile
 
-BUILT_IN_PROFILES = Path(__file__).resolve().parents[2] / "pytest_specperf/server/deployment_profiles"
+BUILT_IN_PROFILES = (
+    Path(__file__).resolve().parents[2] / "pytest_specperf/server/deployment_profiles"
+)
 
 DEPTH = 3
 # Short points: the interval is over pairs, so within-boot noise only adds to their spread.

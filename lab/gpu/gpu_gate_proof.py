@@ -40,13 +40,13 @@ from pathlib import Path
 import msgspec
 from _lent_gpu import run_suite
 
+from pytest_specperf.config.parsers import parse_backend
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
-from pytest_specperf.config.options import parse_backend
-from pytest_specperf.server.profiles import resolve_profile
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.server.launch import SIMULATE_ACCEPT_LENGTH_ENV, LaunchCommand, build_launch
 from pytest_specperf.server.model_factory import build_model
 from pytest_specperf.server.process import ServerProcess, launch
+from pytest_specperf.server.profiles import resolve_profile
 
 DEPTH = 3
 PROFILES = {"mtp": "smoke-tiny-qwen3next-mtp", "ngram": "smoke-tiny-qwen3-ngram"}

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_specperf.server.profiles import DEFAULT_PROFILE, builtin_profiles
 from pytest_specperf.server.launch import LaunchCommand, build_launch
 from pytest_specperf.server.process import ServerProcess, launch
+from pytest_specperf.server.profiles import DEFAULT_PROFILE, builtin_profiles
 
 
 def boot_sim(steps: int, speedup: float, log: Path, extra: Sequence[str] = ()) -> ServerProcess:

@@ -23,9 +23,9 @@ from pathlib import Path
 from pytest_specperf.measure import loop as event_loop
 from pytest_specperf.measure.point import measure_point
 from pytest_specperf.measure.workload import Workload
-from pytest_specperf.server.profiles import DEFAULT_PROFILE, builtin_profiles
 from pytest_specperf.server.launch import LaunchCommand, build_launch
 from pytest_specperf.server.process import launch
+from pytest_specperf.server.profiles import DEFAULT_PROFILE, builtin_profiles
 
 
 def _cv(values: list[float]) -> float:

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_specperf.config.options import build_settings
+from pytest_specperf.config.settings import build_settings
 from pytest_specperf.results.schema import DepthRun
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.run.depth_session import DepthSession

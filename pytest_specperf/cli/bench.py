@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from pytest_specperf.config.settings import Settings
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError, UsageError
 from pytest_specperf.gate import floors
@@ -25,13 +26,12 @@ from pytest_specperf.gate.decision import (
     judge_depth,
     points_to_confirm,
 )
-from pytest_specperf.config.options import Settings
 from pytest_specperf.results.artifacts import write_run_artifacts
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import PointMetrics, RunResults, Verdict
 from pytest_specperf.results.store import ResultsStore, git_commit
-from pytest_specperf.server.process import depth_of, fetch_server_info
 from pytest_specperf.run.depth_session import DepthSession, PointObserver, ServerDied, ServerGone
+from pytest_specperf.server.process import depth_of, fetch_server_info
 
 
 @dataclass(frozen=True)

@@ -21,25 +21,19 @@ from typing import Any
 
 from pytest_specperf import interrupts
 from pytest_specperf.cli.bench import report_text, run_bench
+from pytest_specperf.config.parsers import parse_float, parse_positive_int
+from pytest_specperf.config.settings import build_settings, resolve_profile_option
+from pytest_specperf.config.table import BENCH, LAUNCH_CMD, OPTIONS
 from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.gate import review
 from pytest_specperf.gate.baselines import migrate_file
 from pytest_specperf.history.commands import add_history_commands, run_history
 from pytest_specperf.measure.progress import LiveProgress, PointLines, StatusLine
-from pytest_specperf.config.options import (
-    BENCH,
-    LAUNCH_CMD,
-    OPTIONS,
-    build_settings,
-    parse_float,
-    parse_positive_int,
-    resolve_profile_option,
-)
-from pytest_specperf.server.profiles import available_profiles
 from pytest_specperf.results.speedup import control_run
 from pytest_specperf.results.store import REPORT_FILE, RESULTS_FILE
 from pytest_specperf.server.launch import build_launch
 from pytest_specperf.server.model_factory import build_model
+from pytest_specperf.server.profiles import available_profiles
 
 _REQUIRED: dict[str, frozenset[str]] = {
     LAUNCH_CMD: frozenset({"spec_steps"}),

@@ -31,14 +31,19 @@ from pytest_specperf.gate.decision import MetricNoise, NoiseSource, estimate_noi
 from pytest_specperf.gate.recommend import slo_capacity
 from pytest_specperf.measure.repeats import merge_samples
 from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
-from pytest_specperf.results.schema import DepthRun, PointMetrics, Slo, SloCapacity
+from pytest_specperf.results.schema import (
+    DEFAULT_THROUGHPUT_TOLERANCE,
+    DepthRun,
+    PointMetrics,
+    Slo,
+    SloCapacity,
+)
 from pytest_specperf.results.speedup import point_speedup
 from pytest_specperf.server.hardware import slug
 
 BASELINE_SCHEMA_VERSION = 2
 # The figures a baseline holds per point, by their PointMetrics attribute names.
 THROUGHPUT_METRICS = ("agg_tok_s", "per_req_tok_s")
-DEFAULT_THROUGHPUT_TOLERANCE = 0.10
 DEFAULT_ACCEPT_LENGTH_TOLERANCE = 0.05
 
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from pytest_specperf import interrupts
-from pytest_specperf.run.ab.pairs import ab_head_point, run_and_record_ab
-from pytest_specperf.run.advice import Recording, record_command
+from pytest_specperf.config.settings import Settings, build_settings
+from pytest_specperf.config.table import ALLOW_NO_BASELINE_FLAG, OPTIONS, OPTIONS_BY_KEY
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.gate.ab import AbRun
@@ -29,15 +29,14 @@ from pytest_specperf.gate.coverage import (
 )
 from pytest_specperf.gate.floors import headline
 from pytest_specperf.history.rows import RunContext, tested_commit_override
-from pytest_specperf.config.options import (
-    ALLOW_NO_BASELINE_FLAG,
-    OPTIONS,
-    OPTIONS_BY_KEY,
-    Settings,
-    build_settings,
+from pytest_specperf.plugin.benchmark import (
+    add_gate_figures,
+    record_point,
+    wants_benchmark_output,
+    without_benchmark_banner,
 )
-from pytest_specperf.plugin.private_api import scope_scheduling
 from pytest_specperf.plugin.gate import SpecperfGate
+from pytest_specperf.plugin.private_api import scope_scheduling
 from pytest_specperf.plugin.terminal import (
     RECORDED_CATEGORY,
     live_progress,
@@ -45,12 +44,6 @@ from pytest_specperf.plugin.terminal import (
     recorded_status,
 )
 from pytest_specperf.results.artifacts import STEP_SUMMARY_ENV, write_run_artifacts
-from pytest_specperf.plugin.benchmark import (
-    add_gate_figures,
-    record_point,
-    wants_benchmark_output,
-    without_benchmark_banner,
-)
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults
 from pytest_specperf.results.store import (
@@ -58,16 +51,9 @@ from pytest_specperf.results.store import (
     git_commit,
     new_run_id,
 )
+from pytest_specperf.run.ab.comparison import ab_head_point, run_and_record_ab
+from pytest_specperf.run.advice import Recording, record_command
 from pytest_specperf.run.budget import RunEstimate, check_budget
-from pytest_specperf.server.gpus import (
-    PresentGpus,
-    check_gpu_plan,
-    gpu_slice,
-    present_gpus,
-    worker_index,
-    xdist_worker_count,
-)
-from pytest_specperf.server.process import depth_of, fetch_server_info
 from pytest_specperf.run.depth_session import (
     REFUSED_DOWNGRADE,
     DepthSession,
@@ -77,6 +63,15 @@ from pytest_specperf.run.depth_session import (
     why_unjudged,
     write_baselines,
 )
+from pytest_specperf.server.gpus import (
+    PresentGpus,
+    check_gpu_plan,
+    gpu_slice,
+    present_gpus,
+    worker_index,
+    xdist_worker_count,
+)
+from pytest_specperf.server.process import depth_of, fetch_server_info
 
 if TYPE_CHECKING:
     from pytest_specperf.history.recorder import HistoryRecorder

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_specperf.run.advice import Recording, record_command
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.gate import floors as gate
@@ -38,6 +37,7 @@ from pytest_specperf.results.acceptance import (
 from pytest_specperf.results.formats import count, number
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
 from pytest_specperf.results.speculation_report import self_test_line
+from pytest_specperf.run.advice import Recording, record_command
 from pytest_specperf.run.depth_session import DepthSession, load_baseline_safely
 
 PROPERTY_PREFIX = "specperf."

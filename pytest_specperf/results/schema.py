@@ -7,6 +7,9 @@ from typing import Any, Literal
 import msgspec
 
 RESULTS_SCHEMA_VERSION = 1
+# The throughput tolerance of a baseline that records none (a published figure, a point without
+# recorded noise): the option's default (--specperf-tolerance) and the baselines' own.
+DEFAULT_THROUGHPUT_TOLERANCE = 0.10
 
 RunStatus = Literal["running", "complete", "failed"]
 

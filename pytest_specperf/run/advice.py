@@ -16,10 +16,11 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from pytest_specperf.config.settings import Settings
+from pytest_specperf.config.table import ALLOW_DOWNGRADE_FLAG
 from pytest_specperf.gate.baselines import Baseline
 from pytest_specperf.gate.provenance import Provenance, provenance_of
 from pytest_specperf.measure.workload import DEFAULT_WORKLOAD, workload_preset
-from pytest_specperf.config.options import ALLOW_DOWNGRADE_FLAG, Settings
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
 
 TEST_PATH = "perf_tests"

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from pytest_specperf.config.settings import Settings
 from pytest_specperf.errors import BaselineError, UsageError
-from pytest_specperf.gate.ab import AbSettings
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
-from pytest_specperf.config.options import Settings
+from pytest_specperf.run.ab.budget import FIRST_LOOK, ab_shape
+from pytest_specperf.run.shape import RunShape, depth_shape
 from pytest_specperf.server.hardware import gpu_key, local_gpu_names, sim_key, slug
 
 # Seconds per boot when neither the option nor the profile says (a boot includes the server's
@@ -36,8 +37,6 @@ from pytest_specperf.server.hardware import gpu_key, local_gpu_names, sim_key, s
 DEFAULT_BOOT_S = {"sglang": 120.0, "sim": 5.0}
 # The suite's own time per sample besides the closed loop: client start, results.json rewrite.
 SAMPLE_OVERHEAD_S = 0.5
-# The A/B gate's first look: no depth decides in fewer pairs.
-FIRST_LOOK = AbSettings.first_look
 
 
 @dataclass(frozen=True)
@@ -74,26 +73,11 @@ class RunEstimate:
         return text
 
 
-def sweeps_per_depth(settings: Settings) -> int:
-    """How many times each depth is measured: A/B, two sides per pair; else one per boot."""
-    if settings.ab_mode:
-        return 2 * settings.ab_max_pairs
-    if settings.url is not None:
-        return 1
-    return settings.calibrate_boots if settings.calibrate else 1
-
-
-def boots_per_depth(settings: Settings) -> int:
-    if settings.ab_mode:
-        # Booted together (--specperf-ab-boot-together) a pair's two boots overlap; counted
-        # one after the other all the same, an estimate on the long side.
-        booted_sides = (settings.url is None) + (settings.base_url is None)
-        return booted_sides * settings.ab_max_pairs
-    return 0 if settings.url is not None else sweeps_per_depth(settings)
-
-
-def boots_of(settings: Settings) -> int:
-    return len(settings.depths) * boots_per_depth(settings)
+def run_shape(settings: Settings) -> RunShape:
+    """The run's boots and sweeps per depth: A/B mode's pairs, else one depth's boots."""
+    if settings.base is not None:
+        return ab_shape(settings, settings.base)
+    return depth_shape(settings)
 
 
 def boot_estimate(settings: Settings) -> tuple[float, str]:
@@ -144,8 +128,9 @@ def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -
     if baselines is None:
         baselines = _baselines(settings)
     workload = settings.workload
-    boots = boots_of(settings)
-    per_depth_sweeps = sweeps_per_depth(settings)
+    shape = run_shape(settings)
+    boots = len(settings.depths) * shape.boots_per_depth
+    per_depth_sweeps = shape.sweeps_per_depth
     boot_s, boot_from = boot_estimate(settings)
     lower_bound = False
     measure_s = 0.0
@@ -177,9 +162,8 @@ def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -
         else "no baseline: samples and warm-up rounds at their minimum length"
     )
     sweeps = len(settings.depths) * per_depth_sweeps
-    first_look_s = None
-    if settings.ab_mode and settings.ab_max_pairs > FIRST_LOOK:
-        first_look_s = estimate(replace(settings, ab_max_pairs=FIRST_LOOK), baselines).total_s
+    first_look = run_shape(settings).first_look
+    first_look_s = estimate(first_look, baselines).total_s if first_look is not None else None
     return RunEstimate(
         boots=boots,
         boot_s=boot_s,
@@ -239,13 +223,7 @@ def _what_fits(settings: Settings, baselines: dict[int, Baseline]) -> list[tuple
             for n in range(len(levels) - 1, 0, -1)
         ]
     )
-    if settings.ab_mode:
-        first_fit(
-            [
-                (f"--specperf-ab-max-pairs {n}", replace(settings, ab_max_pairs=n))
-                for n in range(settings.ab_max_pairs - 1, FIRST_LOOK - 1, -1)
-            ]
-        )
+    first_fit(list(run_shape(settings).shorter))
     if settings.calibrate:
         first_fit(
             [

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Protocol
 
 from pytest_specperf import interrupts
-from pytest_specperf.run.advice import record_command
+from pytest_specperf.config.settings import Settings
+from pytest_specperf.config.table import ALLOW_DOWNGRADE_FLAG
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError, SpecperfError
 from pytest_specperf.files import atomic_write_bytes
@@ -36,7 +37,6 @@ from pytest_specperf.measure.lossless import fetch_greedy_outputs, record_and_co
 from pytest_specperf.measure.point import measure_point
 from pytest_specperf.measure.repeats import interleaved, merge_samples, split_by_boot
 from pytest_specperf.measure.warmup import warm_up
-from pytest_specperf.config.options import ALLOW_DOWNGRADE_FLAG, Settings
 from pytest_specperf.results.acceptance import merge_histograms, position_accept_rates
 from pytest_specperf.results.schema import (
     DepthRun,
@@ -51,6 +51,7 @@ from pytest_specperf.results.schema import (
 )
 from pytest_specperf.results.speedup import control_run, depth_speedups, speedups
 from pytest_specperf.results.store import ResultsStore
+from pytest_specperf.run.advice import record_command
 from pytest_specperf.run.known_slowdown import measure_with, run_self_test
 from pytest_specperf.server import cpu_use
 from pytest_specperf.server.gpus import gpu_env

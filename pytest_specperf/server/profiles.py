@@ -1,6 +1,6 @@
 """Deployment profiles: what server to boot, as data.
 
-A profile is a TOML file (see ``pytest_specperf/server/deployment_profiles/``). Users add their own without
+A profile is a TOML file (see ``server/deployment_profiles/``). Users add their own without
 code: pass ``--specperf-profile=path/to/profile.toml`` or put files in a directory named by
 ``--specperf-profile-dir``. Every field is validated; errors name the file and the field.
 """

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_specperf.server.profiles import Profile, builtin_profiles, load_profile_file
 from pytest_specperf.server.launch import SIMULATE_ACCEPT_LENGTH_ENV, build_launch
+from pytest_specperf.server.profiles import Profile, builtin_profiles, load_profile_file
 from tests.support import sglang_contract as contract
 
 pytestmark = pytest.mark.contract

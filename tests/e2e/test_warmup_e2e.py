@@ -16,7 +16,7 @@ import msgspec
 import pytest
 
 from pytest_specperf.cli import main
-from pytest_specperf.config.options import build_settings
+from pytest_specperf.config.settings import build_settings
 from pytest_specperf.results.schema import DepthRun, RunResults
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.run.depth_session import DepthSession

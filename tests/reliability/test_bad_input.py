@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_specperf.server.profiles import DEFAULT_PROFILE, builtin_profiles
 from pytest_specperf.server.launch import LaunchCommand, build_launch
 from pytest_specperf.server.process import ServerProcess, fetch_server_info, free_port, launch
+from pytest_specperf.server.profiles import DEFAULT_PROFILE, builtin_profiles
 
 BAD_OPTIONS = [
     ("--specperf-min-success=1.5", "--specperf-min-success: '1.5' must be >= 0 and <= 1"),

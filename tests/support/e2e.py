@@ -18,9 +18,9 @@ from typing import Any
 import psutil
 import pytest
 
-from pytest_specperf.server.profiles import DEFAULT_PROFILE, builtin_profiles
 from pytest_specperf.server.launch import SIM_MODULE, build_launch
 from pytest_specperf.server.process import launch
+from pytest_specperf.server.profiles import DEFAULT_PROFILE, builtin_profiles
 from tests.support.data import REPO
 
 # Small and fast: enough tokens per request for stable rates, speedup for short points.

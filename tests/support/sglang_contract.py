@@ -31,9 +31,9 @@ from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.measure import fields
 from pytest_specperf.measure.workload import Workload, completions_body, generate_body
-from pytest_specperf.server.profiles import SAME_AS_MODEL, Profile
 from pytest_specperf.server import info as server_info
 from pytest_specperf.server.launch import SGLANG_MODULE, build_launch
+from pytest_specperf.server.profiles import SAME_AS_MODEL, Profile
 
 SGLANG_DISTRIBUTION = "sglang"
 # torchvision ops that torchvision registers fake kernels for without checking its C

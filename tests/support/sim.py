@@ -19,9 +19,9 @@ import httpx
 import pytest
 
 from pytest_specperf.errors import ServerStartError
-from pytest_specperf.server.profiles import Profile
 from pytest_specperf.server.launch import LaunchCommand, build_launch
 from pytest_specperf.server.process import ServerProcess, free_port, launch
+from pytest_specperf.server.profiles import Profile
 from pytest_specperf.sim.model import DEFAULT_PROFILE, PROFILES
 
 HOST = "127.0.0.1"

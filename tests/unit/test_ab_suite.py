@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_specperf.run.ab.pairs import base_settings, boot_order, run_ab
+from pytest_specperf.config.settings import Settings, build_settings
 from pytest_specperf.errors import SpecperfError, UsageError
-from pytest_specperf.config.options import Settings, build_settings
 from pytest_specperf.results.schema import DepthRun
+from pytest_specperf.run.ab.boots import base_settings
+from pytest_specperf.run.ab.pairs import boot_order, run_ab
 from tests.support.points import make_point
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_specperf.cli.command import _parser, main
-from pytest_specperf.config.options import BENCH, LAUNCH_CMD, OPTIONS
+from pytest_specperf.config.table import BENCH, LAUNCH_CMD, OPTIONS
 
 _PROFILE = 'name = "mine"\nmodel_path = "org/model"\nspeculative_algorithm = "EAGLE"\n'
 

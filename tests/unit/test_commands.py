@@ -5,8 +5,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from pytest_specperf.run.advice import Recording, record_command, recording_like
 from pytest_specperf.gate.baselines import load_baseline
+from pytest_specperf.run.advice import Recording, record_command, recording_like
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
 from tests.support.data import REPO
 from tests.unit.test_options import settings_from

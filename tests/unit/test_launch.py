@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_specperf.errors import UsageError
-from pytest_specperf.server.profiles import Profile, builtin_profiles, load_profile_file
 from pytest_specperf.server.launch import SGLANG_MODULE, SIM_MODULE, build_launch, redact_argv
+from pytest_specperf.server.profiles import Profile, builtin_profiles, load_profile_file
 
 
 def value_of(argv: list[str], flag: str) -> str:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_specperf.errors import ProfileError
-from pytest_specperf.server.profiles import builtin_profiles
 from pytest_specperf.server.model_factory import FACTORIES, build_model
+from pytest_specperf.server.profiles import builtin_profiles
 
 
 @pytest.mark.parametrize("factory", sorted(FACTORIES))

@@ -1,4 +1,4 @@
-"""pytest_specperf.config.options: option values -> validated settings, one-line UsageErrors."""
+"""pytest_specperf.config.settings: option values -> validated settings, one-line UsageErrors."""
 
 from __future__ import annotations
 
@@ -10,15 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_specperf.depth import MAX_DEPTH
-from pytest_specperf.errors import UsageError
-from pytest_specperf.measure.workload import SEED_CONCURRENCY
-from pytest_specperf.config.options import (
-    API_KEY_ENV,
+from pytest_specperf.config.parsers import (
     MAX_CONCURRENCY,
-    OPTIONS,
-    OPTIONS_BY_KEY,
-    build_settings,
     parse_backend,
     parse_concurrency,
     parse_depths,
@@ -27,6 +20,11 @@ from pytest_specperf.config.options import (
     parse_server_args,
     parse_url,
 )
+from pytest_specperf.config.settings import API_KEY_ENV, build_settings
+from pytest_specperf.config.table import OPTIONS, OPTIONS_BY_KEY
+from pytest_specperf.depth import MAX_DEPTH
+from pytest_specperf.errors import UsageError
+from pytest_specperf.measure.workload import SEED_CONCURRENCY
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
 
 # Nothing given: build_settings then sees each option's default, as the plugin would.

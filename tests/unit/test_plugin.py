@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_specperf.config.options import OPTIONS
+from pytest_specperf.config.table import OPTIONS
 from pytest_specperf.plugin import settings_key
 
 _PROFILE = 'name = "mine"\nmodel_path = "org/model"\n'

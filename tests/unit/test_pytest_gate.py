@@ -67,9 +67,9 @@ def test_ab_mode_fails_the_depth_with_the_verdict_and_records_the_change(tmp_pat
     import math
     import random
 
-    from pytest_specperf.run.ab.pairs import run_ab
-    from pytest_specperf.config.options import build_settings
+    from pytest_specperf.config.settings import build_settings
     from pytest_specperf.results.schema import DepthRun
+    from pytest_specperf.run.ab.pairs import run_ab
 
     values = {"backend": "sim", "concurrency": "1,4", "base_server_arg": ["--sim-seed=1"]}
     settings = build_settings(lambda key: values.get(key), tmp_path)

@@ -1,4 +1,4 @@
-"""pytest_specperf.config.run_profiles: shipped presets, a project's overrides, explicit options win."""
+"""config/run_profiles.py: shipped presets, a project's overrides, explicit options win."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ from typing import Any
 
 import pytest
 
-from pytest_specperf.errors import UsageError
-from pytest_specperf.config.options import OPTIONS_BY_KEY
 from pytest_specperf.config.run_profiles import (
     OPTION_KEYS,
     RunProfile,
@@ -17,6 +15,8 @@ from pytest_specperf.config.run_profiles import (
     resolve_run_profile,
     with_run_profile,
 )
+from pytest_specperf.config.table import OPTIONS_BY_KEY
+from pytest_specperf.errors import UsageError
 
 
 def test_smoke_pr_and_nightly_are_shipped() -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_specperf.config.settings import Settings, build_settings
 from pytest_specperf.errors import UsageError
 from pytest_specperf.gate.baselines import Baseline, BaselinePoint
-from pytest_specperf.config.options import Settings, build_settings
 from pytest_specperf.run.budget import SAMPLE_OVERHEAD_S, check_budget, estimate
 
 

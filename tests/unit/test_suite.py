@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from pytest_specperf.config.settings import Settings, build_settings
 from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.measure.warmup import WarmupPlan
 from pytest_specperf.measure.workload import Workload
-from pytest_specperf.config.options import Settings, build_settings
 from pytest_specperf.results.schema import Warmup
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.run.depth_session import DepthSession, ServerDied
@@ -306,7 +306,9 @@ def test_a_point_whose_connections_broke_gives_the_server_time_to_be_seen_dead(
 def test_a_warmup_that_got_no_token_gives_the_server_time_to_be_seen_dead(
     tmp_path: Path, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("pytest_specperf.run.depth_session.warm_up", WarmupRecorder(recorder, figure=0.0))
+    monkeypatch.setattr(
+        "pytest_specperf.run.depth_session.warm_up", WarmupRecorder(recorder, figure=0.0)
+    )
     depth = session(tmp_path)
     depth.server = ExitingServer()  # type: ignore[assignment]
     with pytest.raises(ServerDied, match=r"while warming up \(boot 1\)"):

@@ -1,0 +1,169 @@
+"""The options' parsers: a raw value (as typed, or from an ini file) -> a checked value.
+
+Each raises UsageError with one line naming the option and the bad value.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
+
+from pytest_specperf.depth import MAX_DEPTH, MIN_DEPTH
+from pytest_specperf.errors import UsageError
+from pytest_specperf.measure.workload import WORKLOADS, Endpoint, WorkloadName
+from pytest_specperf.server.launch import BACKENDS, Backend
+
+MAX_CONCURRENCY = 4096
+ENDPOINTS: tuple[Endpoint, ...] = ("generate", "completions")
+ConfirmMode = Literal["fresh-boot", "same-boot", "off"]
+CONFIRM_MODES: tuple[ConfirmMode, ...] = ("fresh-boot", "same-boot", "off")
+T = TypeVar("T", bound=str)
+# A parser takes (the flag it reports errors under, the raw value or None) -> the parsed value.
+Parser = Callable[[str, Any], Any]
+
+
+def parse_int_list(option: str, raw: str, *, low: int, high: int) -> tuple[int, ...]:
+    """``"1,2,3"`` -> (1, 2, 3): sorted, unique, each within [low, high]."""
+    text = str(raw).strip()
+    if not text:
+        raise UsageError(f"{option}: empty value; expected a number or a list like 1,2,3")
+    values: set[int] = set()
+    for part in text.split(","):
+        item = part.strip()
+        try:
+            number = int(item)
+        except ValueError:
+            raise UsageError(f"{option}: {item!r} is not a whole number (got {raw!r})") from None
+        if not low <= number <= high:
+            raise UsageError(f"{option}: {number} is out of range {low}..{high} (got {raw!r})")
+        values.add(number)
+    return tuple(sorted(values))
+
+
+def parse_depths(raw: str, option: str = "--spec-steps") -> tuple[int, ...]:
+    return parse_int_list(option, raw, low=MIN_DEPTH, high=MAX_DEPTH)
+
+
+def parse_concurrency(raw: str, option: str = "--specperf-concurrency") -> tuple[int, ...]:
+    return parse_int_list(option, raw, low=1, high=MAX_CONCURRENCY)
+
+
+def parse_float(
+    option: str, raw: Any, *, low: float, high: float = math.inf, low_open: bool = False
+) -> float:
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise UsageError(f"{option}: {raw!r} is not a number") from None
+    if not math.isfinite(value) or value > high or value < low or (low_open and value == low):
+        bound = f"> {low:g}" if low_open else f">= {low:g}"
+        upper = "" if high == math.inf else f" and <= {high:g}"
+        raise UsageError(f"{option}: {raw!r} must be {bound}{upper}")
+    return value
+
+
+def parse_positive_int(option: str, raw: Any) -> int:
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        raise UsageError(f"{option}: {raw!r} is not a whole number") from None
+    if value < 1:
+        raise UsageError(f"{option}: {raw!r} must be >= 1")
+    return value
+
+
+def parse_count(option: str, raw: Any) -> int:
+    """A whole number >= 0."""
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        raise UsageError(f"{option}: {raw!r} is not a whole number") from None
+    if value < 0:
+        raise UsageError(f"{option}: {raw!r} must be >= 0")
+    return value
+
+
+def parse_choice(option: str, raw: Any, choices: Sequence[T], *, any_case: bool = False) -> T:
+    """``raw`` as the one of ``choices`` it names (spaces around it ignored)."""
+    value = str(raw).strip()
+    for choice in choices:
+        if value == choice or (any_case and value.lower() == choice):
+            return choice
+    raise UsageError(f"{option}: {raw!r} is not one of {', '.join(choices)}")
+
+
+def parse_backend(raw: str, option: str = "--specperf-backend") -> Backend:
+    return parse_choice(option, raw, BACKENDS, any_case=True)
+
+
+def parse_endpoint(raw: str, option: str = "--specperf-endpoint") -> Endpoint:
+    return parse_choice(option, raw, ENDPOINTS)
+
+
+def parse_workload(raw: str, option: str = "--specperf-workload") -> WorkloadName:
+    return parse_choice(option, raw, WORKLOADS)
+
+
+def parse_url(raw: str, option: str = "--specperf-url") -> str:
+    text = str(raw).strip().rstrip("/")
+    scheme, _, rest = text.partition("://")
+    if scheme not in ("http", "https") or not rest or any(c.isspace() for c in rest):
+        raise UsageError(f"{option}: {raw!r} is not an http(s) URL like http://host:30000")
+    return text
+
+
+def parse_server_args(
+    raw: list[str] | None, option: str = "--specperf-server-arg"
+) -> tuple[str, ...]:
+    """Each value is split like a shell would: ``"--mem-fraction-static 0.8"`` is two items."""
+    args: list[str] = []
+    for value in raw or ():
+        try:
+            args.extend(shlex.split(value))
+        except ValueError as exc:
+            raise UsageError(f"{option}: cannot split {value!r}: {exc}") from None
+    if args and not args[0].startswith("-"):
+        raise UsageError(f"{option}: {args[0]!r} must start with '--' (a server flag)")
+    return tuple(args)
+
+
+def parse_dir_list(raw: str | list[str] | None) -> tuple[str, ...]:
+    """Directories given as a comma list, as repeated values, or both: ``a,b`` == ``a`` ``b``."""
+    values = [raw] if isinstance(raw, str) else list(raw or ())
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def text_or_none(option: str, raw: Any) -> str | None:
+    return str(raw) if raw else None
+
+
+def required_text(option: str, raw: Any) -> str:
+    text = str(raw or "").strip()
+    if not text:
+        raise UsageError(f"{option}: empty value")
+    return text
+
+
+def positive_int_or_none(option: str, raw: Any) -> int | None:
+    return parse_positive_int(option, raw) if raw else None
+
+
+def float_in(
+    low: float, high: float = math.inf, *, low_open: bool = False, optional: bool = False
+) -> Parser:
+    def parse(option: str, raw: Any) -> float | None:
+        if optional and not raw:
+            return None
+        return parse_float(option, raw, low=low, high=high, low_open=low_open)
+
+    return parse
+
+
+def flag(option: str, raw: Any) -> bool:
+    return bool(raw)
+
+
+def parse_confirm(option: str, raw: Any) -> ConfirmMode:
+    return parse_choice(option, raw, CONFIRM_MODES)

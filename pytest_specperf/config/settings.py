@@ -1,0 +1,291 @@
+"""Option values -> validated ``Settings``: everything a run needs, as plain values.
+
+``build_settings`` reads the options table (``config/table.py``) through a getter, so the
+pytest plugin (command line and ini file) and the ``specperf`` command build the same
+settings; a run profile fills what no option sets.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_specperf.config.parsers import ConfirmMode
+from pytest_specperf.config.run_profiles import RunProfile, resolve_run_profile, with_run_profile
+from pytest_specperf.config.table import DEFAULT_CALIBRATE_BOOTS, OPTIONS_BY_KEY, option_values
+from pytest_specperf.errors import UsageError
+from pytest_specperf.measure.warmup import WarmupPlan
+from pytest_specperf.measure.workload import Workload, workload_preset
+from pytest_specperf.results.schema import Slo
+from pytest_specperf.server.launch import Backend
+from pytest_specperf.server.profiles import DEFAULT_PROFILE, Profile, resolve_profile
+
+API_KEY_ENV = "SPECPERF_API_KEY"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BaseSide:
+    """A/B mode's base side: what differs from head (None or empty: as head)."""
+
+    python: str | None = None
+    server_args: tuple[str, ...] = ()
+    profile: Profile | None = None
+    url: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """Everything a run needs, as plain values (no pytest objects); built by build_settings."""
+
+    profile: Profile
+    backend: Backend
+    depths: tuple[int, ...]
+    concurrency: tuple[int, ...]
+    url: str | None
+    server_args: tuple[str, ...]
+    baselines_dir: Path
+    out_dir: Path
+    update_baselines: bool
+    launch_timeout_s: float
+    sim_speedup: float
+    hardware: str | None
+    min_success_rate: float
+    tolerance: float
+    workload: Workload
+    api_key: str | None
+    inject_slowdown_s: float | None
+    gpus_per_server: int | None
+    gpus: str | None
+    run_profile: str | None = None
+    repeats: int = 1
+    calibrate: bool = False
+    calibrate_boots: int = 1
+    alpha: float = 0.01
+    min_effect: float = 0.05
+    confirm: ConfirmMode = "fresh-boot"
+    self_test: bool = False
+    lossless_min_prefix: float = 1.0
+    slo: Slo | None = None
+    refine: bool = False
+    client_procs: int | None = None  # None: chosen by load (measure/procs.py)
+    # A/B mode (any --specperf-base-* option given): the base side; head is everything else.
+    base: BaseSide | None = None
+    ab_max_pairs: int = 8
+    ab_boot_together: bool = False
+    # --specperf-rotate-server-cpu: each sample's busiest server process on the next vCPU.
+    rotate_server_cpu: bool = False
+    # The server's interpreter (None: this one); the base side of A/B mode sets it.
+    python: str | None = None
+
+    @property
+    def ab_mode(self) -> bool:
+        """A/B mode: base and head compared in this run (no baseline file is read)."""
+        return self.base is not None
+
+    history: str | None = None  # a history store's URL or file path (resolved); None: off
+    history_on_change: str = "fail"
+    # As given (printed back in the commands the suite suggests: commands.py).
+    profile_option: str = DEFAULT_PROFILE
+    profile_dirs: tuple[str, ...] = ()
+    baselines_option: str = "baselines"
+    allow_baseline_downgrade: bool = False
+    allow_no_baseline: bool = False
+    warmup: WarmupPlan = field(default_factory=WarmupPlan)
+    time_budget_s: float | None = None
+    boot_estimate_s: float | None = None  # None: the profile's, else the backend's default
+
+
+def resolve_profile_option(name: str, dirs: tuple[str, ...], rootdir: Path) -> Profile:
+    try:
+        return resolve_profile(name, [rootdir / d for d in dirs])
+    except Exception as exc:
+        raise UsageError(f"--specperf-profile: {exc}") from exc
+
+
+def workload_from(values: Mapping[str, Any]) -> Workload:
+    """The request plan the workload options describe."""
+    return workload_preset(
+        values["workload"],
+        max_new_tokens=values["max_new_tokens"],
+        temperature=values["temperature"],
+        fixed_requests=values["requests"],
+        request_timeout_s=values["request_timeout"],
+        stall_timeout_s=values["stall_timeout"],
+        endpoint=values["endpoint"],
+        min_point_seconds=values["min_point_seconds"],
+    )
+
+
+def resolve_run_profile_option(get: Callable[[str], Any], rootdir: Path) -> RunProfile | None:
+    """The run profile named by --specperf-run-profile, if any (with the project's file)."""
+    name = OPTIONS_BY_KEY["run_profile"].value(get("run_profile"))
+    if not name:
+        return None
+    extra = OPTIONS_BY_KEY["run_profiles"].value(get("run_profiles"))
+    return resolve_run_profile(name, rootdir / extra if extra else None)
+
+
+def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
+    """Build settings from option values; ``get(key)`` returns the option or ini value.
+
+    A run profile fills the options that ``get`` leaves out (None); the rest keep their
+    given value or their default.
+    """
+    values = option_values(with_run_profile(get, resolve_run_profile_option(get, rootdir)))
+    baselines_dir = _directory_option("--specperf-baselines", values["baselines"], rootdir)
+    out_dir = _directory_option("--specperf-out", values["out"], rootdir)
+    return Settings(
+        profile=resolve_profile_option(values["profile"], values["profile_dir"], rootdir),
+        backend=values["backend"],
+        depths=values["spec_steps"],
+        concurrency=values["concurrency"],
+        url=values["url"],
+        server_args=values["server_arg"],
+        baselines_dir=baselines_dir,
+        out_dir=out_dir,
+        update_baselines=values["update_baselines"] or values["calibrate"],
+        launch_timeout_s=values["launch_timeout"],
+        sim_speedup=values["sim_speedup"],
+        hardware=values["hardware"],
+        min_success_rate=values["min_success"],
+        tolerance=values["tolerance"],
+        workload=workload_from(values),
+        api_key=os.environ.get(API_KEY_ENV) or None,
+        inject_slowdown_s=values["inject_slowdown"],
+        run_profile=values["run_profile"],
+        gpus_per_server=values["gpus_per_server"],
+        gpus=values["gpus"],
+        repeats=values["repeats"],
+        calibrate=values["calibrate"],
+        calibrate_boots=_calibrate_boots(values),
+        alpha=values["alpha"],
+        min_effect=values["min_effect"],
+        confirm=values["confirm"],
+        self_test=values["self_test"],
+        lossless_min_prefix=values["lossless_min_prefix"],
+        slo=values["slo"],
+        refine=values["refine"],
+        client_procs=values["client_procs"],
+        base=base_side(values, rootdir),
+        ab_max_pairs=_ab_max_pairs(values),
+        ab_boot_together=_ab_boot_together(values),
+        rotate_server_cpu=_rotate_server_cpu(values),
+        history=_history_location(values["history"], rootdir),
+        history_on_change=values["history_on_change"],
+        profile_option=values["profile"],
+        profile_dirs=values["profile_dir"],
+        baselines_option=values["baselines"],
+        allow_baseline_downgrade=values["allow_baseline_downgrade"],
+        allow_no_baseline=values["allow_no_baseline"],
+        warmup=warmup_plan_from(values),
+        time_budget_s=values["time_budget"],
+        boot_estimate_s=values["boot_estimate"],
+    )
+
+
+def warmup_plan_from(values: Mapping[str, Any]) -> WarmupPlan:
+    """Each boot's warm-up as the warm-up options describe it."""
+    return WarmupPlan(
+        max_rounds=values["warmup_rounds"],
+        max_seconds=values["warmup_seconds"],
+        tolerance=values["warmup_tolerance"],
+    )
+
+
+def base_side(values: Mapping[str, Any], rootdir: Path) -> BaseSide | None:
+    """The base side the --specperf-base-* options describe; None (no A/B) when none is given."""
+    if not _base_given(values):
+        return None
+    profile = values["base_profile"]
+    return BaseSide(
+        python=values["base_python"],
+        server_args=values["base_server_arg"] or (),
+        profile=resolve_profile_option(profile, values["profile_dir"], rootdir)
+        if profile
+        else None,
+        url=values["base_url"],
+    )
+
+
+def _base_given(values: Mapping[str, Any]) -> bool:
+    return any(
+        values[key] for key in ("base_python", "base_server_arg", "base_profile", "base_url")
+    )
+
+
+def _ab_max_pairs(values: Mapping[str, Any]) -> int:
+    ab_mode = _base_given(values)
+    if ab_mode and (values["update_baselines"] or values["calibrate"]):
+        raise UsageError(
+            "A/B mode (--specperf-base-*) compares base and head in this run: it neither reads "
+            "nor writes baseline files; drop --specperf-update-baselines/--specperf-calibrate"
+        )
+    pairs: int = values["ab_max_pairs"]
+    if pairs < 3:
+        raise UsageError(
+            f"--specperf-ab-max-pairs: at least 3 (the first look of the A/B gate), got {pairs}"
+        )
+    return pairs
+
+
+def _directory_option(option: str, raw: str, rootdir: Path) -> Path:
+    """rootdir / raw, refused when it (or the nearest part of it that exists) is not a
+    directory: found now, before boot, instead of at the first write after the sweep."""
+    path = rootdir / raw
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        where = "" if existing == path else f" ({existing} is a file)"
+        raise UsageError(f"{option}: {raw!r} is not a directory{where}")
+    return path
+
+
+def _history_location(raw: str | None, rootdir: Path) -> str | None:
+    """A URL as given; a file path relative to the project's root directory."""
+    if not raw:
+        return None
+    return raw if "://" in raw else str(rootdir / Path(raw).expanduser())
+
+
+def _ab_boot_together(values: Mapping[str, Any]) -> bool:
+    together = bool(values["ab_boot_together"])
+    if together and values["backend"] == "sglang":
+        # SGLang sizes its KV pool from the GPU memory free when it loads the model
+        # (model_runner_kv_cache_mixin._profile_available_bytes): two servers booting on one
+        # GPU race, and the later one gets a smaller pool or fails with "Not enough memory".
+        raise UsageError(
+            "--specperf-ab-boot-together: not with SGLang: a server sizes its KV cache from "
+            "the GPU memory free at boot, so two servers booted on one GPU get unequal KV "
+            "pools (or the second fails to boot); A/B mode boots base and head one after "
+            "the other without it"
+        )
+    return together
+
+
+def _rotate_server_cpu(values: Mapping[str, Any]) -> bool:
+    rotate = bool(values["rotate_server_cpu"])
+    if rotate and values["url"]:
+        raise UsageError(
+            "--specperf-rotate-server-cpu: pins the processes of a server this run starts; "
+            "not with --specperf-url"
+        )
+    if rotate and not hasattr(os, "sched_setaffinity"):
+        raise UsageError("--specperf-rotate-server-cpu: this platform cannot pin a process")
+    return rotate
+
+
+def _calibrate_boots(values: Mapping[str, Any]) -> int:
+    given: int | None = values["calibrate_boots"]
+    if given is None:
+        return DEFAULT_CALIBRATE_BOOTS if values["calibrate"] and not values["url"] else 1
+    boots = given
+    if boots > 1 and not values["calibrate"]:
+        raise UsageError("--specperf-calibrate-boots: only with --specperf-calibrate")
+    if boots > 1 and values["url"]:
+        raise UsageError(
+            "--specperf-calibrate-boots: a server given by --specperf-url cannot be restarted "
+            "between boots; let the suite boot it, or calibrate with one boot"
+        )
+    return boots

@@ -1,0 +1,39 @@
+"""A/B mode for one depth of a run: its comparison, recorded into the run's results.json."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from pytest_specperf.gate.ab import AbRun
+from pytest_specperf.results.schema import PointMetrics, RunResults
+from pytest_specperf.run.ab.boots import measure_pair
+from pytest_specperf.run.ab.pairs import run_ab
+from pytest_specperf.run.depth_session import DepthSession
+
+
+def ab_head_point(ab: AbRun, concurrency: int) -> PointMetrics | None:
+    """The latest head boot's point at this concurrency (what a per-point test shows)."""
+    return ab.head_run.point(concurrency) if ab.head_run is not None else None
+
+
+def run_and_record_ab(session: DepthSession) -> AbRun:
+    """The depth's comparison; the latest head boot's run becomes the depth's run in this
+    run's results.json (so the report and plots show head), and the comparison's failure,
+    if any, the depth's failure."""
+    settings, depth = session.settings, session.depth
+    found = run_ab(settings, depth, measure=partial(measure_pair, settings, depth))
+    head = found.head_run
+
+    def record(results: RunResults) -> None:
+        results.runs = [r for r in results.runs if r.depth != session.depth]
+        results.ab = [c for c in results.ab if c.depth != session.depth]
+        results.ab.append(found.comparison())
+        results.ab.sort(key=lambda c: c.depth)
+        if head is not None:
+            results.runs.append(head)
+            results.runs.sort(key=lambda r: r.depth)
+
+    session.store.update(record)
+    if found.failure is not None:
+        session.fail_run(found.failure)
+    return found
