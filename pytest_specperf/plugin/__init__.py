@@ -43,6 +43,7 @@ from pytest_specperf.plugin.terminal import (
     recorded_lines,
     recorded_status,
 )
+from pytest_specperf.plugin.xdist import depth_scope
 from pytest_specperf.results.artifacts import STEP_SUMMARY_ENV, write_run_artifacts
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults
@@ -53,16 +54,10 @@ from pytest_specperf.results.store import (
 )
 from pytest_specperf.run.ab.comparison import ab_head_point, run_and_record_ab
 from pytest_specperf.run.advice import Recording, record_command
+from pytest_specperf.run.baselines import REFUSED_DOWNGRADE, why_unjudged, write_baselines
 from pytest_specperf.run.budget import RunEstimate, check_budget
-from pytest_specperf.run.depth_session import (
-    REFUSED_DOWNGRADE,
-    DepthSession,
-    ServerDied,
-    depth_scope,
-    refine,
-    why_unjudged,
-    write_baselines,
-)
+from pytest_specperf.run.depth_session import DepthSession, ServerDied
+from pytest_specperf.run.refine import refine
 from pytest_specperf.server.gpus import (
     PresentGpus,
     check_gpu_plan,

@@ -37,8 +37,10 @@ from pytest_specperf.results.acceptance import (
 from pytest_specperf.results.formats import count, number
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
 from pytest_specperf.results.speculation_report import self_test_line
+from pytest_specperf.run import depth_checks
 from pytest_specperf.run.advice import Recording, record_command
-from pytest_specperf.run.depth_session import DepthSession, load_baseline_safely
+from pytest_specperf.run.baselines import load_baseline_safely
+from pytest_specperf.run.depth_session import DepthSession
 
 PROPERTY_PREFIX = "specperf."
 # With --specperf-url the depth is the server's: --spec-steps cannot add another.
@@ -434,7 +436,7 @@ class SpecperfGate:
             )
         if self.settings.update_baselines:
             pytest.skip("recording baselines this run: speedup floors are not gated")
-        judged = self.session.speedups_to_judge()
+        judged = depth_checks.speedups_to_judge(self.session)
         if not judged:
             pytest.skip(
                 f"steps={self.session.depth}: the speedup is judged by whichever of the depth "
@@ -480,7 +482,7 @@ class SpecperfGate:
                 else "one depth in this run: add another (e.g. --spec-steps=0,3) to compare"
             )
         try:
-            comparisons = self.session.compare_greedy_outputs()
+            comparisons = depth_checks.compare_greedy_outputs(self.session)
         except lossless.GreedyOutputError as exc:
             pytest.fail(str(exc), pytrace=False)
         if not comparisons:
@@ -497,7 +499,7 @@ class SpecperfGate:
         self._skip_in_ab_mode()
         if not self.settings.self_test:
             pytest.skip("the gate's self-test runs with --specperf-self-test")
-        result = self.session.self_test()
+        result = depth_checks.self_test(self.session)
         line = self_test_line(self.session.depth, result)
         if not result.caught or not result.reset:
             pytest.fail("\n".join([line, *result.gate_messages]), pytrace=False)

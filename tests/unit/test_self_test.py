@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_specperf import self_test
 from pytest_specperf.results.schema import PointMetrics, SelfTest
+from pytest_specperf.run import known_slowdown as self_test
 from tests.support.points import make_point, make_run
 
 

@@ -65,15 +65,15 @@ class WarmupRecorder:
 @pytest.fixture
 def recorder(monkeypatch: pytest.MonkeyPatch) -> Recorder:
     fake = Recorder()
-    monkeypatch.setattr("pytest_specperf.run.depth_session.measure_point", fake)
-    monkeypatch.setattr("pytest_specperf.run.depth_session.warm_up", WarmupRecorder(fake))
+    monkeypatch.setattr("pytest_specperf.run.sampling.measure_point", fake)
+    monkeypatch.setattr("pytest_specperf.run.sampling.warm_up", WarmupRecorder(fake))
     return fake
 
 
 @pytest.fixture
 def warmups(recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> WarmupRecorder:
     fake = WarmupRecorder(recorder)
-    monkeypatch.setattr("pytest_specperf.run.depth_session.warm_up", fake)
+    monkeypatch.setattr("pytest_specperf.run.sampling.warm_up", fake)
     return fake
 
 
@@ -297,8 +297,8 @@ def test_a_point_whose_connections_broke_gives_the_server_time_to_be_seen_dead(
     """Not reported one point late: the crash is named at the point it happened."""
     depth = session(tmp_path)
     fake = RefusedRecorder(depth)
-    monkeypatch.setattr("pytest_specperf.run.depth_session.measure_point", fake)
-    monkeypatch.setattr("pytest_specperf.run.depth_session.warm_up", WarmupRecorder(fake))
+    monkeypatch.setattr("pytest_specperf.run.sampling.measure_point", fake)
+    monkeypatch.setattr("pytest_specperf.run.sampling.warm_up", WarmupRecorder(fake))
     with pytest.raises(ServerDied, match=r"was killed by SIGKILL while measuring C=1"):
         depth.measure(1)
 
@@ -307,7 +307,7 @@ def test_a_warmup_that_got_no_token_gives_the_server_time_to_be_seen_dead(
     tmp_path: Path, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(
-        "pytest_specperf.run.depth_session.warm_up", WarmupRecorder(recorder, figure=0.0)
+        "pytest_specperf.run.sampling.warm_up", WarmupRecorder(recorder, figure=0.0)
     )
     depth = session(tmp_path)
     depth.server = ExitingServer()  # type: ignore[assignment]

@@ -12,7 +12,8 @@ import pytest
 
 from pytest_specperf import interrupts
 from pytest_specperf.results.schema import RunResults
-from pytest_specperf.run.depth_session import DepthSession, write_baselines
+from pytest_specperf.run.baselines import write_baselines
+from pytest_specperf.run.depth_session import DepthSession
 from tests.support.signals import own_policy
 from tests.unit.test_suite import Recorder, session
 
@@ -26,7 +27,7 @@ def policy(monkeypatch: pytest.MonkeyPatch) -> Iterator[interrupts.SignalPolicy]
 @pytest.fixture
 def recorder(monkeypatch: pytest.MonkeyPatch) -> Recorder:
     fake = Recorder()
-    monkeypatch.setattr("pytest_specperf.run.depth_session.measure_point", fake)
+    monkeypatch.setattr("pytest_specperf.run.sampling.measure_point", fake)
     return fake
 
 

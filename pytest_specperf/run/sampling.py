@@ -1,0 +1,198 @@
+"""One depth's samples on its running server: each boot's warm-up, the vCPU rotation, a point.
+
+Plain code: ``DepthSession`` asks for a sample and records it; this module only measures (the
+closed loop of measure/point.py, the server's busiest process and its vCPU around it).
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from pytest_specperf.config.settings import Settings
+from pytest_specperf.measure import loop as event_loop
+from pytest_specperf.measure.point import measure_point
+from pytest_specperf.measure.warmup import warm_up
+from pytest_specperf.results.acceptance import position_accept_rates
+from pytest_specperf.results.schema import PointMetrics, RequestRecord, Warmup
+from pytest_specperf.server import cpu_use
+from pytest_specperf.server.process import ServerProcess
+
+# How long a point whose connections broke waits for the server process to be seen gone.
+CONNECTION_LOSS_SETTLE_S = 2.0
+
+
+def settle_after(sample: PointMetrics) -> float:
+    """Seconds to give the server to exit before asking whether it died: only after a point
+    whose connections broke or were refused (a healthy server returns at once)."""
+    broken = any(kind.startswith("connection") for kind in sample.errors)
+    return CONNECTION_LOSS_SETTLE_S if broken else 0.0
+
+
+def settle_after_warmup(warmup: Warmup) -> float:
+    """As ``settle_after``, for a warm-up: one of its points that produced no token at all
+    is the sign (its record keeps no failure counts)."""
+    silent = any(figure == 0 for figures in warmup.agg_tok_s for figure in figures)
+    return CONNECTION_LOSS_SETTLE_S if silent else 0.0
+
+
+def describe_exit(code: int | None) -> str:
+    """``-9`` -> ``was killed by SIGKILL``; ``1`` -> ``exited with code 1``."""
+    if code is None:
+        return "stopped answering"
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+class PointObserver(Protocol):
+    """Sees each point being measured: e.g. the live progress line."""
+
+    def point_started(
+        self, depth: int, concurrency: int, total: int
+    ) -> Callable[[RequestRecord], None]:
+        """A point begins; the returned function is called with each finished request."""
+        ...
+
+    def point_finished(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Target:
+    """The server a sample is taken from, as this boot sees it."""
+
+    base_url: str
+    model: str
+    boot: int
+    server: ServerProcess | None  # None: a server this run did not start (nothing to pin)
+    worker: tuple[int, int] = (0, 1)  # under xdist: (this worker's index, the workers)
+
+
+class Sampler:
+    """Takes one depth's samples: one warm-up per boot, then each sample with the server's
+    CPU read around it (and, with --specperf-rotate-server-cpu, its busiest process pinned to
+    the boot's next vCPU first)."""
+
+    def __init__(self, settings: Settings, depth: int) -> None:
+        self.settings = settings
+        self.depth = depth
+        # The boot whose warm-up ran (measure/warmup.py): one warm-up per boot.
+        self.warmed_boot: int | None = None
+        # --specperf-rotate-server-cpu: this boot's vCPUs in turn, and this boot's last CPU
+        # reading (a sample's or the warm-up's: which process to pin next).
+        self.rotation: cpu_use.CoreRotation | None = None
+        self.last_cpu: tuple[cpu_use.CpuSnapshot, cpu_use.CpuSnapshot] | None = None
+
+    def new_boot(self) -> None:
+        """A fresh server: the rotation starts again on its vCPUs."""
+        self.rotation = self.last_cpu = None
+
+    def needs_warm_up(self, boot: int) -> bool:
+        return self.warmed_boot != boot and self.settings.warmup.enabled
+
+    def warm_up(self, target: Target, concurrency: int) -> Warmup:
+        """Warm every concurrency of the sweep (and this one), so that no measured sample pays
+        for shapes the server runs for the first time."""
+        s = self.settings
+        self.warmed_boot = target.boot
+        # With --specperf-rotate-server-cpu: which process works hardest under the warm-up's
+        # load names the one to pin for the boot's first sample.
+        server = target.server if s.rotate_server_cpu else None
+        server_pid = server.pid if server is not None else None
+        cpu_before = cpu_use.snapshot(server_pid) if server_pid is not None else None
+        warmup = event_loop.run(
+            warm_up(
+                target.base_url,
+                s.workload,
+                sorted({*s.concurrency, concurrency}),
+                s.warmup,
+                model=target.model,
+                api_key=s.api_key,
+                client_procs=s.client_procs,
+            )
+        )
+        warmup.boot = target.boot
+        cpu_after = cpu_use.snapshot(server_pid) if server_pid is not None else None
+        if cpu_before is not None and cpu_after is not None:
+            self.last_cpu = (cpu_before, cpu_after)
+        return warmup
+
+    def sample(
+        self,
+        target: Target,
+        concurrency: int,
+        observer: PointObserver | None = None,
+        *,
+        refined: bool = False,
+    ) -> tuple[PointMetrics, list[float]]:
+        """One closed-loop sample of the point, tagged with its boot and the server's CPU;
+        and the end-to-end seconds of its successful requests. ``observer`` sees it run."""
+        s = self.settings
+        durations: list[float] = []
+        observed = (
+            observer.point_started(self.depth, concurrency, s.workload.requests_for(concurrency))
+            if observer is not None
+            else None
+        )
+
+        def request_done(record: RequestRecord) -> None:
+            if record.ok:
+                durations.append(record.end - record.start)
+            if observed is not None:
+                observed(record)
+
+        server_pid = target.server.pid if target.server is not None else None
+        cpu_before = cpu_use.snapshot(server_pid) if server_pid is not None else None
+        if s.rotate_server_cpu and server_pid is not None and cpu_before is not None:
+            self._pin_next_core(server_pid, cpu_before, target.worker)
+        try:
+            sample = event_loop.run(
+                measure_point(
+                    target.base_url,
+                    s.workload,
+                    concurrency,
+                    model=target.model,
+                    api_key=s.api_key,
+                    warmup=True,
+                    slo=s.slo,
+                    client_procs=s.client_procs,
+                    on_request_done=request_done,
+                )
+            )
+        finally:
+            if observer is not None:
+                observer.point_finished()
+        cpu_after = cpu_use.snapshot(server_pid) if server_pid is not None else None
+        if cpu_before is not None and cpu_after is not None:
+            self.last_cpu = (cpu_before, cpu_after)
+            found = cpu_use.busiest(cpu_before, cpu_after)
+            sample.server_cpu = cpu_use.with_core_speed(found) if found is not None else None
+        sample.boot = target.boot
+        sample.refined = refined
+        # Every draft position of this depth, accepted or not (a short histogram stops early).
+        sample.position_accept_rate = position_accept_rates(
+            sample.accept_histogram, self.depth or None
+        )
+        return sample, durations
+
+    def _pin_next_core(
+        self, server_pid: int, now: cpu_use.CpuSnapshot, worker: tuple[int, int]
+    ) -> None:
+        """The busiest server process of the last sample or of the boot's warm-up (without
+        either: the one with the most CPU time) onto this boot's next vCPU; the rotation
+        restarts each boot."""
+        if self.rotation is None:
+            self.rotation = cpu_use.CoreRotation.for_worker(
+                cpu_use.allowed_cores(server_pid), *worker
+            )
+        if not self.rotation.cores:
+            return
+        before, after = self.last_cpu if self.last_cpu is not None else (None, now)
+        pid = cpu_use.busiest_pid(before, after)
+        if pid is not None:
+            cpu_use.pin_process(pid, self.rotation.next_core())
