@@ -4,24 +4,28 @@ Perf tests call these; every failure is one readable block (no traceback), every
 what to do about it. Each check also leaves its figures (measured, floor, baseline, interval)
 as the test's user properties, which ``--junitxml`` writes as ``<property>`` elements. In a
 recording run (``--specperf-update-baselines``) a check does not gate: the test passes with a
-``specperf.recorded`` property saying what was recorded (shown as RECORDED / R).
+``specperf.recorded`` property saying what was recorded (shown as RECORDED / R). In A/B mode
+the gate is an ``AbGate``: throughput is judged against the base side, and every check that
+needs a baseline file skips.
 """
 
 from __future__ import annotations
 
-import contextlib
 import warnings
 import weakref
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from pytest_specperf.config.settings import Settings
 from pytest_specperf.depth import CONTROL_DEPTH
-from pytest_specperf.errors import BaselineError
+from pytest_specperf.gate import checks
 from pytest_specperf.gate import floors as gate
 from pytest_specperf.gate.ab import AbRun, PointSummary, change_percent, undecided_advice
 from pytest_specperf.gate.attribution import explain_verdicts
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
+from pytest_specperf.gate.checks import Outcome
 from pytest_specperf.gate.decision import (
     GateSettings,
     Remeasured,
@@ -30,15 +34,11 @@ from pytest_specperf.gate.decision import (
 )
 from pytest_specperf.measure import lossless
 from pytest_specperf.plugin.terminal import RECORDED_PROPERTY
-from pytest_specperf.results.acceptance import (
-    accept_length_upper_bound,
-    position_rate_upper_bounds,
-)
 from pytest_specperf.results.formats import count, number
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
 from pytest_specperf.results.speculation_report import self_test_line
 from pytest_specperf.run import depth_checks
-from pytest_specperf.run.advice import Recording, record_command
+from pytest_specperf.run.advice import Recording, deliberate_slowdown, record_command, record_hint
 from pytest_specperf.run.baselines import load_baseline_safely
 from pytest_specperf.run.depth_session import DepthSession
 
@@ -70,7 +70,49 @@ def interval_text(interval: Interval) -> str:
     return f"{interval.low:.3f}..{interval.high:.3f} ({interval.level:.0%} {interval.method})"
 
 
+class Figures:
+    """A check's figures, as the test's user properties (``record_property``'s list)."""
+
+    def __init__(self, properties: list[tuple[str, object]]) -> None:
+        self.properties = properties
+
+    def record(self, name: str, value: float | int | str | None) -> None:
+        if value is None:
+            return
+        shown = value if isinstance(value, str) else _figure(value)
+        self.properties.append((PROPERTY_PREFIX + name, shown))
+
+    def measured(
+        self, metric: str, measured: float | None, interval: Interval | None = None
+    ) -> None:
+        self.record(metric, measured)
+        if interval is not None:
+            self.record(f"{metric}.interval", interval_text(interval))
+
+    def reference(self, metric: str, baseline: float | None, floor: float | None) -> None:
+        self.record(f"{metric}.baseline", baseline)
+        self.record(f"{metric}.floor", floor)
+
+
+def _confidence(settings: Settings) -> float:
+    """Acceptance floors: how sure a shortfall must be before it fails (the gate's alpha)."""
+    return 1 - settings.alpha
+
+
+def _settle(outcome: Outcome) -> None:
+    """A check's outcome as pytest's: fail with its lines, else skip saying why."""
+    if outcome.failures:
+        pytest.fail("\n".join(outcome.failures), pytrace=False)
+    if outcome.skip is not None:
+        pytest.skip(outcome.skip)
+
+
 class SpecperfGate:
+    def __new__(cls, *args: Any, ab: AbRun | None = None, **kwargs: Any) -> SpecperfGate:
+        """``SpecperfGate(session, properties, ab=comparison)`` is an AbGate (A/B mode)."""
+        chosen = AbGate if ab is not None and cls is SpecperfGate else cls
+        return super().__new__(chosen)
+
     def __init__(
         self,
         session: DepthSession,
@@ -78,86 +120,12 @@ class SpecperfGate:
         ab: AbRun | None = None,
     ) -> None:
         """``properties``: where figures go (a test's ``user_properties``, as record_property);
-        ``ab``: in A/B mode, the depth's comparison (throughput is judged by it, and every
-        check that needs a baseline file skips)."""
+        ``ab``: in A/B mode, the depth's comparison (the gate is then an AbGate)."""
         self.session = session
         self.settings = session.settings
         self.properties = properties if properties is not None else []
+        self.figures = Figures(self.properties)
         self.ab = ab
-
-    def _skip_in_ab_mode(self) -> None:
-        if self.ab is not None:
-            pytest.skip(
-                "A/B mode: no baseline file is read; throughput is judged against the base "
-                "side (test_throughput_depth, test_throughput_floor)"
-            )
-
-    def _record_ab(self, summary: PointSummary) -> None:
-        change, low, high = change_percent(summary.estimate)
-        self._record("ab.change", change)
-        self._record("ab.change.low", low)
-        self._record("ab.change.high", high)
-        self._record("ab.base_median", summary.base_median)
-        self._record("ab.head_median", summary.head_median)
-        self._record("ab.why", summary.attribution.text())
-        if self.ab is not None:
-            self._record("ab.pairs", len(self.ab.pairs))
-            self._record("ab.server_seconds", round(self.ab.server_seconds, 1))
-
-    def _ab_point(self, point: PointMetrics) -> None:
-        """A/B mode: this point's change over the pairs, recorded; the verdict is the depth's
-        (test_throughput_depth): judging each point at the depth's alpha would add their
-        false alarms up."""
-        assert self.ab is not None
-        found = self.ab.last
-        summary = (
-            next((p for p in found.points if p.concurrency == point.concurrency), None)
-            if found is not None
-            else None
-        )
-        if summary is None:
-            pytest.skip(f"C={point.concurrency}: not measured on both sides of a pair")
-        self._record_ab(summary)
-
-    def _ab_depth(self) -> None:
-        """A/B mode: the depth's verdict: red on a regression or when undecided."""
-        assert self.ab is not None
-        found = self.ab.last
-        if self.ab.failure is not None or found is None:
-            pytest.fail(self.ab.failure or "A/B: no pair was measured", pytrace=False)
-        self._record_ab(found.pooled)
-        self._record("ab.outcome", found.outcome)
-        line = (
-            f"{found.message(self.ab.settings.min_effect, self.ab.settings.beta)}; {self.ab.cost()}"
-        )
-        if found.outcome == "regression":
-            pytest.fail(line, pytrace=False)
-        if found.outcome in ("undecided", "continue"):
-            pytest.fail(
-                f"{line}: too noisy to tell a {self.ab.settings.min_effect:.0%} change from "
-                f"none in {self.ab.settings.max_pairs} pairs: "
-                f"{undecided_advice(self.ab.pairs, self.ab.settings)}",
-                pytrace=False,
-            )
-        if found.outcome == "improvement":
-            warnings.warn(BaselineImprovement(line), stacklevel=3)
-
-    def _record(self, name: str, value: float | int | str | None) -> None:
-        if value is None:
-            return
-        shown = value if isinstance(value, str) else _figure(value)
-        self.properties.append((PROPERTY_PREFIX + name, shown))
-
-    def _record_measured(
-        self, metric: str, measured: float | None, interval: Interval | None = None
-    ) -> None:
-        self._record(metric, measured)
-        if interval is not None:
-            self._record(f"{metric}.interval", interval_text(interval))
-
-    def _record_reference(self, metric: str, baseline: float | None, floor: float | None) -> None:
-        self._record(f"{metric}.baseline", baseline)
-        self._record(f"{metric}.floor", floor)
 
     def _recording(self, what: str) -> bool:
         """True in a recording run, after noting what this test recorded."""
@@ -170,30 +138,8 @@ class SpecperfGate:
         self.properties.append((RECORDED_PROPERTY, f"steps={self.session.depth} {what}"))
         return True
 
-    def _record_hint(self, depths: tuple[int, ...] | None = None) -> str:
-        """The pasteable command that (re-)records this depth's baseline (commands.py)."""
-        s = self.settings
-        old: Baseline | None = None
-        with contextlib.suppress(BaselineError):
-            old = load_baseline(
-                baseline_path(
-                    s.baselines_dir,
-                    s.profile.name,
-                    self.session.hardware,
-                    self.session.depth,
-                    s.workload.name,
-                )
-            )
-        if old is not None and gate.workload_mismatch(s.workload.key(), old):
-            # Another workload's figures: replacing them is a deliberate downgrade.
-            return record_command(
-                s, depths or (self.session.depth,), recording=Recording(allow_downgrade=True)
-            )
-        return record_command(s, depths or (self.session.depth,), old=old)
-
     def baseline(self) -> tuple[Path, Baseline]:
         """The baseline for this depth, or skip/fail saying why there is none."""
-        self._skip_in_ab_mode()
         path, baseline, error = load_baseline_safely(self.session)
         if error is not None:
             pytest.fail(error, pytrace=False)
@@ -202,14 +148,14 @@ class SpecperfGate:
             pytest.skip(
                 f"no baseline for profile={self.settings.profile.name} "
                 f"hardware={self.session.hardware} steps={self.session.depth} ({path} is missing); "
-                f"record one with: {self._record_hint()}"
+                f"record one with: {self._hint()}"
             )
         drift = gate.version_drift(self.session.summary, baseline)
         if drift:
             warnings.warn(BaselineDriftWarning(drift), stacklevel=2)
         mismatch = gate.workload_mismatch(self.settings.workload.key(), baseline)
         if mismatch:
-            pytest.skip(f"{mismatch}: not comparable; re-record {path} with: {self._record_hint()}")
+            pytest.skip(f"{mismatch}: not comparable; re-record {path} with: {self._hint()}")
         return path, baseline
 
     def require_success(self, point: PointMetrics) -> None:
@@ -217,16 +163,20 @@ class SpecperfGate:
         if message:
             pytest.fail(message, pytrace=False)
 
-    def require_throughput(self, point: PointMetrics) -> None:
-        self._record("depth", self.session.depth)
-        self._record("concurrency", point.concurrency)
-        self._record("ok", point.ok)
-        self._record("requests", point.requests)
+    def _point_figures(self, point: PointMetrics) -> None:
+        self.figures.record("depth", self.session.depth)
+        self.figures.record("concurrency", point.concurrency)
+        self.figures.record("ok", point.ok)
+        self.figures.record("requests", point.requests)
         for metric in ("agg_tok_s", "per_req_tok_s"):
-            self._record_measured(metric, getattr(point, metric), point.intervals.get(metric))
-        if self.ab is not None:
-            self._ab_point(point)
-            return
+            self.figures.measured(metric, getattr(point, metric), point.intervals.get(metric))
+
+    def _hint(self, depths: tuple[int, ...] | None = None) -> str:
+        """The pasteable command that (re-)records this depth's baseline (run/advice.py)."""
+        return record_hint(self.settings, self.session.hardware, self.session.depth, depths)
+
+    def require_throughput(self, point: PointMetrics) -> None:
+        self._point_figures(point)
         if self._recording(
             f"C={point.concurrency}: agg {number(point.agg_tok_s)} tok/s, "
             f"per-req {number(point.per_req_tok_s)} tok/s, {point.ok}/{point.requests} ok"
@@ -237,15 +187,12 @@ class SpecperfGate:
             pytest.skip(f"baseline {path} has no figures for C={point.concurrency}")
         verdicts = [v for v in self.verdicts(path, baseline) if v.concurrency == point.concurrency]
         for verdict in verdicts:
-            self._record_reference(verdict.metric, verdict.baseline, verdict.floor)
+            self.figures.reference(verdict.metric, verdict.baseline, verdict.floor)
         self._fail_on(verdicts, point)
 
     def require_depth_throughput(self, run: DepthRun) -> None:
         """The depth as a whole (every point's change pooled) is not a regression."""
-        self._record("depth", self.session.depth)
-        if self.ab is not None:
-            self._ab_depth()
-            return
+        self.figures.record("depth", self.session.depth)
         if self._recording("throughput of the depth as a whole (pooled)"):
             return
         path, baseline = self.baseline()
@@ -268,8 +215,8 @@ class SpecperfGate:
                 f"tolerance; calibrate with: {calibrate}"
             )
         for verdict in verdicts:
-            self._record_measured("throughput_ratio", verdict.measured)
-            self._record_reference("throughput_ratio", verdict.baseline, verdict.floor)
+            self.figures.measured("throughput_ratio", verdict.measured)
+            self.figures.reference("throughput_ratio", verdict.baseline, verdict.floor)
         self._fail_on(verdicts, None)
 
     def verdicts(self, path: Path, baseline: Baseline) -> list[Verdict]:
@@ -291,7 +238,7 @@ class SpecperfGate:
             points,
             settings,
             path=str(path),
-            refresh_hint=self._record_hint(),
+            refresh_hint=self._hint(),
             confirmed=self._remeasure(again) if again else None,
         )
         run = self.session.run_snapshot()
@@ -332,28 +279,19 @@ class SpecperfGate:
             headlines = [gate.headline(v) for v in verdicts if v.outcome == "regression"]
             advice = gate.what_to_do(
                 self.settings.out_dir / "report.md",
-                self._record_hint(),
-                self._deliberate_slowdown(),
+                self._hint(),
+                deliberate_slowdown(self.settings),
             )
             pytest.fail("\n".join(["; ".join(headlines), *failures, advice]), pytrace=False)
         for improved in (v for v in verdicts if v.outcome == "improvement"):
             warnings.warn(BaselineImprovement(improved.message), stacklevel=3)
 
-    def _deliberate_slowdown(self) -> str | None:
-        """The options of this run that slow the server on purpose, as given; None if none."""
-        s = self.settings
-        given = [a for a in s.server_args if a.startswith(("--sim-slowdown", "--sim-forward"))]
-        if s.inject_slowdown_s:
-            given.append(f"--specperf-inject-slowdown={s.inject_slowdown_s:g}")
-        return ", ".join(given) or None
-
     def require_kv_capacity(self) -> None:
-        self._skip_in_ab_mode()
         summary = self.session.summary
         assert summary is not None
-        self._record("depth", self.session.depth)
-        self._record("max_total_num_tokens", summary.max_total_num_tokens)
-        self._record("max_running_requests", summary.max_running_requests)
+        self.figures.record("depth", self.session.depth)
+        self.figures.record("max_total_num_tokens", summary.max_total_num_tokens)
+        self.figures.record("max_running_requests", summary.max_running_requests)
         if self._recording(
             f"KV: max_total_num_tokens {count(summary.max_total_num_tokens)}, "
             f"max_running_requests {count(summary.max_running_requests)}"
@@ -363,71 +301,44 @@ class SpecperfGate:
         # KV capacity has no tolerance: the floor is the baseline.
         for metric in ("max_total_num_tokens", "max_running_requests"):
             value = getattr(baseline.kv, metric)
-            self._record_reference(metric, value, value)
-        if baseline.kv.max_total_num_tokens is None and baseline.kv.max_running_requests is None:
-            pytest.skip(f"baseline {path} records no KV capacity")
-        failures = gate.kv_failures(summary, baseline, self.session.depth, path)
-        if failures:
-            pytest.fail("\n".join(failures), pytrace=False)
+            self.figures.reference(metric, value, value)
+        _settle(checks.kv_capacity(summary, baseline, self.session.depth, path))
 
     def require_accept_length(self, run: DepthRun) -> None:
-        self._skip_in_ab_mode()
         if self.session.depth == CONTROL_DEPTH:
             pytest.skip("steps=0 is the no-speculation control: no accept length")
-        self._record("depth", self.session.depth)
-        self._record_measured("accept_length", run.accept_length)
+        self.figures.record("depth", self.session.depth)
+        self.figures.measured("accept_length", run.accept_length)
         if self._recording(f"accept length {number(run.accept_length, 2)} (run-scoped)"):
             return
         path, baseline = self.baseline()
         if baseline.accept_length is not None:
-            self._record_reference(
+            self.figures.reference(
                 "accept_length",
                 baseline.accept_length,
                 gate.floor(baseline.accept_length, baseline.tolerance.accept_length),
             )
-        if baseline.accept_length is None:
-            pytest.skip(f"baseline {path} records no accept length")
-        message = gate.accept_length_failure(
-            run.accept_length,
-            baseline,
-            self.session.depth,
-            path,
-            upper=accept_length_upper_bound(run, self._confidence),
+        _settle(
+            checks.accept_length(
+                run, baseline, self.session.depth, path, _confidence(self.settings)
+            )
         )
-        if message:
-            pytest.fail(message, pytrace=False)
 
     def require_position_acceptance(self, run: DepthRun) -> None:
-        self._skip_in_ab_mode()
         if self.session.depth == CONTROL_DEPTH:
             pytest.skip("steps=0 is the no-speculation control: no draft positions")
-        self._record("depth", self.session.depth)
+        self.figures.record("depth", self.session.depth)
         for position, rate in enumerate(run.position_accept_rate, start=1):
-            self._record(f"position_accept_rate.{position}", rate)
+            self.figures.record(f"position_accept_rate.{position}", rate)
         shown = ", ".join(f"{rate:.3f}" for rate in run.position_accept_rate) or "-"
         if self._recording(f"acceptance per draft position {shown} (run-scoped)"):
             return
         path, baseline = self.baseline()
-        if not baseline.position_accept_rate:
-            pytest.skip(f"baseline {path} records no per-position acceptance")
-        failures = gate.position_accept_failures(
-            run.position_accept_rate,
-            baseline,
-            self.session.depth,
-            path,
-            position_rate_upper_bounds(run, self._confidence),
-        )
-        if failures:
-            pytest.fail("\n".join(failures), pytrace=False)
-
-    @property
-    def _confidence(self) -> float:
-        """Acceptance floors: how sure a shortfall must be before it fails (the gate's alpha)."""
-        return 1 - self.settings.alpha
+        depth = self.session.depth
+        _settle(checks.position_acceptance(run, baseline, depth, path, _confidence(self.settings)))
 
     def require_speedup(self) -> None:
         """Speedup floors of every (depth, control) pair that became judgeable with this depth."""
-        self._skip_in_ab_mode()
         if CONTROL_DEPTH not in self.settings.depths:
             pytest.skip(
                 f"no control in this run: {ONE_SERVER}"
@@ -442,39 +353,25 @@ class SpecperfGate:
                 f"steps={self.session.depth}: the speedup is judged by whichever of the depth "
                 "and the control finishes its sweep last; nothing to judge here"
             )
-        failures: list[str] = []
-        unjudged: list[str] = []
-        for depth, found in judged:
-            s = self.settings
+        s = self.settings
+
+        def baseline_at(depth: int) -> tuple[Path, Baseline | None]:
             path = baseline_path(
                 s.baselines_dir, s.profile.name, self.session.hardware, depth, s.workload.name
             )
-            try:
-                baseline = load_baseline(path)
-            except BaselineError as exc:
-                failures.append(str(exc))
-                continue
-            if baseline is None or not any(
-                p.agg_speedup or p.per_req_speedup for p in baseline.points.values()
-            ):
-                unjudged.append(f"steps={depth}: {path} records no speedup")
-                continue
-            mismatch = gate.workload_mismatch(s.workload.key(), baseline)
-            if mismatch:
-                unjudged.append(f"steps={depth}: {mismatch}: not comparable ({path})")
-                continue
-            failures += gate.speedup_failures(found, baseline, depth, path)
+            return path, load_baseline(path)
+
+        failures, unjudged = checks.speedups(judged, baseline_at, s.workload.key())
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
         if unjudged:
             pytest.skip(
                 "; ".join(unjudged)
-                + f" (record with: {self._record_hint((0, *sorted({d for d, _ in judged})))})"
+                + f" (record with: {self._hint((0, *sorted({d for d, _ in judged})))})"
             )
 
     def require_lossless(self) -> None:
         """This depth's greedy outputs equal those of every depth stored before it."""
-        self._skip_in_ab_mode()
         if len(self.settings.depths) < 2:
             pytest.skip(
                 f"one depth in this run: {ONE_SERVER}"
@@ -496,7 +393,6 @@ class SpecperfGate:
 
     def require_self_test(self) -> None:
         """--specperf-self-test: the gate catches a known /slow_down, and the reset holds."""
-        self._skip_in_ab_mode()
         if not self.settings.self_test:
             pytest.skip("the gate's self-test runs with --specperf-self-test")
         result = depth_checks.self_test(self.session)
@@ -510,21 +406,96 @@ class SpecperfGate:
         if self.settings.slo is None:
             return
         path, baseline = self.baseline()
-        if gate.slo_mismatch(self.settings.slo, baseline) is not None:
-            return
-        message = gate.goodput_failure(point, baseline, self.session.depth, path)
-        if message:
-            pytest.fail(message, pytrace=False)
+        _settle(checks.goodput(point, baseline, self.settings.slo, self.session.depth, path))
 
     def require_slo_capacity(self, run: DepthRun) -> None:
         if self.settings.slo is None:
             pytest.skip("no --specperf-slo: no SLO capacity to check")
         path, baseline = self.baseline()
-        mismatch = gate.slo_mismatch(self.settings.slo, baseline)
-        if mismatch is not None:
-            pytest.skip(f"{mismatch}: not comparable; re-record {path}")
-        if baseline.slo_max_concurrency is None:
-            pytest.skip(f"baseline {path} records no concurrency meeting the SLOs")
-        message = gate.slo_capacity_failure(run, baseline, path)
-        if message:
-            pytest.fail(message, pytrace=False)
+        _settle(checks.slo_capacity(run, baseline, self.settings.slo, path))
+
+
+class AbGate(SpecperfGate):
+    """A/B mode's gate: throughput judged against the base side (gate/ab.py); every check
+    that needs a baseline file skips."""
+
+    ab: AbRun
+
+    def baseline(self) -> tuple[Path, Baseline]:
+        pytest.skip(
+            "A/B mode: no baseline file is read; throughput is judged against the base "
+            "side (test_throughput_depth, test_throughput_floor)"
+        )
+
+    def require_throughput(self, point: PointMetrics) -> None:
+        self._point_figures(point)
+        self._ab_point(point)
+
+    def require_depth_throughput(self, run: DepthRun) -> None:
+        self.figures.record("depth", self.session.depth)
+        self._ab_depth()
+
+    def require_kv_capacity(self) -> None:
+        self.baseline()
+
+    def require_accept_length(self, run: DepthRun) -> None:
+        self.baseline()
+
+    def require_position_acceptance(self, run: DepthRun) -> None:
+        self.baseline()
+
+    def require_speedup(self) -> None:
+        self.baseline()
+
+    def require_lossless(self) -> None:
+        self.baseline()
+
+    def require_self_test(self) -> None:
+        self.baseline()
+
+    def _record_ab(self, summary: PointSummary) -> None:
+        change, low, high = change_percent(summary.estimate)
+        self.figures.record("ab.change", change)
+        self.figures.record("ab.change.low", low)
+        self.figures.record("ab.change.high", high)
+        self.figures.record("ab.base_median", summary.base_median)
+        self.figures.record("ab.head_median", summary.head_median)
+        self.figures.record("ab.why", summary.attribution.text())
+        self.figures.record("ab.pairs", len(self.ab.pairs))
+        self.figures.record("ab.server_seconds", round(self.ab.server_seconds, 1))
+
+    def _ab_point(self, point: PointMetrics) -> None:
+        """A/B mode: this point's change over the pairs, recorded; the verdict is the depth's
+        (test_throughput_depth): judging each point at the depth's alpha would add their
+        false alarms up."""
+        found = self.ab.last
+        summary = (
+            next((p for p in found.points if p.concurrency == point.concurrency), None)
+            if found is not None
+            else None
+        )
+        if summary is None:
+            pytest.skip(f"C={point.concurrency}: not measured on both sides of a pair")
+        self._record_ab(summary)
+
+    def _ab_depth(self) -> None:
+        """A/B mode: the depth's verdict: red on a regression or when undecided."""
+        found = self.ab.last
+        if self.ab.failure is not None or found is None:
+            pytest.fail(self.ab.failure or "A/B: no pair was measured", pytrace=False)
+        self._record_ab(found.pooled)
+        self.figures.record("ab.outcome", found.outcome)
+        line = (
+            f"{found.message(self.ab.settings.min_effect, self.ab.settings.beta)}; {self.ab.cost()}"
+        )
+        if found.outcome == "regression":
+            pytest.fail(line, pytrace=False)
+        if found.outcome in ("undecided", "continue"):
+            pytest.fail(
+                f"{line}: too noisy to tell a {self.ab.settings.min_effect:.0%} change from "
+                f"none in {self.ab.settings.max_pairs} pairs: "
+                f"{undecided_advice(self.ab.pairs, self.ab.settings)}",
+                pytrace=False,
+            )
+        if found.outcome == "improvement":
+            warnings.warn(BaselineImprovement(line), stacklevel=3)

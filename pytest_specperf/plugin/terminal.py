@@ -1,6 +1,7 @@
 """The plugin's terminal side: the live progress line, and how a recording test reads.
 
-Kept out of plugin.py (hooks only); the drawing itself is measure/progress.py (no pytest).
+Kept out of the hooks (plugin/__init__.py); the drawing itself is measure/progress.py (no
+pytest); the tables are results/report.py's.
 """
 
 from __future__ import annotations
@@ -8,11 +9,17 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_specperf.gate.floors import headline
 from pytest_specperf.measure.progress import LiveProgress, StatusLine
+from pytest_specperf.results.report import full_report
+from pytest_specperf.results.schema import RunResults
+
+if TYPE_CHECKING:
+    from pytest_specperf.plugin.session import SpecperfRun
 
 # A user property on a test that recorded figures instead of gating them.
 RECORDED_PROPERTY = "specperf.recorded"
@@ -68,3 +75,37 @@ def recorded_lines(reports: list[Any]) -> list[str]:
             if name == RECORDED_PROPERTY:
                 lines.append(f"RECORDED {report.nodeid}: {value}")
     return lines
+
+
+def summary_lines(
+    run: SpecperfRun, results: RunResults | None, stats: dict[str, list[Any]]
+) -> list[tuple[str, bool]]:
+    """The run's terminal summary, line by line: (text, whether it is shown red and bold)."""
+    end = run.end
+    red = [(end.no_verdict, True)] if end.no_verdict is not None else []
+    if results is None:
+        return red
+    out_dir = run.settings.out_dir
+    lines = [
+        full_report(
+            results.runs,
+            results.lossless,
+            slo=results.slo,
+            recommendation=results.recommendation,
+        ),
+        *end.refine,
+        *(line for _, ab in sorted(run.ab_runs.items()) for line in ab.summary_lines()),
+        f"\nresults: {out_dir / 'results.json'}  report: {out_dir / 'report.md'}"
+        " (plots and github-action-benchmark files beside it)",
+        *end.artifacts,
+        *recorded_lines(stats.get(RECORDED_CATEGORY, [])),
+        *(f"baseline {line}" for line in end.written),
+        *end.history,
+    ]
+    headlines = [
+        headline(v) for run_ in results.runs for v in run_.verdicts if v.outcome == "regression"
+    ]
+    if headlines:
+        lines.append("specperf regressions (report.md has the evidence):")
+        lines += [f"  {line}" for line in headlines]
+    return [(line, False) for line in lines] + red

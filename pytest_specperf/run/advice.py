@@ -12,13 +12,16 @@ calibrates again with as many boots and samples, so it is not refused as a downg
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.config.table import ALLOW_DOWNGRADE_FLAG
-from pytest_specperf.gate.baselines import Baseline
+from pytest_specperf.errors import BaselineError
+from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
+from pytest_specperf.gate.floors import workload_mismatch
 from pytest_specperf.gate.provenance import Provenance, provenance_of
 from pytest_specperf.measure.workload import DEFAULT_WORKLOAD, workload_preset
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
@@ -113,3 +116,29 @@ def record_command(
     parts += key_options(settings, concurrency=concurrency)
     parts += how.flags(attached=settings.url is not None)
     return shlex.join(parts)
+
+
+def record_hint(
+    settings: Settings, hardware: str, depth: int, depths: Iterable[int] | None = None
+) -> str:
+    """The pasteable command that (re-)records this depth's baseline (or ``depths``')."""
+    s = settings
+    old: Baseline | None = None
+    with contextlib.suppress(BaselineError):
+        old = load_baseline(
+            baseline_path(s.baselines_dir, s.profile.name, hardware, depth, s.workload.name)
+        )
+    chosen = tuple(depths) if depths else (depth,)
+    if old is not None and workload_mismatch(s.workload.key(), old):
+        # Another workload's figures: replacing them is a deliberate downgrade.
+        return record_command(s, chosen, recording=Recording(allow_downgrade=True))
+    return record_command(s, chosen, old=old)
+
+
+def deliberate_slowdown(settings: Settings) -> str | None:
+    """The options of this run that slow the server on purpose, as given; None if none."""
+    s = settings
+    given = [a for a in s.server_args if a.startswith(("--sim-slowdown", "--sim-forward"))]
+    if s.inject_slowdown_s:
+        given.append(f"--specperf-inject-slowdown={s.inject_slowdown_s:g}")
+    return ", ".join(given) or None

@@ -1,0 +1,159 @@
+"""The run's settings from pytest's config: options, ini keys, a given server's depth, the GPUs.
+
+Called once by pytest_configure (plugin/__init__.py); errors are one-line SpecperfErrors,
+turned into pytest's usage errors there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_specperf.config.settings import Settings, build_settings
+from pytest_specperf.config.table import OPTIONS_BY_KEY
+from pytest_specperf.depth import CONTROL_DEPTH
+from pytest_specperf.errors import UsageError
+from pytest_specperf.history.rows import RunContext
+from pytest_specperf.plugin.benchmark import wants_benchmark_output, without_benchmark_banner
+from pytest_specperf.plugin.session import SpecperfRun
+from pytest_specperf.server.gpus import (
+    PresentGpus,
+    check_gpu_plan,
+    gpu_slice,
+    present_gpus,
+    worker_index,
+    xdist_worker_count,
+)
+from pytest_specperf.server.process import depth_of, fetch_server_info
+
+if TYPE_CHECKING:
+    from pytest_specperf.history.recorder import HistoryRecorder
+
+# xdist modes that would split one depth's tests over several workers (one server each).
+SPLITTING_DIST_MODES = ("load", "loadscope", "loadfile", "loadgroup", "worksteal")
+
+
+def option_getter(config: pytest.Config) -> Callable[[str], Any]:
+    """The command line's value, else the ini file's; None when neither gives one."""
+
+    def get(key: str) -> Any:
+        spec = OPTIONS_BY_KEY[key]
+        value = config.getoption(spec.dest)
+        if spec.kind == "flag" and not value:
+            value = None  # not given: a run profile may set it
+        if value is None and spec.ini:
+            ini_value = config.getini(spec.ini_name)
+            return None if ini_value in (None, "") else ini_value
+        return value
+
+    return get
+
+
+def settings_from(config: pytest.Config, *, is_worker: bool) -> Settings:
+    """The run's settings; with --specperf-url, the depth is the server's."""
+    get = option_getter(config)
+    settings = build_settings(get, Path(config.rootpath))
+    if settings.url:
+        info = fetch_server_info(settings.url, settings.api_key)
+        depth = depth_of(info)
+        served = (CONTROL_DEPTH if depth is None else depth,)
+        if get("spec_steps") is not None and settings.depths != served:
+            raise UsageError(url_depth_mismatch(settings.url, settings.depths, served[0]))
+        settings = replace(settings, depths=served)
+    if settings.refine and not is_worker and xdist_workers(config) > 1:
+        raise UsageError(
+            "--specperf-refine: not under xdist (-n): each worker holds only its own "
+            "depths' servers; drop -n, or drop --specperf-refine"
+        )
+    return settings
+
+
+def quiet_benchmark_unless_asked(config: pytest.Config) -> bool:
+    """pytest-benchmark's banner and table only when its output is asked for: whether it is."""
+    wanted = wants_benchmark_output(
+        config.invocation_params.args, lambda name: config.getoption(name, None)
+    )
+    if not wanted and config.pluginmanager.has_plugin("benchmark"):
+        config.pluginmanager.register(_BenchmarkBanner(), "specperf-benchmark-banner")
+    return wanted
+
+
+class _BenchmarkBanner:
+    """Leaves pytest-benchmark's banner out of the header of a run that asked for no output."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_header(self) -> Generator[None, list[Any], list[Any]]:
+        return without_benchmark_banner((yield))
+
+
+def xdist_workers(config: pytest.Config) -> int:
+    return xdist_worker_count(config.getoption("dist", "no"), config.getoption("tx", None))
+
+
+def url_depth_mismatch(url: str, asked: tuple[int, ...], served: int) -> str:
+    steps = ",".join(map(str, asked))
+    return (
+        f"--spec-steps={steps}: the server at {url} runs steps={served} (its /server_info), "
+        "and with --specperf-url the depth is the server's; drop --spec-steps or give "
+        f"--spec-steps={served}"
+    )
+
+
+def open_history(run: SpecperfRun) -> HistoryRecorder | None:
+    """--specperf-history: the store, and (controller) this run's row, status incomplete."""
+    settings = run.settings
+    if settings.history is None:
+        return None
+    # Imported here: the store's SQLAlchemy, Alembic and ruptures cost every run a second
+    # of imports (and one subprocess per e2e test), and only --specperf-history needs them.
+    from pytest_specperf.history.recorder import HistoryRecorder
+
+    context = RunContext(run_profile=settings.run_profile, calibration=settings.calibrate)
+    recorder = HistoryRecorder(settings.history, context)
+    if not run.is_worker:
+        recorder.start(run.run_id, run.tested_commit)
+    return recorder
+
+
+def plan_gpus(config: pytest.Config, settings: Settings) -> PresentGpus | None:
+    """The GPUs each server may take (None: servers keep the environment's GPUs).
+
+    The controller looks them up and checks the plan; workers get its list (workerinput).
+    """
+    worker_input = getattr(config, "workerinput", None)
+    if worker_input is not None:
+        ids = worker_input.get("specperf_gpus")
+        return None if ids is None else PresentGpus(tuple(ids), worker_input["specperf_gpus_from"])
+    per_server = settings.gpus_per_server
+    present = present_gpus(settings.gpus) if per_server is not None else None
+    workers = xdist_workers(config)
+    check_gpu_plan(
+        backend=settings.backend,
+        attached=settings.url is not None,
+        workers=workers,
+        parallel_servers=min(workers, len(settings.depths)),
+        per_server=per_server,
+        present=present,
+        tp_size=settings.profile.tp_size,
+    )
+    return present
+
+
+def server_gpus(config: pytest.Config, run: SpecperfRun) -> tuple[str, ...] | None:
+    """This process's slice of the GPUs (worker gwN: [N*K, (N+1)*K)), or None."""
+    present = run.present_gpus
+    per_server = run.settings.gpus_per_server
+    if present is None or per_server is None:
+        return None
+    worker_id = getattr(config, "workerinput", {}).get("workerid")
+    return gpu_slice(present, worker_id, per_server)
+
+
+def worker_slot(config: pytest.Config) -> tuple[int, int]:
+    """(this xdist worker's index, the number of workers); (0, 1) without xdist."""
+    given = getattr(config, "workerinput", {})
+    return worker_index(given.get("workerid")), int(given.get("workercount", 1))

@@ -1,0 +1,92 @@
+"""The end of a run, plain code: the refined points, the no-verdict line, the history's word.
+
+The pytest plugin calls these after teardown and turns what they say into exit statuses and
+terminal lines; nothing here knows pytest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pytest_specperf.config.settings import Settings
+from pytest_specperf.config.table import ALLOW_NO_BASELINE_FLAG
+from pytest_specperf.errors import SpecperfError
+from pytest_specperf.gate.coverage import depths_without_verdict, no_verdict_line
+from pytest_specperf.results.schema import RunResults
+from pytest_specperf.run.advice import Recording, record_command
+from pytest_specperf.run.baselines import why_unjudged
+from pytest_specperf.run.depth_session import DepthSession
+from pytest_specperf.run.refine import refine
+
+if TYPE_CHECKING:
+    from pytest_specperf.history.recorder import HistoryRecorder
+
+
+def refine_then_stop(
+    pending: list[DepthSession], settings: Settings, *, interrupted: bool, under_xdist: bool
+) -> list[str]:
+    """--specperf-refine: measure the boundaries on the servers kept up, then stop them all."""
+    if not pending:
+        if settings.refine and under_xdist:
+            return ["refine: not done under xdist (each worker holds only its own depths' servers)"]
+        return []
+    try:
+        return [] if interrupted else refine(pending)
+    finally:
+        for depth_session in pending:
+            depth_session.close()
+
+
+def no_verdict(settings: Settings, results: RunResults | None, gated: set[int]) -> str | None:
+    """The one line of a gate that judged nothing (None when every gated depth has a verdict,
+    or the run records baselines, or the user said it is exploratory, or A/B mode, where the
+    depth test judges against the base side and fails itself when it cannot)."""
+    if settings.update_baselines or settings.allow_no_baseline or settings.ab_mode:
+        return None
+    missing = depths_without_verdict(results.runs if results else [], gated)
+    if not missing:
+        return None
+    reasons: dict[int, str] = {}
+    olds = []
+    downgrade = False
+    for depth in missing:
+        run = results.depth(depth) if results else None
+        hardware = run.hardware if run is not None else settings.hardware or "unknown-hardware"
+        reason, old, other_workload = why_unjudged(settings, depth, hardware)
+        reasons[depth] = reason
+        downgrade = downgrade or other_workload
+        if old is not None:
+            olds.append(old)
+    command = record_command(
+        settings,
+        missing,
+        old=None if downgrade else (olds[0] if olds else None),
+        recording=Recording(allow_downgrade=True) if downgrade else None,
+    )
+    return no_verdict_line(reasons, command, ALLOW_NO_BASELINE_FLAG)
+
+
+@dataclass
+class HistoryEnd:
+    """What the history store said at the run's end, and whether it fails the run."""
+
+    lines: list[str] = field(default_factory=list)
+    fails_run: bool = False  # a new change point: a passing run fails
+    error: bool = False  # the store could not be written: the run fails whatever it was
+
+
+def finish_history(
+    recorder: HistoryRecorder, run_id: str, settings: Settings, *, complete: bool
+) -> HistoryEnd:
+    """Mark the run in the history store; a nightly run's new change point fails the job
+    (--specperf-history-on-change=fail)."""
+    try:
+        outcome = recorder.finish(run_id, complete=complete, out_dir=settings.out_dir)
+    except SpecperfError as exc:
+        return HistoryEnd([f"history: {exc}"], error=True)
+    lines = outcome.lines
+    fails = bool(outcome.new_changes) and settings.history_on_change == "fail"
+    if fails:
+        lines.append("history: a change point is new with this run: failing the job")
+    return HistoryEnd(lines, fails_run=fails)
