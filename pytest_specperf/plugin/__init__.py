@@ -16,6 +16,7 @@ from pytest_specperf.config.settings import Settings
 from pytest_specperf.config.table import OPTIONS
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.history.rows import tested_commit_override
+from pytest_specperf.plugin import run_end
 from pytest_specperf.plugin.configure import (
     SPLITTING_DIST_MODES,
     open_history,
@@ -128,7 +129,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """The run's last word on a signal: exit status 2, no baseline kept, results.json says so."""
     run = SpecperfRun.of(config)
     if run is not None:
-        run.unconfigure()
+        run_end.unconfigure(run)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -218,7 +219,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """After teardown (an interrupted run's fixtures are torn down in sessionfinish)."""
     run = SpecperfRun.of(session.config)
     if run is not None and not run.is_worker:
-        run.finish(session, exitstatus)
+        run_end.finish(run, session, exitstatus)
 
 
 @pytest.hookimpl(tryfirst=True)  # the suite's tables before pytest-benchmark's

@@ -1,0 +1,130 @@
+"""The end of the run, pytest's side: after teardown (``finish``) and at unconfigure.
+
+The work is run/ending.py's and run/baselines.py's; here its outcome becomes the exit status,
+and a signal's last word is said (an interrupted run keeps no baseline).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_specperf import interrupts
+from pytest_specperf.plugin.session import SpecperfRun
+from pytest_specperf.results.artifacts import STEP_SUMMARY_ENV, write_run_artifacts
+from pytest_specperf.results.schema import RunResults
+from pytest_specperf.results.store import ResultsStore
+from pytest_specperf.run.baselines import REFUSED_DOWNGRADE, write_baselines
+from pytest_specperf.run.ending import finish_history, no_verdict, refine_then_stop
+
+
+def finish(run: SpecperfRun, session: pytest.Session, exitstatus: int) -> None:
+    """After teardown: refine, the no-verdict line, report artifacts, the history store
+    and the baselines of a recording run; each may set the exit status."""
+    if interrupts.interrupted() is not None:
+        session.exitstatus = exitstatus = pytest.ExitCode.INTERRUPTED
+    pending, run.refine_pending = run.refine_pending, []
+    run.end.refine = refine_then_stop(
+        pending,
+        run.settings,
+        interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
+        under_xdist=getattr(run.config.option, "dist", "no") != "no",
+    )
+    if interrupts.interrupted() is not None:
+        mark_interrupted(run)
+    results = run.finished_results()
+    if exitstatus == pytest.ExitCode.OK:
+        run.end.no_verdict = no_verdict(run.settings, results, run.gated_depths)
+        if run.end.no_verdict is not None:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if results is None:
+        _finish_history(run, session, exitstatus)
+        return
+    if run.owns_signals:
+        interrupts.on_interrupt(lambda: mark_interrupted(run))  # a signal from here on
+    step_summary = os.environ.get(STEP_SUMMARY_ENV)
+    run.end.artifacts = write_run_artifacts(
+        results, run.settings.out_dir, Path(step_summary) if step_summary else None
+    )
+    _finish_history(run, session, exitstatus)
+    if run.settings.update_baselines:
+        _write_baselines(run, session, exitstatus, results)
+
+
+def _write_baselines(
+    run: SpecperfRun, session: pytest.Session, exitstatus: int, results: RunResults
+) -> None:
+    problem = None
+    if exitstatus != pytest.ExitCode.OK:
+        problem = f"the test session did not pass: {_exit_name(exitstatus)}"
+    run.end.written = write_baselines(run.settings, list(results.runs), problem)
+    if any(REFUSED_DOWNGRADE in line for line in run.end.written) and exitstatus == 0:
+        # Asked to record, and a baseline was kept as it was: not a green recording.
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _finish_history(run: SpecperfRun, session: pytest.Session, exitstatus: int) -> None:
+    if run.history is None:
+        return
+    said = finish_history(
+        run.history,
+        run.run_id,
+        run.settings,
+        complete=exitstatus != pytest.ExitCode.INTERRUPTED,
+    )
+    run.end.history = said.lines
+    if said.error or (said.fails_run and session.exitstatus == pytest.ExitCode.OK):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def mark_interrupted(run: SpecperfRun) -> None:
+    """results.json names the interruption (once): the interrupted depth's message, if
+    any. Without report.md: this may run from a signal handler at the process's end."""
+    signal_received = interrupts.interrupted()
+    if signal_received is None or run.finished_results() is None:
+        return
+
+    def mark(results: RunResults) -> None:
+        if results.interrupted is not None:
+            return
+        failures = [r.failure for r in results.runs if r.failure and "interrupted (" in r.failure]
+        results.interrupted = (
+            failures[0]
+            if failures
+            else (f"interrupted ({signal_received.name}) once every point was measured")
+        )
+
+    ResultsStore(
+        run.settings.out_dir, run.run_id, report=False, tested_commit=run.tested_commit
+    ).update(mark)
+
+
+def unconfigure(run: SpecperfRun) -> None:
+    """The run's last word on a signal: exit status 2, no baseline kept, results.json
+    says so."""
+    if run.history is not None:
+        run.history.close()
+    if not run.owns_signals:
+        return
+    session = run.session
+    if interrupts.conclude(int(session.exitstatus) if session is not None else None):
+        if session is not None:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+        if not run.is_worker:
+            mark_interrupted(run)
+            if any(" wrote " in line for line in run.end.written):
+                print(
+                    "specperf: interrupted after the baselines were written: they are taken "
+                    "back (an interrupted run keeps no baseline)",
+                    file=sys.stderr,
+                )
+
+
+def _exit_name(exitstatus: int) -> str:
+    try:
+        return pytest.ExitCode(exitstatus).name.lower().replace("_", " ")
+    except ValueError:
+        return f"exit status {exitstatus}"
