@@ -37,13 +37,13 @@ import msgspec
 from pytest_specperf.gate.baselines import baseline_from_runs
 from pytest_specperf.gate.decision import (
     GateSettings,
-    NoiseSource,
     PointInput,
     Reference,
     Remeasured,
     judge_depth,
     points_to_confirm,
 )
+from pytest_specperf.gate.noise import NoiseSource
 from pytest_specperf.results.schema import DepthRun, PointMetrics
 from pytest_specperf.sim import model
 from pytest_specperf.sim.noise import NoiseModel

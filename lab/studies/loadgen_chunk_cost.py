@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from pytest_specperf.measure.stream import _decode_chunk
+from pytest_specperf.measure.sse import _decode_chunk
 
 TOKENS = 900  # a late chunk of a 1000-token request
 

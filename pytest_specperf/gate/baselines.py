@@ -27,7 +27,7 @@ from filelock import FileLock
 from pytest_specperf.depth import depth_problem
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.files import atomic_write_bytes
-from pytest_specperf.gate.decision import MetricNoise, NoiseSource, estimate_noise
+from pytest_specperf.gate.noise import MetricNoise, NoiseSource, estimate_noise
 from pytest_specperf.gate.recommend import slo_capacity
 from pytest_specperf.measure.repeats import merge_samples
 from pytest_specperf.measure.workload import DEFAULT_WORKLOAD

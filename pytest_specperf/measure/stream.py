@@ -19,37 +19,30 @@ token of this parser. httpx stays for the control plane (server_info, health).
 from __future__ import annotations
 
 import asyncio
-import re
 import ssl
 import time
-from collections.abc import Callable
 from typing import cast
 from urllib.parse import urlsplit
 
 import msgspec
 
-from pytest_specperf.measure.fields import StreamChunk
+from pytest_specperf.measure.sse import (
+    DATA_PREFIX,
+    FINISH_KEY,
+    FINISH_KEY_LEN,
+    TOKENS_KEY,
+    TOKENS_KEY_LEN,
+    RequestFailed,
+    Response,
+)
 from pytest_specperf.results.schema import RequestRecord
 
-_decode_chunk = msgspec.json.Decoder(StreamChunk).decode
 _monotonic = time.monotonic  # once per received segment: no attribute lookup
 
 _EVENT_END = b"\n\n"
-_DATA_PREFIX = b"data:"
-_DONE = b"[DONE]"
-_TOKENS_KEY = b'"completion_tokens":'
-_FINISH_KEY = b'"finish_reason":'
-_TOKENS_KEY_LEN = len(_TOKENS_KEY)
-_FINISH_KEY_LEN = len(_FINISH_KEY)
-_TOKENS_VALUE = re.compile(rb'"completion_tokens":[ ]*([0-9]+)[ ]*[,}]')
-_FINISH_NULL = re.compile(rb'"finish_reason":[ ]*null[ ]*[,}]')
 _HEAD_END = b"\r\n\r\n"
 _CRLF = b"\r\n"
 _READ_BUFFER_BYTES = 64 * 1024
-
-
-class RequestFailed(Exception):
-    """One request's failure, with a short reason that becomes its error category."""
 
 
 class Target(msgspec.Struct, frozen=True):
@@ -81,113 +74,6 @@ class Target(msgspec.Struct, frozen=True):
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
 
-class _Response:
-    """What one request's stream has delivered so far, filled in by the protocol."""
-
-    __slots__ = (
-        "completions",
-        "done",
-        "finished",
-        "last_tokens",
-        "on_second_chunk",
-        "record",
-        "usage_seen",
-    )
-
-    def __init__(
-        self,
-        record: RequestRecord,
-        completions: bool,
-        on_second_chunk: Callable[[], None] | None = None,
-    ) -> None:
-        self.record = record
-        self.completions = completions
-        self.on_second_chunk = on_second_chunk
-        self.last_tokens = 0
-        self.finished = False
-        self.done = False
-        self.usage_seen = False
-
-    def tokens(self, total: int, now: float) -> None:
-        record = self.record
-        new_tokens = total - self.last_tokens
-        if new_tokens > 0:
-            if record.first_chunk is None:
-                record.first_chunk = now
-            record.chunk_times.append(now)
-            record.chunk_tokens.append(new_tokens)
-            if len(record.chunk_times) == 2 and self.on_second_chunk is not None:
-                self.on_second_chunk()
-            self.last_tokens = total
-        record.completion_tokens = total
-
-    def event(self, event: bytes, now: float) -> None:
-        if not event.startswith(_DATA_PREFIX):
-            return  # comments and other SSE fields carry nothing the suite reads
-        if not self.completions and event.endswith(b"}"):
-            at = event.rfind(_TOKENS_KEY)
-            if at >= 0:
-                tokens = _TOKENS_VALUE.match(event, at)
-                finish_at = event.rfind(_FINISH_KEY)
-                if tokens and finish_at >= 0 and _FINISH_NULL.match(event, finish_at):
-                    self.tokens(int(tokens.group(1)), now)
-                    return
-        payload = event[len(_DATA_PREFIX) :].strip()
-        if payload == _DONE:
-            self.done = True
-            return
-        try:
-            chunk = _decode_chunk(payload)
-        except msgspec.DecodeError as exc:
-            raise RequestFailed("malformed chunk") from exc
-        if chunk.error is not None:
-            raise RequestFailed("error chunk")
-        if self.completions:
-            self._completions_chunk(chunk, now)
-        else:
-            self._generate_chunk(chunk, now)
-
-    def _generate_chunk(self, chunk: StreamChunk, now: float) -> None:
-        meta = chunk.meta_info
-        if meta is None:
-            raise RequestFailed("chunk without meta_info")
-        self.tokens(meta.completion_tokens, now)
-        record = self.record
-        record.prompt_tokens = meta.prompt_tokens
-        if meta.finish_reason is not None:
-            self.finished = True
-            record.spec_verify_ct = meta.spec_verify_ct
-            record.server_e2e_s = meta.e2e_latency
-            record.accept_histogram = meta.spec_correct_drafts_histogram
-
-    def _completions_chunk(self, chunk: StreamChunk, now: float) -> None:
-        record = self.record
-        if chunk.usage is not None:
-            record.completion_tokens = chunk.usage.completion_tokens
-            record.prompt_tokens = chunk.usage.prompt_tokens
-            self.usage_seen = True
-        for choice in chunk.choices or ():
-            if choice.text:
-                if record.first_chunk is None:
-                    record.first_chunk = now
-                record.chunk_times.append(now)
-                # OpenAI chunks carry no per-chunk count; spread after the usage chunk arrives.
-                record.chunk_tokens.append(0)
-                if len(record.chunk_times) == 2 and self.on_second_chunk is not None:
-                    self.on_second_chunk()
-            if choice.finish_reason is not None:
-                self.finished = True
-
-    def close(self) -> None:
-        """The body ended: check it was whole and spread OpenAI usage over its chunks."""
-        record = self.record
-        if self.completions and self.usage_seen and record.chunk_tokens:
-            share, extra = divmod(record.completion_tokens, len(record.chunk_tokens))
-            record.chunk_tokens = [share + (i < extra) for i in range(len(record.chunk_tokens))]
-        if not self.finished or (self.completions and not self.usage_seen):
-            raise RequestFailed("truncated stream")
-
-
 class _Connection(asyncio.Protocol):
     """One keep-alive HTTP/1.1 connection carrying one streaming response at a time.
 
@@ -201,7 +87,7 @@ class _Connection(asyncio.Protocol):
         self.closed = False
         self.reusable = False
         self._loop = asyncio.get_running_loop()
-        self._response: _Response | None = None
+        self._response: Response | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._stall_timer: asyncio.TimerHandle | None = None
         self._received_any = False
@@ -294,19 +180,19 @@ class _Connection(asyncio.Protocol):
                 end <= start
                 or end + 2 > size
                 or data[end - 3 : end + 2] != b"}\n\n\r\n"
-                or not data.startswith(_DATA_PREFIX, start)
+                or not data.startswith(DATA_PREFIX, start)
                 or data.find(b"\n", start, end - 2) >= 0
             ):
                 break
             # The count: digits up to the next comma ("completion_tokens" is never meta_info's
             # last key in SGLang's chunks, nor in the reference servers'); finish_reason null.
-            key = data.rfind(_TOKENS_KEY, start, end)
-            finish = data.rfind(_FINISH_KEY, start, end)
+            key = data.rfind(TOKENS_KEY, start, end)
+            finish = data.rfind(FINISH_KEY, start, end)
             if key < 0 or finish < 0:
                 break
-            digits = key + _TOKENS_KEY_LEN
+            digits = key + TOKENS_KEY_LEN
             comma = data.find(b",", digits, digits + 24)
-            value = finish + _FINISH_KEY_LEN
+            value = finish + FINISH_KEY_LEN
             if comma < 0 or not (
                 data.startswith(b"null", value) or data.startswith(b" null", value)
             ):
@@ -338,7 +224,7 @@ class _Connection(asyncio.Protocol):
 
     # one request
 
-    async def exchange(self, request: bytes, response: _Response) -> None:
+    async def exchange(self, request: bytes, response: Response) -> None:
         """Send one request and wait until its stream ended; raises RequestFailed.
 
         The request's clock (``record.start``) starts here, as its bytes go to the socket:
@@ -629,7 +515,7 @@ class StreamClient:
                 connection, was_open = await self._ready_connection()
                 try:
                     await connection.exchange(
-                        request, _Response(record, completions, self._open_spare)
+                        request, Response(record, completions, self._open_spare)
                     )
                     break
                 except _ConnectionDropped:

@@ -10,18 +10,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_specperf.gate.decision import (
-    PRIOR_BOOT_CV,
     GateSettings,
-    MetricNoise,
     PointInput,
     Reference,
     Remeasured,
-    boot_noise_upper_bound,
     compare,
-    estimate_noise,
     judge_depth,
     points_to_confirm,
     summarize,
+)
+from pytest_specperf.gate.noise import (
+    PRIOR_BOOT_CV,
+    MetricNoise,
+    boot_noise_upper_bound,
+    estimate_noise,
 )
 from pytest_specperf.results.schema import Verdict
 

@@ -1,0 +1,179 @@
+"""The verdict section of report.md: the gate's verdicts, what needs attention first.
+
+Each verdict with its figures (median, interval, the figure judged, floor, baseline, every
+sample, the noise assumed, whether re-measuring confirmed it); what was not judged as the
+message its failing test gave.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from pytest_specperf.results.formats import METRIC_LABELS, number
+from pytest_specperf.results.schema import DepthRun, Interval, Verdict
+from pytest_specperf.results.stats import is_min_max
+from pytest_specperf.results.tables import md_table
+
+# Verdicts are listed in this order: what needs attention first.
+# "unjudged" fails its test too (the load generator, not the server, was measured).
+VERDICT_ORDER = ("regression", "unjudged", "improvement", "pass", "recorded", "no-baseline")
+
+
+def interval_text(interval: Interval | None, digits: int = 1) -> str:
+    if interval is None:
+        return "-"
+    if is_min_max(interval):
+        return f"[min-max {number(interval.low, digits)}, {number(interval.high, digits)}]"
+    return f"[{number(interval.low, digits)}, {number(interval.high, digits)}]"
+
+
+# The gate's verdicts (DepthRun.verdicts, written by plugin/gate.py), grouped in this
+# order: what needs attention first. The pooled test of a depth has concurrency None and
+# metric "throughput": its figures are ratios to the baseline.
+DEPTH_METRIC = "throughput"
+# Outcomes shown with every figure, in this order; the others (what was not judged) get a
+# table of their messages.
+_FIGURE_GROUPS = {"regression": "Regressions", "improvement": "Improvements", "pass": "Passes"}
+_MESSAGE_GROUPS = {
+    "unjudged": "Not judged (these tests fail)",
+    "recorded": "Recorded",
+    "no-baseline": "No baseline",
+}
+_FAILING = ("regression", "unjudged")
+_PLURALS = {"regression": "regressions", "improvement": "improvements", "pass": "passes"}
+VERDICT_HEADER = (
+    "point",
+    "metric",
+    "median",
+    "interval",
+    "judged",
+    "floor",
+    "baseline",
+    "change",
+    "samples",
+    "noise",
+    "confirmation",
+)
+
+
+def _verdict_where(verdict: Verdict) -> str:
+    if verdict.concurrency is None:
+        return f"steps={verdict.depth} (all points pooled)"
+    return f"steps={verdict.depth} C={verdict.concurrency}"
+
+
+def _verdict_order(verdict: Verdict) -> tuple[int, int, int, str]:
+    rank = VERDICT_ORDER.index(verdict.outcome) if verdict.outcome in VERDICT_ORDER else 99
+    # A depth's pooled verdict after its points.
+    concurrency = verdict.concurrency if verdict.concurrency is not None else 1 << 30
+    return rank, verdict.depth, concurrency, verdict.metric
+
+
+def _verdict_figure(verdict: Verdict, value: float | None) -> str:
+    if verdict.metric == DEPTH_METRIC:
+        return "-" if value is None else f"{value:.3f}x baseline"
+    return number(value, 2 if verdict.metric == "accept_length" else 1)
+
+
+def _verdict_change(verdict: Verdict) -> str:
+    if verdict.measured is None or not verdict.baseline:
+        return "-"
+    return f"{verdict.measured / verdict.baseline - 1:+.1%}"
+
+
+def _verdict_samples(verdict: Verdict) -> str:
+    if not verdict.samples:
+        return "-"
+    values = ", ".join(_verdict_figure(verdict, value) for value in verdict.samples)
+    return f"{len(verdict.samples)}: {values}"
+
+
+def _confirmation(verdict: Verdict) -> str:
+    if verdict.confirmed:
+        return "confirmed by re-measuring"
+    if verdict.remeasured:
+        return "borderline, re-measured: not confirmed"
+    return "not re-measured"
+
+
+def verdict_row(verdict: Verdict) -> list[str]:
+    """One verdict as a row of VERDICT_HEADER: the median and interval of the samples, the
+    figure the gate judged (their geometric mean), floor, baseline, every sample, the noise the
+    decision assumed and whether re-measuring confirmed it."""
+    median = statistics.median(verdict.samples) if verdict.samples else None
+    digits = 2 if verdict.metric == "accept_length" else 1
+    return [
+        _verdict_where(verdict),
+        METRIC_LABELS.get(verdict.metric, verdict.metric),
+        _verdict_figure(verdict, median),
+        interval_text(verdict.interval, digits),
+        _verdict_figure(verdict, verdict.measured),
+        _verdict_figure(verdict, verdict.floor),
+        _verdict_figure(verdict, verdict.baseline),
+        _verdict_change(verdict),
+        _verdict_samples(verdict),
+        verdict.noise_source or "-",
+        _confirmation(verdict),
+    ]
+
+
+def _verdict_table(verdicts: Sequence[Verdict]) -> str:
+    return md_table(VERDICT_HEADER, [verdict_row(v) for v in verdicts])
+
+
+def _folded(summary: str, body: str) -> str:
+    # A blank line after <summary> lets GitHub render the markdown inside the toggle.
+    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
+
+
+def _refresh_commands(verdicts: Sequence[Verdict]) -> str:
+    commands = list(dict.fromkeys(v.refresh_command for v in verdicts if v.refresh_command))
+    if not commands:
+        return ""
+    block = "\n".join(commands)
+    return f"After review, refresh the baseline:\n\n```\n{block}\n```"
+
+
+def _verdict_summary(verdicts: Sequence[Verdict]) -> str:
+    counts: dict[str, int] = {}
+    for verdict in verdicts:
+        counts[verdict.outcome] = counts.get(verdict.outcome, 0) + 1
+    summary = ", ".join(
+        f"{count} {outcome if count == 1 else _PLURALS.get(outcome, outcome)}"
+        for outcome, count in counts.items()
+    )
+    return f"**{summary}**" if any(counts.get(outcome) for outcome in _FAILING) else summary
+
+
+def verdict_markdown(runs: Sequence[DepthRun]) -> str:
+    """Regressions, then improvements (with the command that re-records the baseline), then
+    passes (folded: there are many), each with its figures; what was not judged (its test
+    fails too) comes right after the regressions, what was recorded last."""
+    verdicts = sorted((v for run in runs for v in run.verdicts), key=_verdict_order)
+    if not verdicts:
+        return "## Verdict\n\nno verdicts recorded"
+    blocks = ["## Verdict", _verdict_summary(verdicts)]
+    for outcome in dict.fromkeys((*VERDICT_ORDER, *(v.outcome for v in verdicts))):
+        group = [v for v in verdicts if v.outcome == outcome]
+        if not group:
+            continue
+        if outcome not in _FIGURE_GROUPS:
+            title = _MESSAGE_GROUPS.get(outcome, outcome)
+            rows = [
+                [_verdict_where(v), METRIC_LABELS.get(v.metric, v.metric), v.message] for v in group
+            ]
+            blocks += [f"### {title} ({len(group)})", md_table(["point", "metric", "why"], rows)]
+            continue
+        blocks.append(f"### {_FIGURE_GROUPS[outcome]} ({len(group)})")
+        if outcome == "pass":
+            count = f"{len(group)} {'pass' if len(group) == 1 else _PLURALS['pass']}"
+            blocks.append(_folded(count, _verdict_table(group)))
+            continue
+        blocks.append(_verdict_table(group))
+        if outcome == "regression":
+            messages = "\n".join(f"- {v.message}" for v in group if v.message)
+            blocks.append(_folded("what the failing tests said", messages) if messages else "")
+        else:
+            blocks.append(_refresh_commands(group))
+    return "\n\n".join(block for block in blocks if block)
