@@ -14,13 +14,14 @@ import pytest
 
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.errors import SpecperfError
+from pytest_specperf.gate.ab import AbRun
 from pytest_specperf.plugin.benchmark import add_gate_figures, record_point
 from pytest_specperf.plugin.configure import server_gpus, worker_slot
 from pytest_specperf.plugin.gate import SpecperfGate
 from pytest_specperf.plugin.session import SpecperfRun
 from pytest_specperf.plugin.terminal import live_progress
 from pytest_specperf.results.schema import DepthRun, PointMetrics
-from pytest_specperf.run.ab.comparison import ab_head_point
+from pytest_specperf.run.ab.comparison import ab_head_point, run_and_record_ab
 from pytest_specperf.run.depth_session import DepthSession, ServerDied
 
 
@@ -77,6 +78,16 @@ def specperf_session(request: pytest.FixtureRequest, specperf_depth: int) -> Ite
             session.close()
 
 
+def _ab_run(config: pytest.Config, session: DepthSession) -> AbRun | None:
+    """A/B mode: the depth's comparison, run once (on first use); None outside A/B mode."""
+    if not session.settings.ab_mode:
+        return None
+    runs = _run(config).ab_runs
+    if session.depth not in runs:
+        runs[session.depth] = run_and_record_ab(session)
+    return runs[session.depth]
+
+
 def _fail_or_skip(session: DepthSession, skip_verb: str) -> NoReturn:
     """The first test to meet a failed session fails with the whole story; the rest skip."""
     failure = session.failure or f"steps={session.depth}: the server failed"
@@ -101,7 +112,7 @@ def specperf_point(
     results/benchmark.py), completed with the gate's figures after the test.
     """
     _stop_if_failed(specperf_session, "not measured")
-    ab = _run(request.config).ab_run(specperf_session)
+    ab = _ab_run(request.config, specperf_session)
     _stop_if_failed(specperf_session, "not measured")
     try:
         point = (
@@ -146,7 +157,7 @@ def _benchmark_fixture(request: pytest.FixtureRequest) -> Any | None:
 def specperf_sweep(request: pytest.FixtureRequest, specperf_session: DepthSession) -> DepthRun:
     """Every planned point of this depth (measuring those not measured yet)."""
     _stop_if_failed(specperf_session, "not judged")
-    ab = _run(request.config).ab_run(specperf_session)
+    ab = _ab_run(request.config, specperf_session)
     _stop_if_failed(specperf_session, "not judged")
     if ab is not None and ab.head_run is not None:
         return ab.head_run
@@ -159,6 +170,6 @@ def specperf_sweep(request: pytest.FixtureRequest, specperf_session: DepthSessio
 def specperf_gate(request: pytest.FixtureRequest, specperf_session: DepthSession) -> SpecperfGate:
     """The checks; their figures become the test's user properties (JUnit <property>)."""
     _stop_if_failed(specperf_session, "not checked")
-    ab = _run(request.config).ab_run(specperf_session)
+    ab = _ab_run(request.config, specperf_session)
     _stop_if_failed(specperf_session, "not checked")
     return SpecperfGate(specperf_session, request.node.user_properties, ab=ab)

@@ -19,7 +19,6 @@ from pytest_specperf.gate.ab import AbRun
 from pytest_specperf.gate.coverage import throughput_test_depth
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.results.store import ResultsStore, git_commit, new_run_id
-from pytest_specperf.run.ab.comparison import run_and_record_ab
 from pytest_specperf.run.budget import RunEstimate
 from pytest_specperf.run.depth_session import DepthSession
 from pytest_specperf.server.gpus import PresentGpus
@@ -91,17 +90,6 @@ class SpecperfRun:
     def finished_results(self) -> RunResults | None:
         results = self.store().load()
         return results if results is not None and results.runs else None
-
-    def ab_run(self, session: DepthSession) -> AbRun | None:
-        """A/B mode: the depth's comparison, run once (on first use); None outside A/B mode."""
-        if not self.settings.ab_mode:
-            return None
-        if session.depth not in self.ab_runs:
-            self.ab_runs[session.depth] = run_and_record_ab(session)
-        found = self.ab_runs[session.depth]
-        if found.head_run is None and session.failure is None:
-            session.fail_run(found.failure or f"steps={session.depth} A/B: nothing was measured")
-        return found
 
     # -- hooks: the signal policy and the gated depths ------------------------------------
     def pytest_sessionstart(self, session: pytest.Session) -> None:

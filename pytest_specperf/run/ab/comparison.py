@@ -18,8 +18,8 @@ def ab_head_point(ab: AbRun, concurrency: int) -> PointMetrics | None:
 
 def run_and_record_ab(session: DepthSession) -> AbRun:
     """The depth's comparison; the latest head boot's run becomes the depth's run in this
-    run's results.json (so the report and plots show head), and the comparison's failure,
-    if any, the depth's failure."""
+    run's results.json (so the report and plots show head), and the comparison's failure
+    (or, when no head boot measured anything, that) the depth's failure."""
     settings, depth = session.settings, session.depth
     found = run_ab(settings, depth, measure=partial(measure_pair, settings, depth))
     head = found.head_run
@@ -34,6 +34,9 @@ def run_and_record_ab(session: DepthSession) -> AbRun:
             results.runs.sort(key=lambda r: r.depth)
 
     session.store.update(record)
-    if found.failure is not None:
-        session.fail_run(found.failure)
+    failure = found.failure
+    if failure is None and head is None:
+        failure = f"steps={depth} A/B: nothing was measured"
+    if failure is not None:
+        session.fail_run(failure)
     return found
