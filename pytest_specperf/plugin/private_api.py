@@ -1,7 +1,7 @@
 """Every use of another plugin's private API, in one place, each checked by a test.
 
 Neither plugin has a public way to do these two things, so the suite uses their internals
-here and nowhere else; ``tests/unit/test_private_api.py`` fails when an installed version
+here and nowhere else; ``tests/unit/plugin/test_private_api.py`` fails when an installed version
 changes what is used below.
 
 - pytest-benchmark: a record made from timings measured elsewhere. Its public API times a

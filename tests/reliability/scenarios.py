@@ -25,7 +25,8 @@ from tests.reliability.suite_runs import (
 # FAST_ARGS' 200 tokens the rest of the sweep took under a second and could finish first).
 LONG_SWEEP = ("--specperf-concurrency=1,4,16", "--specperf-max-new-tokens=2000")
 # Without warm-up rounds: the scenarios count requests (--sim-crash-after) and interrupt
-# points by the sample being measured (the warm-up's own failures: tests/unit/test_suite.py).
+# points by the sample being measured (the warm-up's own failures:
+# tests/unit/run/test_depth_session.py).
 COMMON_ARGS = ["--spec-steps=3", "--specperf-update-baselines", "--specperf-warmup-rounds=0"]
 
 FAILING_USER_TEST = '''

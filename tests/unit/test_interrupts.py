@@ -1,4 +1,4 @@
-"""interrupts: the run's one signal policy (SIGINT and SIGTERM end the run as interrupted)."""
+"""interrupts.py: the run's one signal policy (SIGINT and SIGTERM end the run as interrupted)."""
 
 from __future__ import annotations
 

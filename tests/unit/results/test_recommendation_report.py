@@ -10,7 +10,7 @@ from pytest_specperf.results.recommendation_report import (
 )
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import Goodput, ScheduleRange, Slo
-from tests.unit.test_recommend import DEEP, SHALLOW, point, run
+from tests.unit.gate.test_recommend import DEEP, SHALLOW, point, run
 
 
 def test_schedule_reads_as_concurrency_ranges() -> None:

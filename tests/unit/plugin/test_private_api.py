@@ -18,7 +18,7 @@ from pytest_specperf.plugin.private_api import (
     record_benchmark_rounds,
     scope_scheduling,
 )
-from tests.unit.test_benchmark_bridge import make_fixture
+from tests.unit.plugin.test_benchmark import make_fixture
 
 
 class RecordingLogger:

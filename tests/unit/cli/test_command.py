@@ -1,4 +1,4 @@
-"""pytest_specperf.cli: the specperf command's flags come from the options table."""
+"""pytest_specperf.cli.command: the specperf command's flags come from the options table."""
 
 from __future__ import annotations
 

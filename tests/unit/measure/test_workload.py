@@ -14,7 +14,7 @@ from pytest_specperf.measure.workload import (
     workload_preset,
 )
 from tests.support.local_http import Answer, Seen, response
-from tests.unit.test_loadgen import gen_chunk, run, sse
+from tests.unit.measure.test_loadgen import gen_chunk, run, sse
 
 
 def test_greedy_synthetic_is_the_seed_benchmark() -> None:

@@ -14,7 +14,7 @@ from pytest_specperf.results.json_schema import results_schema, results_schema_t
 from pytest_specperf.results.schema import AbChange, AbComparison, RunResults, Warmup
 from tests.unit.results_samples import sample_point, sample_run, sample_verdict
 
-SCHEMA_FILE = Path(__file__).resolve().parents[2] / "docs" / "results.schema.json"
+SCHEMA_FILE = Path(__file__).resolve().parents[3] / "docs" / "results.schema.json"
 
 
 def _validator() -> jsonschema.Draft202012Validator:

@@ -9,7 +9,7 @@ from pytest_specperf.results.speculation_report import (
     lossless_table,
     speculation_blocks,
 )
-from tests.unit.test_report import make_point, make_run
+from tests.unit.results.test_report import make_point, make_run
 
 
 def test_speedup_table_shows_each_depth_over_the_control() -> None:

@@ -1,4 +1,4 @@
-"""``specperf baseline show|diff|promote|migrate``: the command line over gate.review."""
+"""cli/command.py's ``specperf baseline show|diff|promote|migrate``: over gate.review."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pytest_specperf.measure.repeats import merge_samples
 from pytest_specperf.results.schema import DepthRun, RunResults, ServerSummary
 from tests.support.points import make_point
 
-REPO_BASELINES = Path(__file__).resolve().parents[2] / "baselines"
+REPO_BASELINES = Path(__file__).resolve().parents[3] / "baselines"
 SIM_STEPS3 = REPO_BASELINES / "qwen3.5-122b-a10b-fp8-tp4-mtp" / "sim-x5" / "steps-3.json"
 H200_NGRAM = REPO_BASELINES / "smoke-tiny-qwen3-ngram" / "1x-h200" / "steps-3.json"
 

@@ -1,4 +1,5 @@
-"""Issue 24's output: intervals at small R, the terminal and report.md alike, notes and polish."""
+"""results/report.py, issue 24's output: intervals at small R, the terminal and report.md
+alike, notes and polish."""
 
 from __future__ import annotations
 
@@ -32,10 +33,10 @@ from pytest_specperf.results.report import (
 from pytest_specperf.results.schema import ServerSummary
 from pytest_specperf.results.stats import MIN_MAX_METHOD, summarize
 from tests.support.data import REPO
+from tests.unit.config.test_settings import settings_from
+from tests.unit.gate.test_review import run as review_run
+from tests.unit.gate.test_review import sample
 from tests.unit.results_samples import sample_run, sample_verdict
-from tests.unit.test_options import settings_from
-from tests.unit.test_review import run as review_run
-from tests.unit.test_review import sample
 
 
 def test_two_samples_show_their_min_max_not_a_t_interval() -> None:

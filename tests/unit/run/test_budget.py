@@ -1,4 +1,4 @@
-"""run_time.py: a run's estimated time before anything boots, and the time budget's refusal."""
+"""run/budget.py: a run's estimated time before anything boots, and the time budget's refusal."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ import pytest
 from pytest_specperf import interrupts
 from pytest_specperf.server.process import ServerProcess
 from tests.support.signals import own_policy
-from tests.unit.test_server import live_group_members, python_server
+from tests.unit.server.test_process import live_group_members, python_server
 
 # A server that ignores SIGTERM: only the grace period's end (SIGKILL) stops it.
 STUBBORN = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"

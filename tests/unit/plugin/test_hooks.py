@@ -1,4 +1,5 @@
-"""pytest_specperf.plugin: pytest options and ini keys are registered from the options table."""
+"""pytest_specperf.plugin (the hooks, plugin/__init__.py): pytest options and ini keys are
+registered from the options table."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""commands.py: every command the suite prints is complete and pasteable."""
+"""run/advice.py: every command the suite prints is complete and pasteable."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pytest_specperf.gate.baselines import load_baseline
 from pytest_specperf.run.advice import Recording, record_command, recording_like
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
 from tests.support.data import REPO
-from tests.unit.test_options import settings_from
+from tests.unit.config.test_settings import settings_from
 
 SHIPPED_CALIBRATED = REPO / "baselines" / DEFAULT_PROFILE / "sim-x5" / "steps-3.json"
 

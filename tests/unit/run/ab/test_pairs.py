@@ -1,4 +1,5 @@
-"""ab_suite: pairs of boots in ABBA order until gate/ab.py decides (boots replaced by fakes)."""
+"""run/ab/pairs.py (and boots.py's base side): pairs of boots in ABBA order until gate/ab.py
+decides (boots replaced by fakes)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""suite under the signal policy: what an interrupted depth records, and no baseline from it.
-The load generator is replaced by a recorder (no server)."""
+"""run/depth_session.py under the signal policy: what an interrupted depth records, and no
+baseline from it. The load generator is replaced by a recorder (no server)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pytest_specperf.results.schema import RunResults
 from pytest_specperf.run.baselines import write_baselines
 from pytest_specperf.run.depth_session import DepthSession
 from tests.support.signals import own_policy
-from tests.unit.test_suite import Recorder, session
+from tests.unit.run.test_depth_session import Recorder, session
 
 
 @pytest.fixture

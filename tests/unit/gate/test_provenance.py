@@ -6,7 +6,7 @@ import msgspec
 
 from pytest_specperf.gate.baselines import Baseline, load_baseline
 from pytest_specperf.gate.provenance import downgrade_reasons, provenance_of
-from tests.unit.test_commands import SHIPPED_CALIBRATED
+from tests.unit.run.test_advice import SHIPPED_CALIBRATED
 
 
 def _calibrated() -> Baseline:

@@ -38,7 +38,7 @@ from pytest_specperf.results.schema import (
 )
 from tests.support.points import make_point
 
-REPO_BASELINES = Path(__file__).resolve().parents[2] / "baselines"
+REPO_BASELINES = Path(__file__).resolve().parents[3] / "baselines"
 
 
 def make_baseline(profile: str = "prof", hardware: str = "2x-h200", depth: int = 3) -> Baseline:

@@ -7,7 +7,7 @@ from pathlib import Path
 from pytest_specperf.gate.recommend import recommend
 from pytest_specperf.results.plots import write_plots
 from pytest_specperf.results.recommendation_plot import recommendation_figure
-from tests.unit.test_recommend import DEEP, SHALLOW
+from tests.unit.gate.test_recommend import DEEP, SHALLOW
 
 
 def test_plot_is_a_png_when_there_is_a_schedule(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""plugin: the signal policy wired into pytest (a run of its own, in a subprocess)."""
+"""plugin/session.py: the signal policy wired into pytest (a run of its own, in a subprocess)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""gate.floors and gate.baselines under SLOs: goodput floors, the SLO capacity floor, and the
+"""gate/floors.py (and gate.baselines) under SLOs: goodput floors, the SLO capacity floor, and the
 per-workload baseline file."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pytest_specperf.gate.baselines import (
 )
 from pytest_specperf.gate.floors import goodput_failure, slo_capacity_failure, slo_mismatch
 from pytest_specperf.results.schema import DepthRun, Goodput, PointMetrics, Slo
-from tests.unit.test_gate import PATH, make_baseline, make_point
+from tests.unit.gate.test_floors import PATH, make_baseline, make_point
 
 SLO = Slo(ttft_p99_ms=500)
 
