@@ -8,17 +8,24 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_specperf import interrupts
+from pytest_specperf.config.settings import Settings
+from pytest_specperf.errors import SpecperfError
 from pytest_specperf.plugin.session import SpecperfRun
 from pytest_specperf.results.artifacts import STEP_SUMMARY_ENV, write_run_artifacts
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.run.baselines import REFUSED_DOWNGRADE, write_baselines
-from pytest_specperf.run.ending import finish_history, no_verdict, refine_then_stop
+from pytest_specperf.run.ending import no_verdict, refine_then_stop
+
+if TYPE_CHECKING:
+    from pytest_specperf.history.recorder import HistoryRecorder
 
 
 def finish(run: SpecperfRun, session: pytest.Session, exitstatus: int) -> None:
@@ -128,3 +135,28 @@ def _exit_name(exitstatus: int) -> str:
         return pytest.ExitCode(exitstatus).name.lower().replace("_", " ")
     except ValueError:
         return f"exit status {exitstatus}"
+
+
+@dataclass
+class HistoryEnd:
+    """What the history store said at the run's end, and whether it fails the run."""
+
+    lines: list[str] = field(default_factory=list)
+    fails_run: bool = False  # a new change point: a passing run fails
+    error: bool = False  # the store could not be written: the run fails whatever it was
+
+
+def finish_history(
+    recorder: HistoryRecorder, run_id: str, settings: Settings, *, complete: bool
+) -> HistoryEnd:
+    """Mark the run in the history store; a nightly run's new change point fails the job
+    (--specperf-history-on-change=fail)."""
+    try:
+        outcome = recorder.finish(run_id, complete=complete, out_dir=settings.out_dir)
+    except SpecperfError as exc:
+        return HistoryEnd([f"history: {exc}"], error=True)
+    lines = outcome.lines
+    fails = bool(outcome.new_changes) and settings.history_on_change == "fail"
+    if fails:
+        lines.append("history: a change point is new with this run: failing the job")
+    return HistoryEnd(lines, fails_run=fails)

@@ -1,4 +1,4 @@
-"""The end of a run, plain code: the refined points, the no-verdict line, the history's word.
+"""The end of a run, plain code: the refined points and the no-verdict line.
 
 The pytest plugin calls these after teardown and turns what they say into exit statuses and
 terminal lines; nothing here knows pytest.
@@ -6,21 +6,14 @@ terminal lines; nothing here knows pytest.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.config.table import ALLOW_NO_BASELINE_FLAG
-from pytest_specperf.errors import SpecperfError
 from pytest_specperf.gate.coverage import depths_without_verdict, no_verdict_line
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.run.advice import Recording, record_command
 from pytest_specperf.run.baselines import why_unjudged
 from pytest_specperf.run.depth_session import DepthSession
 from pytest_specperf.run.refine import refine
-
-if TYPE_CHECKING:
-    from pytest_specperf.history.recorder import HistoryRecorder
 
 
 def refine_then_stop(
@@ -65,28 +58,3 @@ def no_verdict(settings: Settings, results: RunResults | None, gated: set[int]) 
         recording=Recording(allow_downgrade=True) if downgrade else None,
     )
     return no_verdict_line(reasons, command, ALLOW_NO_BASELINE_FLAG)
-
-
-@dataclass
-class HistoryEnd:
-    """What the history store said at the run's end, and whether it fails the run."""
-
-    lines: list[str] = field(default_factory=list)
-    fails_run: bool = False  # a new change point: a passing run fails
-    error: bool = False  # the store could not be written: the run fails whatever it was
-
-
-def finish_history(
-    recorder: HistoryRecorder, run_id: str, settings: Settings, *, complete: bool
-) -> HistoryEnd:
-    """Mark the run in the history store; a nightly run's new change point fails the job
-    (--specperf-history-on-change=fail)."""
-    try:
-        outcome = recorder.finish(run_id, complete=complete, out_dir=settings.out_dir)
-    except SpecperfError as exc:
-        return HistoryEnd([f"history: {exc}"], error=True)
-    lines = outcome.lines
-    fails = bool(outcome.new_changes) and settings.history_on_change == "fail"
-    if fails:
-        lines.append("history: a change point is new with this run: failing the job")
-    return HistoryEnd(lines, fails_run=fails)

@@ -24,6 +24,8 @@ class Rule:
     importers: tuple[str, ...]  # modules (or packages) the rule applies to
     forbidden: tuple[str, ...]  # modules (or packages) they must not import
     exempt: tuple[str, ...] = ()  # importers the rule does not apply to
+    allowed: tuple[str, ...] = ()  # modules of ``forbidden`` that may be imported after all
+    facade_exempt: bool = False  # the package's __init__.py (the public facade) may
 
 
 def _p(*names: str) -> tuple[str, ...]:
@@ -32,10 +34,10 @@ def _p(*names: str) -> tuple[str, ...]:
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "Only plugin.py, pytest_terminal.py and pytest_gate.py import pytest (or xdist, pluggy).",
+        "Only plugin/ imports pytest (or xdist, pluggy).",
         importers=_p(""),
         forbidden=PYTEST_MODULES,
-        exempt=_p("plugin", "pytest_terminal", "pytest_gate"),
+        exempt=_p("plugin"),
     ),
     Rule(
         "sim/ imports nothing of the package outside sim/: it is a separate program.",
@@ -49,73 +51,88 @@ RULES: tuple[Rule, ...] = (
         exempt=_p("sim"),
     ),
     Rule(
-        "Nothing imports plugin.py or cli.py: they are the two front ends.",
+        "Nothing imports plugin/ or cli/ but themselves (and the package's facade): they are the "
+        "two front ends.",
         importers=_p(""),
+        forbidden=_p("plugin", "cli"),
+        exempt=_p("plugin", "cli"),
+        facade_exempt=True,
+    ),
+    Rule(
+        "plugin/ and cli/ never import each other.",
+        importers=_p("plugin", "cli"),
         forbidden=_p("plugin", "cli"),
     ),
     Rule(
-        "server/ never imports measure/, gate/, suite.py or options.py.",
+        "config/ never imports gate/, run/, plugin/ or cli/: the options are read before "
+        "anything is run or judged.",
+        importers=_p("config"),
+        forbidden=_p("gate", "run", "plugin", "cli"),
+    ),
+    Rule(
+        "server/ never imports measure/, gate/, config/ or run/.",
         importers=_p("server"),
-        forbidden=_p("measure", "gate", "suite", "options"),
+        forbidden=_p("measure", "gate", "config", "run"),
     ),
     Rule(
-        "measure/ never imports server/, gate/, suite.py or options.py.",
+        "measure/ never imports server/, gate/, config/ or run/.",
         importers=_p("measure"),
-        forbidden=_p("server", "gate", "suite", "options"),
+        forbidden=_p("server", "gate", "config", "run"),
     ),
     Rule(
-        "gate/ only decides: it never imports options.py, suite.py, commands.py, run_time.py "
-        "or pytest_gate.py (the pytest-facing side, which imports gate/).",
+        "gate/ only decides: it never imports config/, run/, plugin/ or cli/ (plugin/gate.py, "
+        "the pytest-facing side, imports gate/; A/B boots are run by run/ab/, gate/ab.py only "
+        "decides).",
         importers=_p("gate"),
-        forbidden=_p("options", "suite", "commands", "run_time", "pytest_gate"),
+        forbidden=_p("config", "run", "plugin", "cli"),
     ),
     Rule(
-        "gate/ measures nothing: it never imports measure/point.py, measure/loadgen.py, "
-        "measure/procs.py, measure/stream.py or server/process.py (the self-test that drives a "
-        "server is self_test.py, suite side).",
+        "gate/ measures nothing: of measure/ and server/ it reads only measure/repeats.py "
+        "(samples merged into a point), measure/workload.py (the default workload) and "
+        "server/hardware.py (the hardware key in a baseline's path).",
         importers=_p("gate"),
-        forbidden=_p(
-            "measure.point", "measure.loadgen", "measure.procs", "measure.stream", "server.process"
-        ),
+        forbidden=_p("measure", "server"),
+        allowed=_p("measure.repeats", "measure.workload", "server.hardware"),
     ),
     Rule(
-        "gate/ never imports ab_suite.py: A/B boots are run suite-side, gate/ab.py only decides.",
-        importers=_p("gate"),
-        forbidden=_p("ab_suite"),
-    ),
-    Rule(
-        "results/ never imports measure/, server/, gate/, suite.py or options.py: what the "
-        "reports compute from results (speedups, tokens per verify step, a client that fell "
-        "behind, interval summaries) lives in results/.",
+        "results/ never imports measure/, server/, gate/, config/ or run/: what the reports "
+        "compute from results (speedups, tokens per verify step, a client that fell behind, "
+        "interval summaries) lives in results/.",
         importers=_p("results"),
-        forbidden=_p("measure", "server", "gate", "suite", "options"),
+        forbidden=_p("measure", "server", "gate", "config", "run"),
     ),
     Rule(
-        "results/schema.py, errors.py, files.py, depth.py, profiles.py, interrupts.py and "
+        "results/schema.py, errors.py, files.py, depth.py, server/profiles.py, interrupts.py and "
         "version.py import nothing else of the package.",
         importers=_p(
-            "results.schema", "errors", "files", "depth", "profiles", "interrupts", "version"
+            "results.schema",
+            "errors",
+            "files",
+            "depth",
+            "server.profiles",
+            "interrupts",
+            "version",
         ),
         forbidden=_p(""),
     ),
     Rule(
-        "history/ never imports server/, measure/, gate/, suite.py or options.py.",
+        "history/ never imports server/, measure/, gate/, config/ or run/.",
         importers=_p("history"),
-        forbidden=_p("server", "measure", "gate", "suite", "options"),
+        forbidden=_p("server", "measure", "gate", "config", "run"),
     ),
     Rule(
-        "Nothing outside history/ imports it but plugin.py and cli.py (its front ends).",
+        "Nothing outside history/ imports it but plugin/ and cli/ (its front ends).",
         importers=_p(""),
         forbidden=_p("history"),
         exempt=_p("history", "plugin", "cli"),
     ),
     Rule(
-        "options.py never imports suite.py.",
-        importers=_p("options"),
-        forbidden=_p("suite"),
+        "run/ never imports plugin/ or cli/: a run is plain code that both front ends drive.",
+        importers=_p("run"),
+        forbidden=_p("plugin", "cli"),
     ),
     Rule(
-        "Nothing in the package imports tests/ or lab/studies/: they are not shipped.",
+        "Nothing in the package imports tests/ or lab/: they are not shipped.",
         importers=_p(""),
         forbidden=("tests", "lab"),
     ),
@@ -167,7 +184,11 @@ def violations(imports: Mapping[str, set[str]]) -> list[str]:
             for rule in RULES:
                 if not within(importer, rule.importers) or within(importer, rule.exempt):
                     continue
+                if rule.facade_exempt and importer == PACKAGE:
+                    continue
                 if rule.forbidden != PYTEST_MODULES and target in ALWAYS_ALLOWED:
+                    continue
+                if within(target, rule.allowed):
                     continue
                 if within(target, rule.forbidden) and not _own_part(importer, target, rule):
                     found.append(f"{importer} imports {target}: {rule.text}")
@@ -205,14 +226,22 @@ def test_the_package_keeps_every_import_rule() -> None:
     [
         ("pytest_specperf.sim.app", "pytest_specperf.plugin"),
         ("pytest_specperf.measure.loadgen", "pytest"),
+        ("pytest_specperf.run.depth_session", "pytest"),
         ("pytest_specperf.measure.loadgen", "pytest_specperf.server.process"),
         ("pytest_specperf.server.process", "pytest_specperf.measure.fields"),
         ("pytest_specperf.gate.floors", "pytest_specperf.run.depth_session"),
         ("pytest_specperf.gate.floors", "pytest_specperf.run.advice"),
+        ("pytest_specperf.gate.ab", "pytest_specperf.run.ab.boots"),
+        ("pytest_specperf.gate.baselines", "pytest_specperf.measure.point"),
+        ("pytest_specperf.gate.baselines", "pytest_specperf.server.process"),
+        ("pytest_specperf.config.table", "pytest_specperf.gate.baselines"),
         ("pytest_specperf.results.report", "pytest_specperf.measure.client_health"),
         ("pytest_specperf.results.schema", "pytest_specperf.measure.workload"),
         ("pytest_specperf.run.depth_session", "pytest_specperf.sim.model"),
-        ("pytest_specperf.run.depth_session", "pytest_specperf.cli"),
+        ("pytest_specperf.run.depth_session", "pytest_specperf.cli.command"),
+        ("pytest_specperf.run.sampling", "pytest_specperf.plugin.session"),
+        ("pytest_specperf.run.ending", "pytest_specperf.history.recorder"),
+        ("pytest_specperf.cli.bench", "pytest_specperf.plugin.gate"),
         ("pytest_specperf.measure.loadgen", "tests.support.points"),
         ("pytest_specperf.sim.model", "lab.studies._probe"),
     ],

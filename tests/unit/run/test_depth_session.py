@@ -1,5 +1,6 @@
 """run/depth_session.py: DepthSession with repeats: interleaved sweeps, samples recorded one
-by one, remeasure, calibration across boots. The load generator is replaced by a recorder (no server)."""
+by one, remeasure, calibration across boots. The load generator is replaced by a recorder (no
+server)."""
 
 from __future__ import annotations
 
