@@ -87,7 +87,7 @@ class Settings:
 
     history: str | None = None  # a history store's URL or file path (resolved); None: off
     history_on_change: str = "fail"
-    # As given (printed back in the commands the suite suggests: commands.py).
+    # As given (printed back in the commands the suite suggests: run/advice.py).
     profile_option: str = DEFAULT_PROFILE
     profile_dirs: tuple[str, ...] = ()
     baselines_option: str = "baselines"

@@ -118,7 +118,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     xdist's own 'load' spreads a depth's points over every worker (each would boot a server
     of that depth and append its points to the same run), and its 'loadgroup' does not see
     xdist_group marks under pytest 9 (it renames node ids through an attribute pytest 9 no
-    longer reads). Scopes come from the node ids instead: see suite.depth_scope.
+    longer reads). Scopes come from the node ids instead: see plugin/xdist.py.
     """
     if config.getoption("dist", "no") not in SPLITTING_DIST_MODES:
         return None

@@ -109,7 +109,7 @@ def specperf_point(
     """The measured point (depth, concurrency); measured on first use.
 
     With pytest-benchmark active, the point is also this test's benchmark record (see
-    results/benchmark.py), completed with the gate's figures after the test.
+    plugin/benchmark.py), completed with the gate's figures after the test.
     """
     _stop_if_failed(specperf_session, "not measured")
     ab = _ab_run(request.config, specperf_session)

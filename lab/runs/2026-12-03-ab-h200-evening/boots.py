@@ -2,7 +2,7 @@
 samples.log (every 2 s: the GPU's clocks, power and utilization; each busy server or client
 thread with the vCPU it last ran on and its CPU share).
 
-    python docs/runs/2026-12-03-ab-h200-evening/boots.py
+    python lab/runs/2026-12-03-ab-h200-evening/boots.py
 
 Boots are told apart by their scheduler's process id, in the order they started: the A/A
 phase's six, then the slow10 phase's six, each phase booted base, head, head, base, base,
@@ -28,7 +28,7 @@ Threads = dict[int, list[tuple[int, str, int, int]]]  # time: (pid, name, vCPU, 
 
 def read_samples(path: Path) -> tuple[Gpu, Threads]:
     """A samples.log by time: the GPU's line and each busy thread's row (also read by
-    docs/runs/2026-12-04-h200/boots.py)."""
+    lab/runs/2026-12-04-h200/boots.py)."""
     gpu: Gpu = {}
     threads: Threads = defaultdict(list)
     now = 0

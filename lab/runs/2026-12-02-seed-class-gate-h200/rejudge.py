@@ -1,7 +1,7 @@
 """Judge this folder's runs again against its baseline with the gate as it is now (no
 confirmation re-measure: the samples the runs took, nothing more).
 
-    python docs/runs/2026-12-02-seed-class-gate-h200/rejudge.py
+    python lab/runs/2026-12-02-seed-class-gate-h200/rejudge.py
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The acceptance floors of this run's seed-class boots, judged again with the rule that fails
 a figure under its floor only beyond its samples' spread (gate/floors.py, 2026-12-03).
 
-    python docs/runs/2026-12-03-seed-class-h200/rejudge_acceptance.py
+    python lab/runs/2026-12-03-seed-class-h200/rejudge_acceptance.py
 
 The boots' results.json and the day-old baseline they were gated against
 (../2026-12-02-seed-class-gate-h200/seed/baselines); the gate's alpha of 1% (99% bounds).

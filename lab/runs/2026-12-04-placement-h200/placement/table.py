@@ -1,6 +1,6 @@
 """The placement experiment's tables from placement.jsonl.
 
-python docs/runs/2026-12-04-placement-h200/placement/table.py
+python lab/runs/2026-12-04-placement-h200/placement/table.py
 """
 
 from __future__ import annotations

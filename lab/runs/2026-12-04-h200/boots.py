@@ -3,7 +3,7 @@ GPU was, from each boot's samples (results.json) and samples.log (every 2 s: the
 power and utilization; each busy server or client thread with the vCPU it last ran on and its
 CPU share).
 
-    python docs/runs/2026-12-04-h200/boots.py
+    python lab/runs/2026-12-04-h200/boots.py
 
 Boots in the order they started: the MTP smoke record's three, then the seed-class A/A
 phase's six (base, head, head, base, base, head). Each boot's window runs from its server's

@@ -1,7 +1,7 @@
 """The flag phase's verdict judged again from its six boots' results.json, with each point's
 per-position acceptance recomputed from its histogram by the suite's current code.
 
-    python docs/runs/2026-12-04-placement-h200/flag/rejudge.py
+    python lab/runs/2026-12-04-placement-h200/flag/rejudge.py
 
 The run printed "position 1: 1.00 -> 1.00": the suite then counted draft positions from the
 depth (3), so head's 8 draft tokens (7 positions) were cut at 3. The verdict and the figures

@@ -1,8 +1,8 @@
 """Per-pair changes of the A/B runs in this folder (or in the run folder given), from each
 boot's results.json.
 
-    python docs/runs/2026-12-03-ab-h200/pairs.py
-    python docs/runs/2026-12-03-ab-h200/pairs.py docs/runs/2026-12-03-ab-h200-evening
+    python lab/runs/2026-12-03-ab-h200/pairs.py
+    python lab/runs/2026-12-03-ab-h200/pairs.py lab/runs/2026-12-03-ab-h200-evening
 
 For every pair: each side's boot level (mean log agg tok/s over C = 1, 4, 16, as a change
 from the phase's first base boot), the spread of the repeats inside each boot, and the pair's
