@@ -64,25 +64,24 @@ def parse_float(
     return value
 
 
-def parse_positive_int(option: str, raw: Any) -> int:
+def parse_whole_number(option: str, raw: Any, *, low: int) -> int:
+    """A whole number >= ``low``."""
     try:
         value = int(str(raw).strip())
     except ValueError:
         raise UsageError(f"{option}: {raw!r} is not a whole number") from None
-    if value < 1:
-        raise UsageError(f"{option}: {raw!r} must be >= 1")
+    if value < low:
+        raise UsageError(f"{option}: {raw!r} must be >= {low}")
     return value
+
+
+def parse_positive_int(option: str, raw: Any) -> int:
+    return parse_whole_number(option, raw, low=1)
 
 
 def parse_count(option: str, raw: Any) -> int:
     """A whole number >= 0."""
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        raise UsageError(f"{option}: {raw!r} is not a whole number") from None
-    if value < 0:
-        raise UsageError(f"{option}: {raw!r} must be >= 0")
-    return value
+    return parse_whole_number(option, raw, low=0)
 
 
 def parse_choice(option: str, raw: Any, choices: Sequence[T], *, any_case: bool = False) -> T:

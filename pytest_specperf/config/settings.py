@@ -24,6 +24,31 @@ from pytest_specperf.server.launch import Backend
 from pytest_specperf.server.profiles import DEFAULT_PROFILE, Profile, resolve_profile
 
 API_KEY_ENV = "SPECPERF_API_KEY"
+# The options whose parsed value is the setting of the same name, as it is.
+_AS_GIVEN = (
+    "backend",
+    "concurrency",
+    "url",
+    "sim_speedup",
+    "hardware",
+    "tolerance",
+    "run_profile",
+    "gpus_per_server",
+    "gpus",
+    "repeats",
+    "calibrate",
+    "alpha",
+    "min_effect",
+    "confirm",
+    "self_test",
+    "lossless_min_prefix",
+    "slo",
+    "refine",
+    "client_procs",
+    "history_on_change",
+    "allow_baseline_downgrade",
+    "allow_no_baseline",
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,50 +164,29 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
     out_dir = _directory_option("--specperf-out", values["out"], rootdir)
     return Settings(
         profile=resolve_profile_option(values["profile"], values["profile_dir"], rootdir),
-        backend=values["backend"],
         depths=values["spec_steps"],
-        concurrency=values["concurrency"],
-        url=values["url"],
         server_args=values["server_arg"],
         baselines_dir=baselines_dir,
         out_dir=out_dir,
         update_baselines=values["update_baselines"] or values["calibrate"],
         launch_timeout_s=values["launch_timeout"],
-        sim_speedup=values["sim_speedup"],
-        hardware=values["hardware"],
         min_success_rate=values["min_success"],
-        tolerance=values["tolerance"],
         workload=workload_from(values),
         api_key=os.environ.get(API_KEY_ENV) or None,
         inject_slowdown_s=values["inject_slowdown"],
-        run_profile=values["run_profile"],
-        gpus_per_server=values["gpus_per_server"],
-        gpus=values["gpus"],
-        repeats=values["repeats"],
-        calibrate=values["calibrate"],
         calibrate_boots=_calibrate_boots(values),
-        alpha=values["alpha"],
-        min_effect=values["min_effect"],
-        confirm=values["confirm"],
-        self_test=values["self_test"],
-        lossless_min_prefix=values["lossless_min_prefix"],
-        slo=values["slo"],
-        refine=values["refine"],
-        client_procs=values["client_procs"],
         base=base_side(values, rootdir),
         ab_max_pairs=_ab_max_pairs(values),
         ab_boot_together=_ab_boot_together(values),
         rotate_server_cpu=_rotate_server_cpu(values),
         history=_history_location(values["history"], rootdir),
-        history_on_change=values["history_on_change"],
         profile_option=values["profile"],
         profile_dirs=values["profile_dir"],
         baselines_option=values["baselines"],
-        allow_baseline_downgrade=values["allow_baseline_downgrade"],
-        allow_no_baseline=values["allow_no_baseline"],
         warmup=warmup_plan_from(values),
         time_budget_s=values["time_budget"],
         boot_estimate_s=values["boot_estimate"],
+        **{key: values[key] for key in _AS_GIVEN},
     )
 
 
