@@ -15,7 +15,7 @@ from typing import Protocol
 from pytest_specperf import interrupts
 from pytest_specperf.commands import record_command
 from pytest_specperf.depth import CONTROL_DEPTH
-from pytest_specperf.errors import BaselineError, SpecperfError
+from pytest_specperf.errors import BaselineError, ServerArgumentsRefused, SpecperfError
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.gate.baselines import (
     Baseline,
@@ -219,6 +219,10 @@ class DepthSession:
             info = fetch_server_info(self.base_url, s.api_key)
             if s.inject_slowdown_s is not None:
                 inject_slowdown(self.base_url, s.inject_slowdown_s, s.api_key)
+        except ServerArgumentsRefused as exc:
+            message = f"steps={self.depth}: {exc}"
+            self.fail_run(message)
+            raise ServerArgumentsRefused(message) from exc
         except SpecperfError as exc:
             self.fail_run(str(exc))
             raise
