@@ -498,6 +498,8 @@ class AbRun:
     # The latest head boot's run: the points the per-point tests see.
     head_run: DepthRun | None = None
     failure: str | None = None
+    # Set when a signal ended the comparison: what it was doing, how many pairs it had.
+    interrupted: str | None = None
 
     def cost(self) -> str:
         return (
@@ -524,15 +526,25 @@ class AbRun:
     def comparison(self) -> AbComparison:
         """What results.json keeps of this comparison."""
         found = self.last
+        if self.interrupted is not None:
+            outcome: str = "interrupted"
+            message = self.interrupted + (
+                f"; at the last look: {found.message(self.settings.min_effect, self.settings.beta)}"
+                if found is not None
+                else ""
+            )
+        else:
+            outcome = "failed" if self.failure is not None or found is None else found.outcome
+            message = " ".join(self.summary_lines()[:1])
         return AbComparison(
             depth=self.depth,
-            outcome="failed" if self.failure is not None or found is None else found.outcome,
+            outcome=outcome,
             pairs=len(self.pairs),
             boots=list(self.boots),
             server_seconds=round(self.server_seconds, 1),
             min_effect=self.settings.min_effect,
             alpha=self.settings.alpha,
-            message=" ".join(self.summary_lines()[:1]),
+            message=message,
             pooled=_change(found.pooled) if found is not None else None,
             points=[_change(p) for p in found.points] if found is not None else [],
             pair_changes=[

@@ -440,7 +440,8 @@ class AbComparison(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A/B mode: one depth's comparison of base and head, booted in pairs (ab_suite.py)."""
 
     depth: int
-    # regression, improvement, no-regression, undecided, or failed (a boot failed: see message)
+    # regression, improvement, no-regression, undecided, failed (a boot failed: see message),
+    # or interrupted (a signal ended it: its pairs so far are kept, the message says when)
     outcome: str
     pairs: int
     # The sides in boot order ("base", "head", "head", "base", ...).
