@@ -668,6 +668,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     if config.stash.get(owns_signals_key, False):
         interrupts.on_interrupt(lambda: _mark_interrupted(config))  # a signal from here on
+    results = _store(config).update(
+        _ended(session.exitstatus, config.stash.get(_no_verdict_key, None))
+    )
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     config.stash[_artifact_notes_key] = write_run_artifacts(
         results, settings.out_dir, Path(step_summary) if step_summary else None
@@ -682,6 +685,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if any(REFUSED_DOWNGRADE in line for line in written) and exitstatus == 0:
             # Asked to record, and a baseline was kept as it was: not a green recording.
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _ended(exit_status: int, no_verdict: str | None) -> Callable[[RunResults], None]:
+    """Records how the run ended, which report.md's verdict section agrees with."""
+
+    def change(results: RunResults) -> None:
+        results.exit_status = int(exit_status)
+        results.exit_reasons = [no_verdict] if no_verdict else []
+
+    return change
 
 
 def _no_verdict(

@@ -62,4 +62,6 @@ def test_misspelt_sim_flag_fails_the_run_with_the_servers_reason_and_changes_not
     assert "passed" not in outcomes, outcomes
     (run,) = suite_results(pytester.path)["runs"]
     assert run["status"] == "failed" and run["points"] == []
+    report = (pytester.path / OUT_DIR / "report.md").read_text(encoding="utf-8")
+    assert f"**the run failed (exit status 1)**; no verdict was recorded:\n\n- {reason}" in report
     assert _files(pytester.path) == before

@@ -61,6 +61,56 @@ def test_no_verdicts_says_so() -> None:
     assert "no verdicts recorded" in verdict and "| outcome |" not in verdict
 
 
+def test_a_red_run_without_verdicts_says_it_failed_and_why() -> None:
+    """A server that refused its arguments: exit 1, no verdict; never 'no verdicts recorded'."""
+    run = sample_run(3)
+    run.failure = "steps=3: the server refused its arguments: unrecognized arguments: --x"
+    context = ReportContext(
+        runs=[run, sample_run(1)],
+        exit_status=1,
+        exit_reasons=["specperf: no throughput verdict for steps=3, so nothing was gated"],
+    )
+    verdict = _section(markdown_report(context), "Verdict")
+    assert "no verdicts recorded" not in verdict
+    assert verdict.strip().split("\n\n")[1:] == [
+        "**the run failed (exit status 1)**; no verdict was recorded:",
+        "- steps=3: the server refused its arguments: unrecognized arguments: --x\n"
+        "- specperf: no throughput verdict for steps=3, so nothing was gated",
+    ]
+
+
+def test_a_red_run_whose_verdicts_all_passed_says_what_failed_first() -> None:
+    run = sample_run(3, verdicts=[sample_verdict(3, 4, "agg_tok_s", "pass")])
+    run.failure = "server died at C=16"
+    verdict = _section(markdown_report(ReportContext(runs=[run], exit_status=1)), "Verdict")
+    assert verdict.split("\n\n")[1:3] == [
+        "**the run failed (exit status 1)**, although no verdict failed:",
+        "- steps=3: server died at C=16",
+    ]
+
+
+def test_an_interrupted_run_without_verdicts_names_the_interruption() -> None:
+    context = ReportContext(
+        runs=[sample_run(3)], exit_status=2, interrupted="interrupted (SIGTERM) before C=4"
+    )
+    verdict = _section(markdown_report(context), "Verdict")
+    assert "**the run failed (exit status 2)**" in verdict
+    assert "- interrupted (SIGTERM) before C=4" in verdict
+
+
+def test_a_red_run_with_a_failing_verdict_reads_as_before() -> None:
+    run = sample_run(3, verdicts=[sample_verdict(3, 16, "agg_tok_s", "regression")])
+    verdict = _section(markdown_report(ReportContext(runs=[run], exit_status=1)), "Verdict")
+    assert "the run failed" not in verdict and "**1 regression**" in verdict
+
+
+def test_a_green_run_without_verdicts_still_says_none_were_recorded() -> None:
+    verdict = _section(
+        markdown_report(ReportContext(runs=[sample_run(3)], exit_status=0)), "Verdict"
+    )
+    assert verdict.strip().endswith("no verdicts recorded")
+
+
 def _verdict_text(*verdicts: Verdict) -> str:
     runs = [sample_run(3, verdicts=list(verdicts))]
     return _section(markdown_report(ReportContext(runs=runs)), "Verdict")
