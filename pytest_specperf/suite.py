@@ -55,7 +55,7 @@ from pytest_specperf.self_test import measure_with, run_self_test
 from pytest_specperf.server import cpu_use
 from pytest_specperf.server.gpus import gpu_env
 from pytest_specperf.server.hardware import hardware_key
-from pytest_specperf.server.launch import LaunchCommand, build_launch
+from pytest_specperf.server.launch import LaunchCommand, build_launch, require_server_module
 from pytest_specperf.server.model_factory import build_model
 from pytest_specperf.server.process import (
     ServerProcess,
@@ -203,6 +203,7 @@ class DepthSession:
         self.activity = "booting the server"
         try:
             if s.url is None:
+                require_server_module(self.launch_command(0))
                 if s.profile.model_factory:
                     self.model_path = str(build_model(s.profile.model_factory))
                 timeout = s.profile.launch_timeout_s or s.launch_timeout_s
