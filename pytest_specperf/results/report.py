@@ -463,7 +463,11 @@ def _red_run(context: ReportContext, verdicts: Sequence[Verdict]) -> list[str]:
             first = run.failure.splitlines()[0]
             prefix = f"steps={run.depth}"
             reasons.append(first if first.startswith(prefix) else f"{prefix}: {first}")
-    reasons += [c.message for c in context.ab if c.outcome in _AB_RED and c.message]
+    for comparison in context.ab:
+        message = comparison.message
+        # An A/B depth's failure is its comparison's message, or its start.
+        if comparison.outcome in _AB_RED and message and not any(r in message for r in reasons):
+            reasons.append(message)
     reasons += context.exit_reasons
     if context.interrupted and not any(context.interrupted in r for r in reasons):
         reasons.append(context.interrupted)

@@ -7,7 +7,7 @@ import pytest
 from pytest_specperf.results import report
 from pytest_specperf.results.plot_style import Plot
 from pytest_specperf.results.report import ReportContext, markdown_report
-from pytest_specperf.results.schema import Verdict, VerdictOutcome, Warmup
+from pytest_specperf.results.schema import AbComparison, Verdict, VerdictOutcome, Warmup
 from pytest_specperf.results.tables import md_table
 from tests.unit.results_samples import sample_run, sample_verdict
 
@@ -286,3 +286,14 @@ def test_each_boots_warmup_is_noted_under_the_depths_markdown_table() -> None:
     ]
     text = report.depth_table(run).markdown()
     assert "- warm-up boot 1: 2 rounds in 8.0 s, settled within 5%" in text
+
+
+def test_an_ab_depth_whose_failure_starts_its_comparisons_message_is_named_once() -> None:
+    run = sample_run(3)
+    run.failure = "steps=3 A/B: interrupted (SIGTERM) during pair 2, after 1 measured pair(s)"
+    comparison = AbComparison(
+        depth=3, outcome="interrupted", pairs=1, message=f"{run.failure}; at the last look: ..."
+    )
+    context = ReportContext(runs=[run], ab=[comparison], exit_status=2)
+    verdict = _section(markdown_report(context), "Verdict")
+    assert verdict.count("during pair 2") == 1
