@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from pytest_specperf import interrupts
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.gate.ab import AbRun, AbSettings, BootPoint, Pair, boot_point, look
 from pytest_specperf.options import Settings
@@ -50,15 +51,46 @@ def boot_order(pair: int) -> tuple[Side, Side]:
 MeasurePair = Callable[[int, tuple[Side, Side]], tuple[dict[Side, DepthRun], float]]
 
 
-def run_ab(settings: Settings, depth: int, *, measure: MeasurePair | None = None) -> AbRun:
+def run_ab(
+    settings: Settings,
+    depth: int,
+    *,
+    measure: MeasurePair | None = None,
+    record: Callable[[AbRun], None] | None = None,
+) -> AbRun:
     """Pairs of boots until decided (default ``measure``: fresh DepthSessions, one after the
-    other, or booted together with --specperf-ab-boot-together)."""
-    ab_settings = AbSettings(
+    other, or booted together with --specperf-ab-boot-together).
+
+    ``record(result)`` is called after every pair and, before the interrupt is raised on, when
+    a signal ends the comparison: an interrupted run keeps the pairs it measured."""
+    result = AbRun(depth=depth, settings=_ab_settings(settings))
+    try:
+        return _pairs_until_decided(settings, result, measure, record)
+    except KeyboardInterrupt as exc:
+        result.interrupted = (
+            f"steps={depth} A/B: interrupted ({interrupts.interrupt_name(exc)}) during pair "
+            f"{len(result.pairs) + 1}, after {len(result.pairs)} measured pair(s)"
+        )
+        if record is not None:
+            record(result)
+        raise
+
+
+def _ab_settings(settings: Settings) -> AbSettings:
+    return AbSettings(
         alpha=settings.alpha,
         min_effect=settings.min_effect,
         max_pairs=settings.ab_max_pairs,
     )
-    result = AbRun(depth=depth, settings=ab_settings)
+
+
+def _pairs_until_decided(
+    settings: Settings,
+    result: AbRun,
+    measure: MeasurePair | None,
+    record: Callable[[AbRun], None] | None,
+) -> AbRun:
+    depth, ab_settings = result.depth, result.settings
     boot = measure or (lambda pair, order: measure_pair(settings, depth, pair, order))
     for index in range(ab_settings.max_pairs):
         order = boot_order(index)
@@ -84,6 +116,8 @@ def run_ab(settings: Settings, depth: int, *, measure: MeasurePair | None = None
             return result
         result.pairs.append(pair)
         result.last = look(depth, result.pairs, ab_settings)
+        if record is not None:
+            record(result)
         if result.last.outcome != "continue":
             break
     return result
@@ -147,19 +181,36 @@ def run_and_record_ab(session: DepthSession) -> AbRun:
     """The depth's comparison; the latest head boot's run becomes the depth's run in this
     run's results.json (so the report and plots show head), and the comparison's failure,
     if any, the depth's failure."""
-    found = run_ab(session.settings, session.depth)
+    latest: list[AbRun] = []
+
+    def record(found: AbRun) -> None:
+        latest[:] = [found]
+        _record(session, found)
+
+    try:
+        found = run_ab(session.settings, session.depth, record=record)
+    except KeyboardInterrupt:
+        if latest and latest[0].interrupted is not None:
+            session.fail_run(latest[0].interrupted)
+        raise
+    _record(session, found)
+    if found.failure is not None:
+        session.fail_run(found.failure)
+    return found
+
+
+def _record(session: DepthSession, found: AbRun) -> None:
+    """The comparison as it stands into this run's results.json (and report.md)."""
+    comparison = found.comparison()
     head = found.head_run
 
     def record(results: RunResults) -> None:
         results.runs = [r for r in results.runs if r.depth != session.depth]
         results.ab = [c for c in results.ab if c.depth != session.depth]
-        results.ab.append(found.comparison())
+        results.ab.append(comparison)
         results.ab.sort(key=lambda c: c.depth)
         if head is not None:
             results.runs.append(head)
             results.runs.sort(key=lambda r: r.depth)
 
     session.store.update(record)
-    if found.failure is not None:
-        session.fail_run(found.failure)
-    return found

@@ -57,6 +57,7 @@ from pytest_specperf.results.store import (
     ResultsStore,
     git_commit,
     new_run_id,
+    start_time,
 )
 from pytest_specperf.run_time import RunEstimate, check_budget
 from pytest_specperf.server.gpus import (
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
 settings_key = pytest.StashKey[Settings]()
 estimate_key = pytest.StashKey[RunEstimate]()
 run_id_key = pytest.StashKey[str]()
+started_at_key = pytest.StashKey[str]()
 tested_commit_key = pytest.StashKey[str | None]()
 sessions_key = pytest.StashKey[dict[int, DepthSession]]()
 gated_depths_key = pytest.StashKey[set[int]]()
@@ -170,6 +172,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[sessions_key] = {}
     worker_input = getattr(config, "workerinput", {})
     config.stash[run_id_key] = worker_input.get("specperf_run_id") or new_run_id()
+    config.stash[started_at_key] = worker_input.get("specperf_started_at") or start_time()
     config.stash[tested_commit_key] = tested_commit_override() or git_commit(Path(config.rootpath))
     config.stash[history_key] = _open_history(config, settings)
     config.addinivalue_line(
@@ -259,6 +262,7 @@ def _plan_gpus(config: pytest.Config, settings: Settings) -> PresentGpus | None:
 def pytest_configure_node(node: Any) -> None:
     """xdist: every worker writes into the controller's run and shares its GPU list."""
     node.workerinput["specperf_run_id"] = node.config.stash[run_id_key]
+    node.workerinput["specperf_started_at"] = node.config.stash[started_at_key]
     present = node.config.stash.get(present_gpus_key, None)
     if present is not None:
         node.workerinput["specperf_gpus"] = list(present.ids)
@@ -362,6 +366,7 @@ def _mark_interrupted(config: pytest.Config) -> None:
         config.stash[run_id_key],
         report=False,
         tested_commit=config.stash.get(tested_commit_key, None),
+        started_at=config.stash.get(started_at_key, None),
     ).update(mark)
 
 
@@ -372,6 +377,7 @@ def _store(config: pytest.Config) -> ResultsStore:
         report=True,
         tested_commit=config.stash.get(tested_commit_key, None),
         on_write=_history_writer(config),
+        started_at=config.stash.get(started_at_key, None),
     )
 
 
@@ -662,6 +668,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     if config.stash.get(owns_signals_key, False):
         interrupts.on_interrupt(lambda: _mark_interrupted(config))  # a signal from here on
+    results = _store(config).update(
+        _ended(session.exitstatus, config.stash.get(_no_verdict_key, None))
+    )
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     config.stash[_artifact_notes_key] = write_run_artifacts(
         results, settings.out_dir, Path(step_summary) if step_summary else None
@@ -676,6 +685,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if any(REFUSED_DOWNGRADE in line for line in written) and exitstatus == 0:
             # Asked to record, and a baseline was kept as it was: not a green recording.
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _ended(exit_status: int, no_verdict: str | None) -> Callable[[RunResults], None]:
+    """Records how the run ended, which report.md's verdict section agrees with."""
+
+    def change(results: RunResults) -> None:
+        results.exit_status = int(exit_status)
+        results.exit_reasons = [no_verdict] if no_verdict else []
+
+    return change
 
 
 def _no_verdict(

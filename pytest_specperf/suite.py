@@ -15,7 +15,7 @@ from typing import Protocol
 from pytest_specperf import interrupts
 from pytest_specperf.commands import record_command
 from pytest_specperf.depth import CONTROL_DEPTH
-from pytest_specperf.errors import BaselineError, SpecperfError
+from pytest_specperf.errors import BaselineError, ServerArgumentsRefused, SpecperfError
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.gate.baselines import (
     Baseline,
@@ -55,7 +55,7 @@ from pytest_specperf.self_test import measure_with, run_self_test
 from pytest_specperf.server import cpu_use
 from pytest_specperf.server.gpus import gpu_env
 from pytest_specperf.server.hardware import hardware_key
-from pytest_specperf.server.launch import LaunchCommand, build_launch
+from pytest_specperf.server.launch import LaunchCommand, build_launch, require_server_module
 from pytest_specperf.server.model_factory import build_model
 from pytest_specperf.server.process import (
     ServerProcess,
@@ -203,6 +203,7 @@ class DepthSession:
         self.activity = "booting the server"
         try:
             if s.url is None:
+                require_server_module(self.launch_command(0))
                 if s.profile.model_factory:
                     self.model_path = str(build_model(s.profile.model_factory))
                 timeout = s.profile.launch_timeout_s or s.launch_timeout_s
@@ -219,6 +220,10 @@ class DepthSession:
             info = fetch_server_info(self.base_url, s.api_key)
             if s.inject_slowdown_s is not None:
                 inject_slowdown(self.base_url, s.inject_slowdown_s, s.api_key)
+        except ServerArgumentsRefused as exc:
+            message = f"steps={self.depth}: {exc}"
+            self.fail_run(message)
+            raise ServerArgumentsRefused(message) from exc
         except SpecperfError as exc:
             self.fail_run(str(exc))
             raise

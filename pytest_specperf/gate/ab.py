@@ -271,6 +271,41 @@ class AbLook:
         return text
 
 
+def decided_by(found: AbLook, settings: AbSettings) -> str:
+    """Which repeated interval of the pooled change decided at this look, in one sentence
+    (its level, the look, the spending), or why none did yet."""
+    estimate = found.pooled.estimate
+    if estimate.wide is None or estimate.narrow is None:
+        return (
+            f"no interval yet after {counted(found.pairs, 'pair')}: the first look is after "
+            f"pair {settings.first_look}"
+        )
+    wide_level = f"{1 - 2 * settings.alpha:.0%} repeated interval"
+    bound_level = f"{1 - settings.beta:.0%} repeated lower bound"
+    when = (
+        f"at the look after pair {found.pairs} ({settings.spending} spending over looks after "
+        f"pairs {settings.first_look}..{settings.max_pairs})"
+    )
+    low, high = (percent(x) * 100 for x in estimate.wide)
+    wide = f"the pooled change's {wide_level} [{low:+.1f}, {high:+.1f}]%"
+    bound = f"{percent(estimate.narrow[0]) * 100:+.1f}%"
+    change = f"{percent(estimate.change) * 100:+.1f}%"
+    half = f"{settings.min_effect / 2:.1%}"
+    if found.outcome == "regression":
+        return f"decided by {wide} {when}: below 0, and {change} is beyond -{half}"
+    if found.outcome == "improvement":
+        return f"decided by {wide} {when}: above 0, and {change} is beyond +{half}"
+    if found.outcome == "no-regression":
+        return (
+            f"decided by the pooled change's {bound_level} {when}: {bound} is above "
+            f"-{settings.min_effect:.0%}"
+        )
+    return (
+        f"not decided {when}: {wide} does not lie beyond 0 by half the minimum effect "
+        f"({half}), and its {bound_level}, {bound}, is not above -{settings.min_effect:.0%}"
+    )
+
+
 def look(depth: int, pairs: Sequence[Pair], settings: AbSettings) -> AbLook:
     """The state of the comparison after ``pairs``: the decision and every figure behind it."""
     pooled_changes = [c for c in (pooled_change(p) for p in pairs) if c is not None]
@@ -498,6 +533,8 @@ class AbRun:
     # The latest head boot's run: the points the per-point tests see.
     head_run: DepthRun | None = None
     failure: str | None = None
+    # Set when a signal ended the comparison: what it was doing, how many pairs it had.
+    interrupted: str | None = None
 
     def cost(self) -> str:
         return (
@@ -524,15 +561,27 @@ class AbRun:
     def comparison(self) -> AbComparison:
         """What results.json keeps of this comparison."""
         found = self.last
+        if self.interrupted is not None:
+            outcome: str = "interrupted"
+            message = self.interrupted + (
+                f"; at the last look: {found.message(self.settings.min_effect, self.settings.beta)}"
+                if found is not None
+                else ""
+            )
+        else:
+            outcome = "failed" if self.failure is not None or found is None else found.outcome
+            message = " ".join(self.summary_lines()[:1])
         return AbComparison(
             depth=self.depth,
-            outcome="failed" if self.failure is not None or found is None else found.outcome,
+            outcome=outcome,
             pairs=len(self.pairs),
             boots=list(self.boots),
             server_seconds=round(self.server_seconds, 1),
             min_effect=self.settings.min_effect,
             alpha=self.settings.alpha,
-            message=" ".join(self.summary_lines()[:1]),
+            message=message,
+            interval_level=1 - 2 * self.settings.alpha,
+            decided_by=decided_by(found, self.settings) if found is not None else "",
             pooled=_change(found.pooled) if found is not None else None,
             points=[_change(p) for p in found.points] if found is not None else [],
             pair_changes=[

@@ -234,6 +234,11 @@ class ReportContext:
     run_id: str | None = None
     tool_version: str | None = None
     tested_commit: str | None = None
+    # How the run ended (RunResults.exit_status, exit_reasons, interrupted): the verdict
+    # section never reads green, nor "no verdicts recorded", under a red run.
+    exit_status: int | None = None
+    exit_reasons: Sequence[str] = ()
+    interrupted: str | None = None
     # Greedy outputs compared across depths, the SLOs of goodput, the depth recommendation.
     comparisons: Sequence[OutputComparison] = ()
     slo: Slo | None = None
@@ -341,6 +346,7 @@ _MESSAGE_GROUPS = {
     "no-baseline": "No baseline",
 }
 _FAILING = ("regression", "unjudged")
+_AB_RED = ("regression", "undecided", "failed", "interrupted")
 _PLURALS = {"regression": "regressions", "improvement": "improvements", "pass": "passes"}
 VERDICT_HEADER = (
     "point",
@@ -446,14 +452,47 @@ def _verdict_summary(verdicts: Sequence[Verdict]) -> str:
     return f"**{summary}**" if any(counts.get(outcome) for outcome in _FAILING) else summary
 
 
+def _red_run(context: ReportContext, verdicts: Sequence[Verdict]) -> list[str]:
+    """Under a red run that no failing verdict explains: the exit status and why, else []."""
+    status = context.exit_status
+    if not status or any(v.outcome in _FAILING for v in verdicts):
+        return []
+    reasons: list[str] = []
+    for run in context.ordered_runs:
+        if run.failure:
+            first = run.failure.splitlines()[0]
+            prefix = f"steps={run.depth}"
+            reasons.append(first if first.startswith(prefix) else f"{prefix}: {first}")
+    for comparison in context.ab:
+        message = comparison.message
+        # An A/B depth's failure is its comparison's message, or its start.
+        if comparison.outcome in _AB_RED and message and not any(r in message for r in reasons):
+            reasons.append(message)
+    reasons += context.exit_reasons
+    if context.interrupted and not any(context.interrupted in r for r in reasons):
+        reasons.append(context.interrupted)
+    head = f"**the run failed (exit status {status})**" + (
+        ", although no verdict failed:" if verdicts else "; no verdict was recorded:"
+    )
+    lines = [f"- {reason}" for reason in dict.fromkeys(reasons)] or [
+        "- a test failed: the test session's output names it"
+    ]
+    return [head, "\n".join(lines)]
+
+
 def verdict_section(context: ReportContext) -> str:
     """Regressions, then improvements (with the command that re-records the baseline), then
     passes (folded: there are many), each with its figures; what was not judged (its test
     fails too) comes right after the regressions, what was recorded last."""
     verdicts = sorted((v for run in context.runs for v in run.verdicts), key=_verdict_order)
+    red = _red_run(context, verdicts)
     if not verdicts:
+        if red:
+            return "\n\n".join(["## Verdict", *red])
+        if context.ab:
+            return "## Verdict\n\nA/B mode: the verdict is the comparison of base and head, above"
         return "## Verdict\n\nno verdicts recorded"
-    blocks = ["## Verdict", _verdict_summary(verdicts)]
+    blocks = ["## Verdict", *red, _verdict_summary(verdicts)]
     for outcome in dict.fromkeys((*VERDICT_ORDER, *(v.outcome for v in verdicts))):
         group = [v for v in verdicts if v.outcome == outcome]
         if not group:
