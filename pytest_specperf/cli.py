@@ -36,6 +36,7 @@ from pytest_specperf.options import (
     resolve_profile_option,
 )
 from pytest_specperf.profiles import available_profiles
+from pytest_specperf.results.run_lock import OutDirLock, this_process
 from pytest_specperf.results.speedup import control_run
 from pytest_specperf.results.store import REPORT_FILE, RESULTS_FILE
 from pytest_specperf.server.launch import build_launch
@@ -239,7 +240,12 @@ def _bench(args: argparse.Namespace) -> int:
     """The suite's DepthSession attached to --url (pytest_specperf/bench.py)."""
     _values(args, BENCH)  # a bad value is reported under the flag the CLI shows
     settings = build_settings(lambda key: getattr(args, key, None), Path.cwd())
-    outcome = run_bench(settings, args.baseline, observer=_bench_progress())
+    lock = OutDirLock(settings.out_dir, this_process(), option="--out")
+    lock.acquire()  # one run per out dir: a second one is refused before it measures
+    try:
+        outcome = run_bench(settings, args.baseline, observer=_bench_progress())
+    finally:
+        lock.release()
     print(report_text(outcome.results))
     for line in outcome.notes:
         print(line)

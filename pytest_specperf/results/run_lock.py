@@ -45,7 +45,7 @@ class RunOwner(msgspec.Struct, frozen=True):
     run_id: str = ""
 
     def describe(self) -> str:
-        command = self.command
+        command = " ".join(self.command.split())  # one line, whatever the argv held
         if len(command) > _COMMAND_CHARS:  # its start and its end: the program, the options
             half = (_COMMAND_CHARS - 3) // 2
             command = f"{command[:half]}...{command[-half:]}"
