@@ -18,7 +18,6 @@ import os
 import shlex
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
