@@ -128,13 +128,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _option_getter(config: pytest.Config) -> Callable[[str], Any]:
-    """The command line's value, else the ini file's; None when neither gives one."""
+    """The command line's value, else its environment variable's, else the ini file's; None
+    when none gives one."""
 
     def get(key: str) -> Any:
         spec = OPTIONS_BY_KEY[key]
         value = config.getoption(spec.dest)
         if spec.kind == "flag" and not value:
             value = None  # not given: a run profile may set it
+        if value is None and spec.env:
+            value = os.environ.get(spec.env) or None
         if value is None and spec.ini:
             ini_value = config.getini(spec.ini_name)
             return None if ini_value in (None, "") else ini_value
