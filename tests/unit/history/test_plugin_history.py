@@ -61,9 +61,7 @@ def test_specperf_history_in_the_environment_is_the_default_store(
     pytester.runpytest("--spec-steps=3").assert_outcomes(passed=1)
     assert len(HistoryStore.open(pytester.path / "env.sqlite").runs()) == 1
     # The command line wins over the environment.
-    pytester.runpytest("--spec-steps=3", "--specperf-history=flag.sqlite").assert_outcomes(
-        passed=1
-    )
+    pytester.runpytest("--spec-steps=3", "--specperf-history=flag.sqlite").assert_outcomes(passed=1)
     assert len(HistoryStore.open(pytester.path / "flag.sqlite").runs()) == 1
     assert len(HistoryStore.open(pytester.path / "env.sqlite").runs()) == 1
 
