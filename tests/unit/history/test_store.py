@@ -163,7 +163,7 @@ def test_a_reader_of_an_older_schema_changes_nothing_and_says_who_upgrades_it(
         command.upgrade(config, "0001")
     engine.dispose()
     before = _files(tmp_path)
-    with pytest.raises(SpecperfError, match="revision 0001 is older.*a writer upgrades it"):
+    with pytest.raises(SpecperfError, match=r"revision 0001 is older.*a writer upgrades it"):
         HistoryStore.open(path, read_only=True)
     assert _files(tmp_path) == before
 
