@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import re
 import shlex
 import sys
 import time
@@ -51,9 +52,19 @@ class RunOwner(msgspec.Struct, frozen=True):
         return f"pid {self.pid}, started {self.started_at}, command: {command}"
 
 
+# What a command line may carry that must not be shown: an API key's value, a URL's password.
+_SECRETS = (
+    (re.compile(r"(api[-_]key[=\s]+)[^\s']+", re.IGNORECASE), r"\1***"),
+    (re.compile(r"(://)[^/@\s]+@"), r"\1***@"),
+)
+
+
 def this_process(run_id: str = "") -> RunOwner:
     started = dt.datetime.now().astimezone().isoformat(sep=" ", timespec="seconds")
-    return RunOwner(os.getpid(), started, shlex.join(sys.orig_argv), run_id)
+    command = shlex.join(sys.orig_argv)
+    for pattern, replacement in _SECRETS:
+        command = pattern.sub(replacement, command)
+    return RunOwner(os.getpid(), started, command, run_id)
 
 
 class OutDirLock:

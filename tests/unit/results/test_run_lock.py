@@ -105,3 +105,17 @@ def test_a_long_command_is_shown_by_its_start_and_its_end() -> None:
     assert shown.startswith("pid 1, started now, command: python -m pytest x")
     assert shown.endswith("--specperf-out=mine") and "..." in shown
     assert len(shown) < 260
+
+
+def test_the_note_shows_no_secret_of_the_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    argv = [
+        "pytest",
+        "--specperf-server-arg=--api-key=sk-123",
+        "--specperf-base-url=http://me:pw@host:1",
+        "--api-key",
+        "sk-456",
+    ]
+    monkeypatch.setattr(sys, "orig_argv", argv)
+    command = this_process().command
+    assert "sk-123" not in command and "sk-456" not in command and "pw" not in command
+    assert "--api-key=***" in command and "http://***@host:1" in command
