@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from pytest_specperf.cli import _parser, main
 from pytest_specperf.options import BENCH, LAUNCH_CMD, OPTIONS
+from pytest_specperf.results.run_lock import OutDirLock, this_process
 from pytest_specperf.version import __version__
 
 _PROFILE = 'name = "mine"\nmodel_path = "org/model"\nspeculative_algorithm = "EAGLE"\n'
@@ -89,3 +91,19 @@ def test_version_prints_the_packages_version(capsys: pytest.CaptureFixture[str])
         main(["--version"])
     assert done.value.code == 0
     assert capsys.readouterr().out == f"specperf {__version__}\n"
+
+
+def test_bench_into_an_out_dir_another_run_holds_is_refused_before_it_measures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    held = OutDirLock(tmp_path / "out", this_process("other"))
+    held.acquire()
+    try:
+        # Port 9 answers nothing: a bench that went on would fail on the server instead.
+        code = main(["bench", "--url", "http://127.0.0.1:9", "--out", str(tmp_path / "out")])
+    finally:
+        held.release()
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"specperf: error: --out {tmp_path / 'out'}: another run is writing")
+    assert f"pid {os.getpid()}" in err
