@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,10 +37,12 @@ from pytest_specperf.options import (
     resolve_profile_option,
 )
 from pytest_specperf.profiles import available_profiles
+from pytest_specperf.results.run_lock import OutDirLock, this_process
 from pytest_specperf.results.speedup import control_run
 from pytest_specperf.results.store import REPORT_FILE, RESULTS_FILE
 from pytest_specperf.server.launch import build_launch
 from pytest_specperf.server.model_factory import build_model
+from pytest_specperf.version import __version__
 
 _REQUIRED: dict[str, frozenset[str]] = {
     LAUNCH_CMD: frozenset({"spec_steps"}),
@@ -76,12 +79,17 @@ def _values(args: argparse.Namespace, name: str) -> dict[str, Any]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="specperf", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     launch = commands.add_parser(LAUNCH_CMD, help="print the server command the suite would run")
     _add_table_options(launch, LAUNCH_CMD)
-    launch.add_argument("--host", default="127.0.0.1")
-    launch.add_argument("--port", default="30000")
+    launch.add_argument(
+        "--host", default="127.0.0.1", help="the host the server listens on (default: 127.0.0.1)"
+    )
+    launch.add_argument(
+        "--port", default="30000", help="the port the server listens on (default: 30000)"
+    )
 
     bench = commands.add_parser(
         BENCH,
@@ -239,7 +247,12 @@ def _bench(args: argparse.Namespace) -> int:
     """The suite's DepthSession attached to --url (pytest_specperf/bench.py)."""
     _values(args, BENCH)  # a bad value is reported under the flag the CLI shows
     settings = build_settings(lambda key: getattr(args, key, None), Path.cwd())
-    outcome = run_bench(settings, args.baseline, observer=_bench_progress())
+    lock = OutDirLock(settings.out_dir, this_process(), option="--out")
+    lock.acquire()  # one run per out dir: a second one is refused before it measures
+    try:
+        outcome = run_bench(settings, args.baseline, observer=_bench_progress())
+    finally:
+        lock.release()
     print(report_text(outcome.results))
     for line in outcome.notes:
         print(line)
@@ -285,6 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     owns_signals = interrupts.install()
     try:
         code = _command(args)
+        sys.stdout.flush()  # a closed pipe is met here, not by the interpreter at exit
         interrupts.checkpoint()  # a signal swallowed on the way still ends the command
         return code
     except SpecperfError as exc:
@@ -293,10 +307,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         print(f"specperf: interrupted ({interrupts.interrupt_name(exc)})", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _reader_gone()
     finally:
         if owns_signals:
             interrupts.ending()
             interrupts.uninstall()
+
+
+def _reader_gone() -> int:
+    """stdout's reader closed it (``specperf history export | head``): end quietly, as a Unix
+    tool killed by SIGPIPE does, with nothing left for Python to flush at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + signal.SIGPIPE
 
 
 if __name__ == "__main__":

@@ -52,6 +52,7 @@ from pytest_specperf.results.benchmark import (
     without_benchmark_banner,
 )
 from pytest_specperf.results.report import full_report
+from pytest_specperf.results.run_lock import OutDirLock, this_process
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults
 from pytest_specperf.results.store import (
     ResultsStore,
@@ -100,6 +101,9 @@ refine_pending_key = pytest.StashKey[list[DepthSession]]()
 ab_runs_key = pytest.StashKey[dict[int, AbRun]]()
 _refine_lines_key = pytest.StashKey[list[str]]()
 history_key = pytest.StashKey["HistoryRecorder | None"]()
+_run_lock_key = pytest.StashKey[OutDirLock]()
+# A run refused its out dir (another run holds it): it writes nothing there at its end.
+_refused_key = pytest.StashKey[bool]()
 _history_lines_key = pytest.StashKey[list[str]]()
 # xdist modes that would split one depth's tests over several workers (one server each).
 _SPLITTING_DIST_MODES = ("load", "loadscope", "loadfile", "loadgroup", "worksteal")
@@ -126,13 +130,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _option_getter(config: pytest.Config) -> Callable[[str], Any]:
-    """The command line's value, else the ini file's; None when neither gives one."""
+    """The command line's value, else its environment variable's, else the ini file's; None
+    when none gives one."""
 
     def get(key: str) -> Any:
         spec = OPTIONS_BY_KEY[key]
         value = config.getoption(spec.dest)
         if spec.kind == "flag" and not value:
             value = None  # not given: a run profile may set it
+        if value is None and spec.env:
+            value = os.environ.get(spec.env) or None
         if value is None and spec.ini:
             ini_value = config.getini(spec.ini_name)
             return None if ini_value in (None, "") else ini_value
@@ -228,10 +235,48 @@ def _open_history(config: pytest.Config, settings: Settings) -> HistoryRecorder 
     recorder = HistoryRecorder(settings.history, context)
     if not _is_worker(config):
         try:
-            recorder.start(config.stash[run_id_key], config.stash[tested_commit_key])
+            recorder.store  # noqa: B018 (opened now: a bad store is a usage error at once)
         except SpecperfError as exc:
             raise pytest.UsageError(str(exc)) from None
     return recorder
+
+
+def _begin_run(config: pytest.Config) -> None:
+    """The controller, once it knows the run measures: the out dir's lock (a second run
+    writing there is refused here, before any server boots), then the history row."""
+    if _is_worker(config) or config.stash.get(_run_lock_key, None) is not None:
+        return
+    settings = config.stash[settings_key]
+    lock = OutDirLock(settings.out_dir, this_process(config.stash[run_id_key]))
+    try:
+        lock.acquire()
+    except SpecperfError as exc:
+        config.stash[_refused_key] = True
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[_run_lock_key] = lock
+    recorder = config.stash.get(history_key, None)
+    if recorder is not None:
+        try:
+            recorder.start(config.stash[run_id_key], config.stash[tested_commit_key])
+        except SpecperfError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Without xdist: a run that collected the suite's tests takes its out dir now."""
+    if session.config.option.collectonly:
+        return
+    if any("specperf_depth" in getattr(i, "fixturenames", ()) for i in session.items):
+        _begin_run(session.config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """xdist's controller (which collects nothing itself) before any test is scheduled:
+    the workers' tests are the suite's when their ids carry a depth (suite.depth_scope)."""
+    config = node.config
+    if not config.option.collectonly and any(depth_scope(i) != i for i in ids):
+        _begin_run(config)
 
 
 def _plan_gpus(config: pytest.Config, settings: Settings) -> PresentGpus | None:
@@ -323,17 +368,27 @@ class _InterruptRecorder:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """The run's last word on a signal: exit status 2, no baseline kept, results.json says so."""
+    """The history store closed, the signals' last word, then the out dir given back."""
     recorder = config.stash.get(history_key, None)
     if recorder is not None:
         recorder.close()
+    try:
+        _conclude_signals(config)
+    finally:
+        lock = config.stash.get(_run_lock_key, None)
+        if lock is not None:
+            lock.release()
+
+
+def _conclude_signals(config: pytest.Config) -> None:
+    """The run's last word on a signal: exit status 2, no baseline kept, results.json says so."""
     if not config.stash.get(owns_signals_key, False):
         return
     session = config.stash.get(session_key, None)
     if interrupts.conclude(int(session.exitstatus) if session is not None else None):
         if session is not None:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
-        if not _is_worker(config):
+        if not _is_worker(config) and not config.stash.get(_refused_key, False):
             _mark_interrupted(config)
             if any(" wrote " in line for line in config.stash.get(_written_key, [])):
                 print(
@@ -649,7 +704,7 @@ def _finished_results(config: pytest.Config) -> RunResults | None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """After teardown (an interrupted run's fixtures are torn down in sessionfinish)."""
     config = session.config
-    if _is_worker(config):
+    if _is_worker(config) or config.stash.get(_refused_key, False):
         return
     if interrupts.interrupted() is not None:
         session.exitstatus = exitstatus = pytest.ExitCode.INTERRUPTED
@@ -733,8 +788,8 @@ def _finish_history(session: pytest.Session, exitstatus: int, settings: Settings
     """Mark the run in the history store; a nightly run's new change point fails the job."""
     config = session.config
     recorder = config.stash.get(history_key, None)
-    if recorder is None or settings is None:
-        return
+    if recorder is None or settings is None or config.stash.get(_run_lock_key, None) is None:
+        return  # no history without a run that began (nothing of the suite's collected)
     try:
         outcome = recorder.finish(
             config.stash[run_id_key],
@@ -789,7 +844,7 @@ _artifact_notes_key = pytest.StashKey[list[str]]()
 
 @pytest.hookimpl(tryfirst=True)  # the suite's tables before pytest-benchmark's
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    if _is_worker(config):
+    if _is_worker(config) or config.stash.get(_refused_key, False):
         return
     results = _finished_results(config)
     no_verdict = config.stash.get(_no_verdict_key, None)

@@ -19,7 +19,8 @@ from pytest_specperf.history.transfer import (
     import_results,
 )
 
-HISTORY_ENV = "SPECPERF_HISTORY"
+HISTORY_ENV = "SPECPERF_HISTORY"  # also the default of pytest's --specperf-history
+DEFAULT_PLOT_DIR = Path(".specperf") / "trends"
 _DEFAULTS = DetectionSettings()
 
 
@@ -47,28 +48,66 @@ def add_history_commands(commands: Any) -> None:
         parser.add_argument(
             "--kind",
             default="nightly",
-            help="runs of this kind only (nightly, pr, calibration, run; 'all': every kind)",
+            help="runs of this kind only (nightly, pr, calibration, run; 'all': every kind; "
+            "default: nightly)",
         )
-        parser.add_argument("--penalty", type=float, default=_DEFAULTS.penalty)
-        parser.add_argument("--min-effect", type=float, default=_DEFAULTS.min_effect)
-        parser.add_argument("--alpha", type=float, default=_DEFAULTS.alpha)
-        parser.add_argument("--min-size", type=int, default=_DEFAULTS.min_size)
+        parser.add_argument(
+            "--penalty",
+            type=float,
+            default=_DEFAULTS.penalty,
+            help="PELT's penalty per change point, in units of the series' noise: higher "
+            f"finds fewer (default: {_DEFAULTS.penalty:g})",
+        )
+        parser.add_argument(
+            "--min-effect",
+            type=float,
+            default=_DEFAULTS.min_effect,
+            help="smallest relative change reported, e.g. 0.03 = 3%% "
+            f"(default: {_DEFAULTS.min_effect:g})",
+        )
+        parser.add_argument(
+            "--alpha",
+            type=float,
+            default=_DEFAULTS.alpha,
+            help="significance of the test each change point must pass "
+            f"(default: {_DEFAULTS.alpha:g})",
+        )
+        parser.add_argument(
+            "--min-size",
+            type=int,
+            default=_DEFAULTS.min_size,
+            help=f"fewest runs on each side of a change point (default: {_DEFAULTS.min_size})",
+        )
     changes = actions.choices["changes"]
     changes.add_argument(
         "--fail-on-new",
         action="store_true",
-        help="exit 1 when the newest run brings a change point",
+        help="exit 1 when the newest run brings a change point (and fail when the store holds "
+        "no complete run of --kind)",
     )
     plot = actions.choices["plot"]
-    plot.add_argument("--out", type=Path, default=Path("specperf-trends"))
+    plot.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_PLOT_DIR,
+        help=f"folder of the PNG files (default: {DEFAULT_PLOT_DIR})",
+    )
     plot.add_argument("--all", action="store_true", help="every series, not only changed ones")
     export = action("export", "every run as CSV or as github-action-benchmark data")
-    export.add_argument("--format", choices=("csv", "benchmark-action"), default="csv")
+    export.add_argument(
+        "--format",
+        choices=("csv", "benchmark-action"),
+        default="csv",
+        help="csv: a row per point; benchmark-action: github-action-benchmark's JSON "
+        "(default: csv)",
+    )
     export.add_argument("--output", type=Path, default=None, help="file (default: stdout)")
-    imports = action("import", "add the runs of earlier results.json files")
-    imports.add_argument("files", nargs="+", type=Path)
+    imports = action("import", "add the runs of earlier results.json files (creates the store)")
+    imports.add_argument("files", nargs="+", type=Path, help="results.json files")
     imports.add_argument("--kind", default=None, help="the runs' kind (default: from the run)")
-    imports.add_argument("--run-profile", default=None)
+    imports.add_argument(
+        "--run-profile", default=None, help="the runs' run profile (default: from the run)"
+    )
 
 
 def history_target(given: str | None) -> str:
@@ -84,7 +123,22 @@ def _settings(args: argparse.Namespace) -> DetectionSettings:
 
 
 def _findings(store: HistoryStore, args: argparse.Namespace) -> HistoryFindings:
-    return findings(store, _settings(args), None if args.kind == "all" else args.kind)
+    kind = None if args.kind == "all" else args.kind
+    present = store.kinds()
+    if kind is not None and kind not in present:
+        raise SpecperfError(
+            f"history {args.action}: --kind {kind}: no run of that kind in {store.name}; "
+            f"kinds there: {', '.join(present) or 'none (the store holds no run)'}"
+        )
+    if getattr(args, "fail_on_new", False) and not any(
+        kind is None or run["kind"] == kind for run in store.runs(complete_only=True)
+    ):
+        runs = f"{kind} run" if kind else "run"
+        raise SpecperfError(
+            f"history changes --fail-on-new: no complete {runs} in {store.name}: nothing to "
+            "judge (is this the store the runs record into?)"
+        )
+    return findings(store, _settings(args), kind)
 
 
 def write_trend_plots(
@@ -127,7 +181,8 @@ def _show(store: HistoryStore, last: int) -> list[str]:
 
 
 def run_history(args: argparse.Namespace) -> int:
-    store = HistoryStore.open(history_target(args.history))
+    # Only import writes: the readers need a store that exists and change nothing in it.
+    store = HistoryStore.open(history_target(args.history), read_only=args.action != "import")
     try:
         if args.action == "show":
             print("\n".join(_show(store, args.last)))
