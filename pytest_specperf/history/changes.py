@@ -6,7 +6,8 @@ spread over the square root of their count) and what the series says (the robust
 night-to-night differences, which also holds the boot-to-boot noise one run's samples cannot
 show). ruptures' PELT search for mean shifts (cost ``l2``, run as KernelCPD with the linear
 kernel) proposes change points at a penalty of ``penalty`` x log(nights); each proposal then
-stands only if the nights between it and its neighbours differ by a Welch t-test at ``alpha`` and by at least ``min_effect``.
+stands only if the nights between it and its neighbours differ by a Welch t-test at
+``alpha`` and by at least ``min_effect``.
 Settings: benchmarks/changepoint_study.py, docs/explanation/change-points.md.
 
 A change point is named by the first night after it. Its attribution splits the change of
