@@ -37,6 +37,7 @@ PALETTE = (
     "#17becf",
 )
 CHANGE_COLOR = "#c0392b"
+DENSE_RUNS = 150
 METRIC_TITLES = {
     "agg_tok_s": "Aggregate tok/s",
     "per_req_tok_s": "Per-request tok/s",
@@ -88,7 +89,8 @@ def runs_trace(
     """A line over runs: x and hover text are filled in the page from its table of runs."""
     trace: dict[str, Any] = {
         "type": "scatter",
-        "mode": "lines+markers",
+        # Markers on a long series only hide the line (and slow the page).
+        "mode": "lines+markers" if len(runs) <= DENSE_RUNS else "lines",
         "name": name,
         "customdata": list(runs),
         "y": [figure_size(v) for v in values],
@@ -128,36 +130,38 @@ def _by_concurrency(panel: Panel) -> list[tuple[int, int, list[PointView]]]:
 
 
 def change_marks(changes: Iterable[ChangeView]) -> dict[str, list[dict[str, Any]]]:
-    """Each change point a dashed line at its first run, labelled with its commit (a link
-    where the repository is known) and its step."""
+    """Each change point's first run a dashed line, labelled with its commit (a link where
+    the repository is known) and the step of each concurrency that changed there."""
+    by_run: dict[int, list[ChangeView]] = {}
+    for change in changes:
+        by_run.setdefault(change.run.index, []).append(change)
     shapes: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
-    seen: dict[str, int] = {}
-    for change in changes:
-        when = change.run.when
-        label = html.escape(change.run.commit_label)
-        if change.run.commit_url:
-            label = f'<a href="{html.escape(change.run.commit_url)}">{label}</a>'
-        if when not in seen:
-            shapes.append(
-                {
-                    "type": "line",
-                    "xref": "x",
-                    "yref": "paper",
-                    "x0": when,
-                    "x1": when,
-                    "y0": 0,
-                    "y1": 1,
-                    "line": {"color": CHANGE_COLOR, "width": 1.5, "dash": "dash"},
-                }
-            )
-        stack = seen.get(when, 0)
-        seen[when] = stack + 1
+    for number, run_index in enumerate(sorted(by_run)):
+        found = sorted(by_run[run_index], key=lambda c: c.concurrency)
+        run = found[0].run
+        label = html.escape(run.commit_label)
+        if run.commit_url:
+            label = f'<a href="{html.escape(run.commit_url)}">{label}</a>'
+        steps = "<br>".join(f"C={c.concurrency} {c.step:+.1%}" for c in found)
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": run.when,
+                "x1": run.when,
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": CHANGE_COLOR, "width": 1.5, "dash": "dash"},
+            }
+        )
         annotations.append(
             {
-                "x": when,
+                "x": run.when,
                 "xref": "x",
-                "y": 1 - 0.09 * stack,
+                # Alternate heights, so that two change points close together stay readable.
+                "y": 1.0 if number % 2 == 0 else 0.45,
                 "yref": "paper",
                 "xanchor": "left",
                 "yanchor": "top",
@@ -165,11 +169,13 @@ def change_marks(changes: Iterable[ChangeView]) -> dict[str, list[dict[str, Any]
                 "align": "left",
                 "font": {"color": CHANGE_COLOR, "size": 11},
                 "bgcolor": "rgba(255,255,255,0.85)",
-                "text": f"{label} C={change.concurrency} {change.step:+.1%}",
-                "hovertext": (
-                    f"{html.escape(change.run.run_id)}: {change.step:+.1%} "
-                    f"[{change.step_low:+.1%}, {change.step_high:+.1%}]"
-                    + (f", {change.attribution}" if change.attribution else "")
+                "text": f"{label}<br>{steps}",
+                "hovertext": html.escape(run.run_id)
+                + "<br>"
+                + "<br>".join(
+                    f"C={c.concurrency}: {c.step:+.1%} [{c.step_low:+.1%}, {c.step_high:+.1%}]"
+                    + (f", {c.attribution}" if c.attribution else "")
+                    for c in found
                 ),
             }
         )
