@@ -185,8 +185,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not store_path.exists():
             seconds = write_store(store_path, args.runs, args.seed)
-            print(f"store: {args.runs} runs x {len(DEPTHS)} depths x {len(CONCURRENCIES)} "
-                  f"concurrencies written in {seconds:.1f} s ({store_path.stat().st_size / 2**20:.1f} MiB)")
+            mib = store_path.stat().st_size / 2**20
+            print(
+                f"store: {args.runs} runs x {len(DEPTHS)} depths x {len(CONCURRENCIES)} "
+                f"concurrencies written in {seconds:.1f} s ({mib:.1f} MiB)"
+            )
         started = time.perf_counter()
         store = HistoryStore.open(store_path)
         try:
@@ -197,14 +200,14 @@ def main(argv: list[str] | None = None) -> int:
         index_bytes = built.index.stat().st_size
         pages = sorted((work / "site" / "series").glob("*.html"))
         largest = max((p.stat().st_size for p in pages), default=0)
-        print(
-            f"site: {built.pages} pages, {built.series} series, {built.changes} change points"
-        )
+        print(f"site: {built.pages} pages, {built.series} series, {built.changes} change points")
         print(f"build time: {build_s:.1f} s (limit {BUILD_LIMIT_S:.0f} s)")
+        speculation = (work / "site" / "speculation.html").stat().st_size
         print(
-            f"index.html: {index_bytes / 2**20:.2f} MiB (limit {INDEX_LIMIT_BYTES / 2**20:.0f} MiB); "
+            f"index.html: {index_bytes / 2**20:.2f} MiB "
+            f"(limit {INDEX_LIMIT_BYTES / 2**20:.0f} MiB); "
             f"largest series page {largest / 2**20:.2f} MiB; "
-            f"speculation.html {(work / 'site' / 'speculation.html').stat().st_size / 2**20:.2f} MiB"
+            f"speculation.html {speculation / 2**20:.2f} MiB"
         )
         ok = build_s < BUILD_LIMIT_S and index_bytes < INDEX_LIMIT_BYTES
         print("PASS" if ok else "FAIL")

@@ -119,9 +119,7 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
         found = findings(store)
     finally:
         store.close()
-    step = next(
-        c for c in found.changes if c.key.metric == "agg_tok_s" and c.key.depth == 3
-    )
+    step = next(c for c in found.changes if c.key.metric == "agg_tok_s" and c.key.depth == 3)
     assert step.night.commit == "night04"
     return Nights(work / "history.sqlite", step.night.run_id, "night04")
 
@@ -166,10 +164,12 @@ def open_page(driver: Any, page: Path) -> list[str]:
         problems.append("no chart on the page")
     try:
         WebDriverWait(driver, 30).until(
-            lambda d: len(d.find_elements("css selector", "[data-figure] svg.main-svg")) > 0
-            and all(
-                e.find_elements("css selector", "svg.main-svg")
-                for e in d.find_elements("css selector", "[data-figure]")
+            lambda d: (
+                len(d.find_elements("css selector", "[data-figure] svg.main-svg")) > 0
+                and all(
+                    e.find_elements("css selector", "svg.main-svg")
+                    for e in d.find_elements("css selector", "[data-figure]")
+                )
             )
         )
     except TimeoutException:
@@ -235,9 +235,7 @@ def test_a_series_page_draws_the_change_point_with_its_run_and_commit(
     assert open_page(browser, _series_page(site)) == []
     table = browser.find_element("css selector", "table.changes").text
     assert nights.run_id in table and nights.commit in table
-    labels = [
-        e.text for e in browser.find_elements("css selector", "#agg .annotation-text")
-    ]
+    labels = [e.text for e in browser.find_elements("css selector", "#agg .annotation-text")]
     assert any(nights.commit in label for label in labels), labels
     drawn = browser.find_elements("css selector", ".chart svg.main-svg")
     assert {c.get_attribute("id") for c in browser.find_elements("css selector", ".chart")} >= {

@@ -24,6 +24,7 @@ def repo_url_from_env(environ: Mapping[str, str]) -> str | None:
     server, repository = (environ.get(name) for name in REPO_URL_ENV)
     return f"{server.rstrip('/')}/{repository}" if server and repository else None
 
+
 # Written into every site folder: a folder holding it may be replaced by a new build, any
 # other non-empty folder is refused (nothing of the user's is deleted).
 MARKER = ".specperf-site"

@@ -109,8 +109,14 @@ def _interval_bars(
     intervals = [get(p) for p in points]
     if not any(intervals):
         return None
-    above = [figure_size(i[1] - v) if i and v is not None else 0 for i, v in zip(intervals, values, strict=True)]
-    below = [figure_size(v - i[0]) if i and v is not None else 0 for i, v in zip(intervals, values, strict=True)]
+    above = [
+        figure_size(i[1] - v) if i and v is not None else 0
+        for i, v in zip(intervals, values, strict=True)
+    ]
+    below = [
+        figure_size(v - i[0]) if i and v is not None else 0
+        for i, v in zip(intervals, values, strict=True)
+    ]
     return {
         "type": "data",
         "symmetric": False,
@@ -507,9 +513,7 @@ def schedule_figure(group: SpeculationGroup, runs: Sequence[RunView]) -> Figure 
         return None
     concurrencies = sorted({c for s in schedules for c, _ in s.depth_at})
     x = [runs[s.run].when for s in schedules]
-    z = [
-        [dict(s.depth_at).get(concurrency) for s in schedules] for concurrency in concurrencies
-    ]
+    z = [[dict(s.depth_at).get(concurrency) for s in schedules] for concurrency in concurrencies]
     text = [[html.escape(runs[s.run].run_id) for s in schedules] for _ in concurrencies]
     depths = sorted({d for s in schedules for _, d in s.depth_at})
     trace = {

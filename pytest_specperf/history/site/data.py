@@ -176,9 +176,7 @@ class Panel:
     @property
     def last_change(self) -> ChangeView | None:
         """The newest change point; of one run's, the largest step."""
-        return max(
-            self.changes, key=lambda c: (c.run.index, abs(c.step), c.metric), default=None
-        )
+        return max(self.changes, key=lambda c: (c.run.index, abs(c.step), c.metric), default=None)
 
 
 @dataclass(frozen=True)
@@ -352,7 +350,9 @@ def point_view(run: int, depth: int, row: Mapping[str, Any]) -> PointView:
         ttft_ms=_in_ms(latency.ttft_s) if latency else None,
         itl_ms=_in_ms(latency.itl_s) if latency else None,
         accept_length=accept,
-        position_accept=tuple(float(x) for x in json.loads(row.get("position_accept_json") or "[]")),
+        position_accept=tuple(
+            float(x) for x in json.loads(row.get("position_accept_json") or "[]")
+        ),
         verify_steps_s=_finite(row.get("verify_steps_s")),
         step_ms=step_time_ms(depth, accept, per_req),
         kv_max_total_tokens=row.get("kv_max_total_tokens"),
@@ -411,7 +411,9 @@ def _schedule_text(recommendation: Recommendation) -> str:
     parts = []
     for item in recommendation.schedule:
         upper = item.max_concurrency
-        span = f"C>={item.min_concurrency}" if upper is None else f"C={item.min_concurrency}-{upper}"
+        span = (
+            f"C>={item.min_concurrency}" if upper is None else f"C={item.min_concurrency}-{upper}"
+        )
         depth = "no speculation" if item.depth == 0 else f"steps {item.depth}"
         parts.append(f"{depth} at {span}")
     return ", ".join(parts) or "none"
@@ -496,9 +498,7 @@ def assemble(
         points_by_seq.setdefault(seq, []).append(row)
         depth = int(row["depth"])
         key = _panel_key(runs_by_seq[seq], depth)
-        panels.setdefault(key, Panel(key)).points.append(
-            point_view(by_seq[seq].index, depth, row)
-        )
+        panels.setdefault(key, Panel(key)).points.append(point_view(by_seq[seq].index, depth, row))
     latest = len(views) - 1
     for change in detect_all(build_series(runs, points), settings):
         key = PanelKey(
