@@ -15,6 +15,7 @@ there (the pictures in docs/how-to/history.md).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -162,18 +163,26 @@ def open_page(driver: Any, page: Path) -> list[str]:
     problems = []
     if charts == 0:
         problems.append("no chart on the page")
-    try:
+    # Done when every chart is drawn, or at once when the chart library never loaded.
+    with contextlib.suppress(TimeoutException):
         WebDriverWait(driver, 30).until(
             lambda d: (
-                len(d.find_elements("css selector", "[data-figure] svg.main-svg")) > 0
-                and all(
-                    e.find_elements("css selector", "svg.main-svg")
-                    for e in d.find_elements("css selector", "[data-figure]")
+                d.execute_script("return typeof Plotly === 'undefined'")
+                or (
+                    len(d.find_elements("css selector", "[data-figure] svg.main-svg")) > 0
+                    and all(
+                        e.find_elements("css selector", "svg.main-svg")
+                        for e in d.find_elements("css selector", "[data-figure]")
+                    )
                 )
             )
         )
-    except TimeoutException:
-        drawn = len(driver.find_elements("css selector", "[data-figure].js-plotly-plot"))
+    drawn = sum(
+        1
+        for e in driver.find_elements("css selector", "[data-figure]")
+        if e.find_elements("css selector", "svg.main-svg")
+    )
+    if drawn < charts:
         problems.append(f"{drawn} of {charts} charts drawn")
     traces = driver.find_elements("css selector", "[data-figure] .trace")
     if charts and not traces:

@@ -364,6 +364,7 @@ def kv_figure(panel: Panel) -> Figure | None:
         "side": "right",
         "rangemode": "tozero",
         "showgrid": False,
+        "tickformat": ",d",
     }
     layout["margin"]["r"] = 64
     return {"data": traces, "layout": layout}
