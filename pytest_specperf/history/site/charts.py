@@ -503,7 +503,8 @@ def stops_paying_figure(group: SpeculationGroup) -> Figure | None:
         "gridcolor": "#eef0f3",
         "automargin": True,
     }
-    layout["height"] = 300
+    layout["height"] = 320
+    layout["legend"]["y"] = -0.4
     return {"data": traces, "layout": layout}
 
 
