@@ -16,6 +16,7 @@ there (the pictures in docs/how-to/history.md).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from filelock import FileLock
 
 from pytest_specperf.history.report import findings
 from pytest_specperf.history.store import HistoryStore
@@ -84,11 +86,14 @@ class Nights:
     commit: str
 
 
-@pytest.fixture(scope="module")
-def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
-    if _browser_missing() is not None and not REQUIRE_BROWSER:
-        pytest.skip(str(_browser_missing()))
-    work = tmp_path_factory.mktemp("site-nights")
+def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of this test session that every xdist worker sees (pytest-xdist's own recipe
+    for a session fixture computed once): the nights are run by the first worker to ask."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def _run_nights(work: Path) -> Nights:
     done = subprocess.run(
         [
             sys.executable,
@@ -123,6 +128,23 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
     step = next(c for c in found.changes if c.key.metric == "agg_tok_s" and c.key.depth == 3)
     assert step.night.commit == "night04"
     return Nights(work / "history.sqlite", step.night.run_id, "night04")
+
+
+@pytest.fixture(scope="module")
+def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
+    if _browser_missing() is not None and not REQUIRE_BROWSER:
+        pytest.skip(str(_browser_missing()))
+    shared = _shared_dir(tmp_path_factory)
+    work = shared / "site-nights"
+    ready = shared / "site-nights.json"
+    with FileLock(str(shared / "site-nights.lock")):
+        if not ready.exists():
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir()
+            made = _run_nights(work)
+            ready.write_text(json.dumps([str(made.store), made.run_id, made.commit]))
+    store, run_id, commit = json.loads(ready.read_text())
+    return Nights(Path(store), run_id, commit)
 
 
 @pytest.fixture(scope="module")
