@@ -4,7 +4,8 @@ specperf launch-cmd --spec-steps 3            # the exact server command the fix
 specperf bench --url http://127.0.0.1:30000   # the suite's sweep against a running server
 specperf profiles                             # the deployment profiles it knows
 specperf baseline show|diff|promote|migrate   # read, compare, promote and upgrade baselines
-specperf history show|changes|plot|export|import  # the history store (docs/how-to/history.md)
+specperf history show|changes|plot|site|export|import  # the history store (docs/how-to/history.md)
+specperf ab-comment .specperf/results.json    # an A/B run's verdict as a pull-request comment
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from pytest_specperf.options import (
     resolve_profile_option,
 )
 from pytest_specperf.profiles import available_profiles
+from pytest_specperf.results.ab_comment import ab_comment_from_file
 from pytest_specperf.results.run_lock import OutDirLock, this_process
 from pytest_specperf.results.speedup import control_run
 from pytest_specperf.results.store import REPORT_FILE, RESULTS_FILE
@@ -107,6 +109,12 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("profiles", help="list deployment profiles")
     _add_baseline_commands(commands)
     add_history_commands(commands)
+    comment = commands.add_parser(
+        "ab-comment", help="an A/B run's verdict as pull-request markdown (from results.json)"
+    )
+    comment.add_argument("results", type=Path, help="the A/B run's results.json")
+    comment.add_argument("--forest-url", default=None, help="where the forest plot is linked")
+    comment.add_argument("--run-url", default=None, help="the CI run, linked at the end")
     return parser
 
 
@@ -290,6 +298,10 @@ def _command(args: argparse.Namespace) -> int:
         return _baseline(args)
     if args.command == "history":
         return run_history(args)
+    if args.command == "ab-comment":
+        text = ab_comment_from_file(args.results, forest_url=args.forest_url, run_url=args.run_url)
+        print(text, end="")
+        return 0
     return _profiles()
 
 

@@ -1,4 +1,4 @@
-"""``specperf history show | changes | plot | export | import``: the store from the CLI."""
+"""``specperf history show | changes | plot | site | export | import``: the store from the CLI."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pytest_specperf.history.changes import DetectionSettings
 from pytest_specperf.history.plots import draw_trend, have_matplotlib, plot_name
 from pytest_specperf.history.report import HistoryFindings, findings, text_lines
 from pytest_specperf.history.rows import RunContext
+from pytest_specperf.history.site import build_site, repo_url_from_env
 from pytest_specperf.history.store import DEFAULT_HISTORY, HistoryStore
 from pytest_specperf.history.transfer import (
     export_benchmark_action,
@@ -43,6 +44,7 @@ def add_history_commands(commands: Any) -> None:
     for name, text in (
         ("changes", "change points per series, with their first run and attribution"),
         ("plot", "trend plots: nightly medians, intervals, change points"),
+        ("site", "a static site: cards per series, a page per series, speculation over time"),
     ):
         parser = action(name, text)
         parser.add_argument(
@@ -93,6 +95,14 @@ def add_history_commands(commands: Any) -> None:
         help=f"folder of the PNG files (default: {DEFAULT_PLOT_DIR})",
     )
     plot.add_argument("--all", action="store_true", help="every series, not only changed ones")
+    site = actions.choices["site"]
+    site.add_argument("--out", type=Path, default=Path("specperf-site"), help="the site's folder")
+    site.add_argument(
+        "--repo-url",
+        default=None,
+        help="the tested repository (https://github.com/OWNER/NAME), for commit links "
+        "(default: $GITHUB_SERVER_URL/$GITHUB_REPOSITORY where set)",
+    )
     export = action("export", "every run as CSV or as github-action-benchmark data")
     export.add_argument(
         "--format",
@@ -197,6 +207,17 @@ def run_history(args: argparse.Namespace) -> int:
                 raise SpecperfError("history plot: needs matplotlib (pip install matplotlib)")
             written = write_trend_plots(store, found, args.out, every=args.all)
             print("\n".join(str(p) for p in written) or "no series with a change point")
+            return 0
+        if args.action == "site":
+            found_url = args.repo_url or repo_url_from_env(os.environ)
+            kind = None if args.kind == "all" else args.kind
+            built = build_site(
+                store, args.out, settings=_settings(args), kind=kind, repo_url=found_url
+            )
+            print(
+                f"{built.index}: {built.runs} runs, {built.series} series pages, "
+                f"{built.changes} change points"
+            )
             return 0
         if args.action == "export":
             text = export_csv(store) if args.format == "csv" else export_benchmark_action(store)
