@@ -25,5 +25,9 @@ class ServerStartError(SpecperfError):
     """The server process exited, or did not become healthy, during launch."""
 
 
+class ServerArgumentsRefused(ServerStartError):
+    """The server exited at once with a usage error: its command line has a bad flag."""
+
+
 class ServerUnreachableError(SpecperfError):
     """A server URL that does not answer."""

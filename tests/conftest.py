@@ -2,6 +2,8 @@
 
 import signal
 
+import pytest
+
 pytest_plugins = ["pytester", "tests.support.sim", "tests.support.e2e"]
 
 # A job a non-interactive shell starts in the background (`cmd &`) inherits SIGINT ignored,
@@ -9,3 +11,10 @@ pytest_plugins = ["pytester", "tests.support.sim", "tests.support.e2e"]
 # tests of what Ctrl-C does would fail for the way CI was started. Ctrl-C means Ctrl-C here.
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.fixture(autouse=True)
+def _no_history_store_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's $SPECPERF_HISTORY is pytest's --specperf-history too: the runs these
+    tests start must not record into it."""
+    monkeypatch.delenv("SPECPERF_HISTORY", raising=False)

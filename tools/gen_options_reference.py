@@ -192,6 +192,8 @@ def _default(spec: OptionSpec) -> str:
 
 def _where(spec: OptionSpec) -> str:
     places = ["pytest"]
+    if spec.env:
+        places.append(f"env `{spec.env}`")
     if spec.ini:
         places.append(f"ini `{spec.ini_name}`")
     for command in spec.commands:
@@ -218,7 +220,9 @@ def render(specs: Iterable[OptionSpec] = OPTIONS) -> str:
         "set in `[tool.pytest.ini_options]` under their ini key (e.g.",
         '`specperf_profile = "my-deployment"`); a command-line value wins over the ini file.',
         "Some are also flags of the `specperf` command (`specperf bench`, `specperf launch-cmd`),",
-        "under the name shown. An API key is read from `SPECPERF_API_KEY`: passed to the",
+        'under the name shown. An option with an environment variable (its "Where") reads',
+        "it when the command line gives none; it wins over the ini file.",
+        "An API key is read from `SPECPERF_API_KEY`: passed to the",
         "server as `--api-key`, sent as a Bearer token, and shown as `***` in every command",
         "line, log and report.",
         "",

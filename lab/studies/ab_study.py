@@ -39,15 +39,8 @@ from detection_study import (
 )
 from scipy import stats
 
-from pytest_specperf.gate.ab import (
-    AbSettings,
-    BootPoint,
-    Pair,
-    estimate,
-    outcome_of,
-    pairs_needed,
-    pooled_change,
-)
+from pytest_specperf.gate.ab import AbSettings, BootPoint, Pair, estimate, outcome_of, pooled_change
+from pytest_specperf.gate.ab_advice import pairs_needed
 from pytest_specperf.gate.decision import GateSettings
 
 CONCURRENCY = (1, 4, 16)

@@ -66,6 +66,8 @@ def night_command(store: Path, out: Path, args: argparse.Namespace, changed: boo
         "--specperf-history-on-change=warn",
         "--specperf-allow-no-baseline",
     ]
+    if args.warmup_rounds is not None:
+        command.append(f"--specperf-warmup-rounds={args.warmup_rounds}")
     if changed:
         command.append(f"--specperf-server-arg={scenario_flag(args)}")
     return command
@@ -152,6 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     # jitter small against the simulated step times.
     parser.add_argument("--sim-speedup", type=float, default=5.0)
     parser.add_argument("--work", type=Path, default=None, help="keep the store and outputs here")
+    parser.add_argument(
+        "--warmup-rounds",
+        type=int,
+        default=None,
+        help="each boot's warm-up rounds (default: the run profile's; the simulator needs none "
+        "unless told to have cold shapes)",
+    )
     parser.add_argument(
         "--check-only", action="store_true", help="judge the store already in --work, run nothing"
     )

@@ -75,8 +75,16 @@ def run_bench(
         problems.insert(0, session.failure)
     problems += [v.message for v in verdicts if v.outcome in ("regression", "unjudged")]
     notes = [v.message for v in verdicts if v.outcome == "improvement"]
+    results = store.update(lambda r: _ended(r, problems, session.failure))
     notes += write_run_artifacts(results, settings.out_dir)
     return BenchOutcome(results, problems, notes)
+
+
+def _ended(results: RunResults, problems: list[str], failure: str | None) -> None:
+    """The exit status `specperf bench` returns, and why, for report.md's verdict section
+    (the depth's own failure is in its run already)."""
+    results.exit_status = 1 if problems else 0
+    results.exit_reasons = [problem for problem in problems if problem != failure]
 
 
 def report_text(results: RunResults) -> str:

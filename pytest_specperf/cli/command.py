@@ -4,7 +4,8 @@ specperf launch-cmd --spec-steps 3            # the exact server command the fix
 specperf bench --url http://127.0.0.1:30000   # the suite's sweep against a running server
 specperf profiles                             # the deployment profiles it knows
 specperf baseline show|diff|promote|migrate   # read, compare, promote and upgrade baselines
-specperf history show|changes|plot|export|import  # the history store (docs/how-to/history.md)
+specperf history show|changes|plot|site|export|import  # the history store (docs/how-to/history.md)
+specperf ab-comment .specperf/results.json    # an A/B run's verdict as a pull-request comment
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,11 +31,14 @@ from pytest_specperf.gate import review
 from pytest_specperf.gate.baselines import migrate_file
 from pytest_specperf.history.commands import add_history_commands, run_history
 from pytest_specperf.measure.progress import LiveProgress, PointLines, StatusLine
+from pytest_specperf.results.ab_comment import ab_comment_from_file
+from pytest_specperf.results.run_lock import OutDirLock, this_process
 from pytest_specperf.results.speedup import control_run
 from pytest_specperf.results.store import REPORT_FILE, RESULTS_FILE
 from pytest_specperf.server.launch import build_launch
 from pytest_specperf.server.model_factory import build_model
 from pytest_specperf.server.profiles import available_profiles
+from pytest_specperf.version import __version__
 
 _REQUIRED: dict[str, frozenset[str]] = {
     LAUNCH_CMD: frozenset({"spec_steps"}),
@@ -70,12 +75,17 @@ def _values(args: argparse.Namespace, name: str) -> dict[str, Any]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="specperf", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     launch = commands.add_parser(LAUNCH_CMD, help="print the server command the suite would run")
     _add_table_options(launch, LAUNCH_CMD)
-    launch.add_argument("--host", default="127.0.0.1")
-    launch.add_argument("--port", default="30000")
+    launch.add_argument(
+        "--host", default="127.0.0.1", help="the host the server listens on (default: 127.0.0.1)"
+    )
+    launch.add_argument(
+        "--port", default="30000", help="the port the server listens on (default: 30000)"
+    )
 
     bench = commands.add_parser(
         BENCH,
@@ -93,6 +103,12 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("profiles", help="list deployment profiles")
     _add_baseline_commands(commands)
     add_history_commands(commands)
+    comment = commands.add_parser(
+        "ab-comment", help="an A/B run's verdict as pull-request markdown (from results.json)"
+    )
+    comment.add_argument("results", type=Path, help="the A/B run's results.json")
+    comment.add_argument("--forest-url", default=None, help="where the forest plot is linked")
+    comment.add_argument("--run-url", default=None, help="the CI run, linked at the end")
     return parser
 
 
@@ -233,7 +249,12 @@ def _bench(args: argparse.Namespace) -> int:
     """The suite's DepthSession attached to --url (pytest_specperf/cli/bench.py)."""
     _values(args, BENCH)  # a bad value is reported under the flag the CLI shows
     settings = build_settings(lambda key: getattr(args, key, None), Path.cwd())
-    outcome = run_bench(settings, args.baseline, observer=_bench_progress())
+    lock = OutDirLock(settings.out_dir, this_process(), option="--out")
+    lock.acquire()  # one run per out dir: a second one is refused before it measures
+    try:
+        outcome = run_bench(settings, args.baseline, observer=_bench_progress())
+    finally:
+        lock.release()
     print(report_text(outcome.results))
     for line in outcome.notes:
         print(line)
@@ -271,6 +292,10 @@ def _command(args: argparse.Namespace) -> int:
         return _baseline(args)
     if args.command == "history":
         return run_history(args)
+    if args.command == "ab-comment":
+        text = ab_comment_from_file(args.results, forest_url=args.forest_url, run_url=args.run_url)
+        print(text, end="")
+        return 0
     return _profiles()
 
 
@@ -279,6 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     owns_signals = interrupts.install()
     try:
         code = _command(args)
+        sys.stdout.flush()  # a closed pipe is met here, not by the interpreter at exit
         interrupts.checkpoint()  # a signal swallowed on the way still ends the command
         return code
     except SpecperfError as exc:
@@ -287,10 +313,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         print(f"specperf: interrupted ({interrupts.interrupt_name(exc)})", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _reader_gone()
     finally:
         if owns_signals:
             interrupts.ending()
             interrupts.uninstall()
+
+
+def _reader_gone() -> int:
+    """stdout's reader closed it (``specperf history export | head``): end quietly, as a Unix
+    tool killed by SIGPIPE does, with nothing left for Python to flush at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + signal.SIGPIPE
 
 
 if __name__ == "__main__":

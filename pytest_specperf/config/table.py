@@ -41,6 +41,9 @@ from pytest_specperf.server.gpus import parse_gpu_ids
 from pytest_specperf.server.process import DEFAULT_LAUNCH_TIMEOUT_S
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
 
+# The history store of pytest's --specperf-history and of `specperf history`
+# (history/commands.py's HISTORY_ENV: history/ does not import this module).
+HISTORY_ENV = "SPECPERF_HISTORY"
 ALLOW_DOWNGRADE_FLAG = "--specperf-allow-baseline-downgrade"
 ALLOW_NO_BASELINE_FLAG = "--specperf-allow-no-baseline"
 # Points shorter than about a second were measured drifting (up to 27% between boots on the
@@ -71,6 +74,7 @@ class OptionSpec:
     ini: bool = True  # also settable as specperf_<key> in [tool.pytest.ini_options]
     commands: tuple[str, ...] = ()  # `specperf` subcommands that take it
     short: str | None = None  # the `specperf` CLI's own name for it, e.g. "--url"
+    env: str | None = None  # an environment variable read when the command line gives none
 
     @property
     def dest(self) -> str:
@@ -489,7 +493,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "history",
         "append this run to a history store: a file path (SQLite; e.g. "
         ".specperf/history.sqlite) or a database URL (sqlite:///..., postgresql://...); a "
-        "nightly run then reports the change points (docs/how-to/history.md)",
+        "nightly run then reports the change points (docs/how-to/history.md); not given: "
+        f"${HISTORY_ENV}, as `specperf history` reads it",
+        env=HISTORY_ENV,
     ),
     OptionSpec(
         "--specperf-history-on-change",

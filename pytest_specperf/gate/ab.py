@@ -36,20 +36,16 @@ in error rate beyond what the spending function charges; lab/studies/ab_study.py
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from scipy import stats
-
 from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
 from pytest_specperf.gate.sequential import Spending, t_multiplier
-from pytest_specperf.results.formats import core_speeds_note, counted
+from pytest_specperf.results.formats import counted
 from pytest_specperf.results.schema import (
-    CPU_BOUND_MEANING,
     AbChange,
     AbComparison,
     AbPair,
@@ -57,7 +53,7 @@ from pytest_specperf.results.schema import (
     PointMetrics,
     ServerCpu,
 )
-from pytest_specperf.results.stats import log_sd, log_values
+from pytest_specperf.results.stats import log_values
 
 AbOutcome = Literal["regression", "improvement", "no-regression", "continue", "undecided"]
 FIRST_LOOK = 2  # an interval over pairs needs two pairs at least
@@ -271,6 +267,41 @@ class AbLook:
         return text
 
 
+def decided_by(found: AbLook, settings: AbSettings) -> str:
+    """Which repeated interval of the pooled change decided at this look, in one sentence
+    (its level, the look, the spending), or why none did yet."""
+    estimate = found.pooled.estimate
+    if estimate.wide is None or estimate.narrow is None:
+        return (
+            f"no interval yet after {counted(found.pairs, 'pair')}: the first look is after "
+            f"pair {settings.first_look}"
+        )
+    wide_level = f"{1 - 2 * settings.alpha:.0%} repeated interval"
+    bound_level = f"{1 - settings.beta:.0%} repeated lower bound"
+    when = (
+        f"at the look after pair {found.pairs} ({settings.spending} spending over looks after "
+        f"pairs {settings.first_look}..{settings.max_pairs})"
+    )
+    low, high = (percent(x) * 100 for x in estimate.wide)
+    wide = f"the pooled change's {wide_level} [{low:+.1f}, {high:+.1f}]%"
+    bound = f"{percent(estimate.narrow[0]) * 100:+.1f}%"
+    change = f"{percent(estimate.change) * 100:+.1f}%"
+    half = f"{settings.min_effect / 2:.1%}"
+    if found.outcome == "regression":
+        return f"decided by {wide} {when}: below 0, and {change} is beyond -{half}"
+    if found.outcome == "improvement":
+        return f"decided by {wide} {when}: above 0, and {change} is beyond +{half}"
+    if found.outcome == "no-regression":
+        return (
+            f"decided by the pooled change's {bound_level} {when}: {bound} is above "
+            f"-{settings.min_effect:.0%}"
+        )
+    return (
+        f"not decided {when}: {wide} does not lie beyond 0 by half the minimum effect "
+        f"({half}), and its {bound_level}, {bound}, is not above -{settings.min_effect:.0%}"
+    )
+
+
 def look(depth: int, pairs: Sequence[Pair], settings: AbSettings) -> AbLook:
     """The state of the comparison after ``pairs``: the decision and every figure behind it."""
     pooled_changes = [c for c in (pooled_change(p) for p in pairs) if c is not None]
@@ -362,127 +393,6 @@ def change_percent(value: Estimate) -> tuple[float, float | None, float | None]:
     )
 
 
-# Pairs beyond which advice stops counting: a profile that needs more is too noisy for A/B.
-PAIRS_NEEDED_LIMIT = 400
-
-
-def pairs_needed(sd: float, settings: AbSettings, limit: int = PAIRS_NEEDED_LIMIT) -> int:
-    """The pairs a fixed-size design needs at per-pair spread ``sd`` (log scale): the smallest
-    n at which a one-sided paired t-test at alpha has power 1 - beta at a regression of the
-    minimum effect (noncentral t). ``limit`` when even that many are not enough."""
-    for n in range(2, limit):
-        critical = float(stats.t.isf(settings.alpha, n - 1))
-        power = float(stats.nct.sf(critical, n - 1, settings.margin * math.sqrt(n) / sd))
-        if power >= 1 - settings.beta:
-            return n
-    return limit
-
-
-@dataclass(frozen=True)
-class NoiseSplit:
-    """Where the spread of the pairs' pooled changes comes from (log scale)."""
-
-    pair_sd: float
-    # The part the repeats inside each boot account for (None: fewer than 2 repeats a point).
-    within_sd: float | None
-    pairs_needed: int
-
-    @property
-    def between_boots(self) -> bool:
-        """Most of the spread is between boots: more repeats inside a boot will not help."""
-        return self.within_sd is None or self.within_sd**2 < self.pair_sd**2 / 2
-
-
-def _within_variance(pair: Pair) -> float | None:
-    """The variance the repeats put on one pair's pooled change: each point's change is a
-    difference of two means of R logs, the pooled change the mean over the P points."""
-    points = pair.concurrencies()
-    parts: list[float] = []
-    for c in points:
-        for side in (pair.base[c], pair.head[c]):
-            sd = log_sd(side.tok_s)
-            if sd is None:
-                return None
-            parts.append(sd**2 / len(side.tok_s))
-    return sum(parts) / len(points) ** 2 if points else None
-
-
-def noise_split(pairs: Sequence[Pair], settings: AbSettings) -> NoiseSplit | None:
-    """The pairs' spread, its within-boot part, and the pairs a verdict would need at that
-    spread (None: fewer than two pairs with a pooled change)."""
-    changes = [c.total for c in (pooled_change(p) for p in pairs) if c is not None]
-    if len(changes) < 2:
-        return None
-    pair_sd = statistics.stdev(changes)
-    within = [_within_variance(p) for p in pairs]
-    known = [w for w in within if w is not None]
-    within_sd = math.sqrt(statistics.fmean(known)) if known and len(known) == len(within) else None
-    return NoiseSplit(pair_sd, within_sd, pairs_needed(pair_sd, settings) if pair_sd > 0 else 2)
-
-
-def undecided_advice(pairs: Sequence[Pair], settings: AbSettings) -> str:
-    """What to change when the pairs ran out undecided: more pairs when the boots disagree,
-    more repeats when the boots agree and the samples inside them do not."""
-    split = noise_split(pairs, settings)
-    if split is None:
-        return "raise --specperf-ab-max-pairs"
-    effect = f"{settings.min_effect:.0%}"
-    spread = f"the pairs' changes spread by {math.expm1(split.pair_sd):.1%}"
-    if split.within_sd is not None:
-        spread += (
-            f" (the samples inside each boot alone would make {math.expm1(split.within_sd):.1%})"
-        )
-    if not split.between_boots:
-        return f"{spread}: raise --specperf-repeats (or --specperf-min-point-seconds)"
-    needed = (
-        f"about {split.pairs_needed} pairs"
-        if split.pairs_needed < PAIRS_NEEDED_LIMIT
-        else f"more than {PAIRS_NEEDED_LIMIT} pairs"
-    )
-    reachable = reachable_effect(split.pair_sd, settings)
-    larger = (
-        f"--specperf-min-effect={reachable:.2f} would be decided within {settings.max_pairs} pairs"
-        if reachable is not None
-        else f"no minimum effect under 50% would be decided within {settings.max_pairs} pairs"
-    )
-    return (
-        f"{spread}: the noise is between boots, so more repeats will not help; at "
-        f"this spread a {effect} verdict needs {needed} (--specperf-ab-max-pairs), and "
-        f"{larger}{cpu_bound_note(pairs)}"
-    )
-
-
-def cpu_bound_note(pairs: Sequence[Pair]) -> str:
-    """Why boots can disagree on a runner: every boot's server held one core flat out."""
-    cpus = [
-        point.cpu for pair in pairs for side in (pair.base, pair.head) for point in side.values()
-    ]
-    if not cpus or any(cpu is None or not cpu.cpu_bound for cpu in cpus):
-        return ""
-    shares = [cpu.share for cpu in cpus if cpu is not None]
-    names = sorted({cpu.process for cpu in cpus if cpu is not None})
-    note = (
-        f"; in every boot the server's {' / '.join(names)} held {min(shares):.0%}-"
-        f"{max(shares):.0%} of one core: {CPU_BOUND_MEANING}"
-    )
-    timed = [_core_speeds(side) for pair in pairs for side in (pair.base, pair.head)]
-    speeds = [speed for boot in timed for speed in boot]
-    if speeds:
-        boots = sum(1 for boot in timed if boot)
-        note += f"; {core_speeds_note(speeds, counted(boots, 'boot'))}"
-    return note
-
-
-def reachable_effect(sd: float, settings: AbSettings) -> float | None:
-    """The smallest minimum effect (in steps of 1%) that a fixed design of ``max_pairs`` pairs
-    could promise at per-pair spread ``sd``; None when not even 49% could be."""
-    for percent_points in range(math.ceil(settings.min_effect * 100), 50):
-        wider = dataclasses.replace(settings, min_effect=percent_points / 100)
-        if pairs_needed(sd, wider, limit=settings.max_pairs + 1) <= settings.max_pairs:
-            return wider.min_effect
-    return None
-
-
 @dataclass
 class AbRun:
     """One depth's A/B comparison as it stands: the pairs, the last look, what it cost."""
@@ -498,6 +408,8 @@ class AbRun:
     # The latest head boot's run: the points the per-point tests see.
     head_run: DepthRun | None = None
     failure: str | None = None
+    # Set when a signal ended the comparison: what it was doing, how many pairs it had.
+    interrupted: str | None = None
 
     def cost(self) -> str:
         return (
@@ -524,15 +436,27 @@ class AbRun:
     def comparison(self) -> AbComparison:
         """What results.json keeps of this comparison."""
         found = self.last
+        if self.interrupted is not None:
+            outcome: str = "interrupted"
+            message = self.interrupted + (
+                f"; at the last look: {found.message(self.settings.min_effect, self.settings.beta)}"
+                if found is not None
+                else ""
+            )
+        else:
+            outcome = "failed" if self.failure is not None or found is None else found.outcome
+            message = " ".join(self.summary_lines()[:1])
         return AbComparison(
             depth=self.depth,
-            outcome="failed" if self.failure is not None or found is None else found.outcome,
+            outcome=outcome,
             pairs=len(self.pairs),
             boots=list(self.boots),
             server_seconds=round(self.server_seconds, 1),
             min_effect=self.settings.min_effect,
             alpha=self.settings.alpha,
-            message=" ".join(self.summary_lines()[:1]),
+            message=message,
+            interval_level=1 - 2 * self.settings.alpha,
+            decided_by=decided_by(found, self.settings) if found is not None else "",
             pooled=_change(found.pooled) if found is not None else None,
             points=[_change(p) for p in found.points] if found is not None else [],
             pair_changes=[
@@ -560,13 +484,13 @@ def pair_record(number: int, pair: Pair) -> AbPair | None:
     )
 
 
-def _core_speeds(side: Mapping[int, BootPoint]) -> list[float]:
+def core_speeds(side: Mapping[int, BootPoint]) -> list[float]:
     """The vCPU speeds timed under one boot's server, one per point that has one."""
     return [p.cpu.core_speed for p in side.values() if p.cpu is not None and p.cpu.core_speed]
 
 
 def _core_speed(side: Mapping[int, BootPoint]) -> float | None:
-    speeds = _core_speeds(side)
+    speeds = core_speeds(side)
     return statistics.median(speeds) if speeds else None
 
 

@@ -4,9 +4,10 @@ Per series (history/series.py) the nights' medians are taken in log space and sc
 the noise of one night's median: the larger of what the nights' own samples say (their
 spread over the square root of their count) and what the series says (the robust spread of
 night-to-night differences, which also holds the boot-to-boot noise one run's samples cannot
-show). ruptures' PELT search for mean shifts (cost ``l2``) proposes change points at a
-penalty of ``penalty`` x log(nights); each proposal then stands only if the nights between it
-and its neighbours differ by a Welch t-test at ``alpha`` and by at least ``min_effect``.
+show). ruptures' PELT search for mean shifts (cost ``l2``, run as KernelCPD with the linear
+kernel) proposes change points at a penalty of ``penalty`` x log(nights); each proposal then
+stands only if the nights between it and its neighbours differ by a Welch t-test at
+``alpha`` and by at least ``min_effect``.
 Settings: lab/studies/changepoint_study.py, docs/explanation/change-points.md.
 
 A change point is named by the first night after it. Its attribution splits the change of
@@ -159,7 +160,11 @@ def detect(series: Series, settings: DetectionSettings | None = None) -> list[Ch
         return []
     logs = np.log(np.asarray(series.values, dtype=float))
     scaled = ((logs - np.median(logs)) / night_noise(series)).reshape(-1, 1)
-    algorithm = ruptures.Pelt(model="l2", min_size=settings.min_size, jump=1).fit(scaled)
+    # KernelCPD with the linear kernel is PELT over the l2 cost, the same search as
+    # ruptures.Pelt(model="l2") with the same breakpoints, in C: 3 ms instead of 7 s for a
+    # series of 1,000 nights (the history site searches every series of the store).
+    algorithm = ruptures.KernelCPD(kernel="linear", min_size=settings.min_size, jump=1)
+    algorithm.fit(scaled)
     proposed = [int(b) for b in algorithm.predict(pen=settings.penalty * math.log(n))][:-1]
     found: list[ChangePoint] = []
     for index, (lo, _) in enumerate(segments := _segments(proposed, n)):

@@ -1,4 +1,4 @@
-"""``specperf history show | changes | plot | export | import``: the store from the CLI."""
+"""``specperf history show | changes | plot | site | export | import``: the store from the CLI."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pytest_specperf.history.changes import DetectionSettings
 from pytest_specperf.history.plots import draw_trend, have_matplotlib, plot_name
 from pytest_specperf.history.report import HistoryFindings, findings, text_lines
 from pytest_specperf.history.rows import RunContext
+from pytest_specperf.history.site import build_site, repo_url_from_env
 from pytest_specperf.history.store import DEFAULT_HISTORY, HistoryStore
 from pytest_specperf.history.transfer import (
     export_benchmark_action,
@@ -19,7 +20,8 @@ from pytest_specperf.history.transfer import (
     import_results,
 )
 
-HISTORY_ENV = "SPECPERF_HISTORY"
+HISTORY_ENV = "SPECPERF_HISTORY"  # also the default of pytest's --specperf-history
+DEFAULT_PLOT_DIR = Path(".specperf") / "trends"
 _DEFAULTS = DetectionSettings()
 
 
@@ -42,33 +44,80 @@ def add_history_commands(commands: Any) -> None:
     for name, text in (
         ("changes", "change points per series, with their first run and attribution"),
         ("plot", "trend plots: nightly medians, intervals, change points"),
+        ("site", "a static site: cards per series, a page per series, speculation over time"),
     ):
         parser = action(name, text)
         parser.add_argument(
             "--kind",
             default="nightly",
-            help="runs of this kind only (nightly, pr, calibration, run; 'all': every kind)",
+            help="runs of this kind only (nightly, pr, calibration, run; 'all': every kind; "
+            "default: nightly)",
         )
-        parser.add_argument("--penalty", type=float, default=_DEFAULTS.penalty)
-        parser.add_argument("--min-effect", type=float, default=_DEFAULTS.min_effect)
-        parser.add_argument("--alpha", type=float, default=_DEFAULTS.alpha)
-        parser.add_argument("--min-size", type=int, default=_DEFAULTS.min_size)
+        parser.add_argument(
+            "--penalty",
+            type=float,
+            default=_DEFAULTS.penalty,
+            help="PELT's penalty per change point, in units of the series' noise: higher "
+            f"finds fewer (default: {_DEFAULTS.penalty:g})",
+        )
+        parser.add_argument(
+            "--min-effect",
+            type=float,
+            default=_DEFAULTS.min_effect,
+            help="smallest relative change reported, e.g. 0.03 = 3%% "
+            f"(default: {_DEFAULTS.min_effect:g})",
+        )
+        parser.add_argument(
+            "--alpha",
+            type=float,
+            default=_DEFAULTS.alpha,
+            help="significance of the test each change point must pass "
+            f"(default: {_DEFAULTS.alpha:g})",
+        )
+        parser.add_argument(
+            "--min-size",
+            type=int,
+            default=_DEFAULTS.min_size,
+            help=f"fewest runs on each side of a change point (default: {_DEFAULTS.min_size})",
+        )
     changes = actions.choices["changes"]
     changes.add_argument(
         "--fail-on-new",
         action="store_true",
-        help="exit 1 when the newest run brings a change point",
+        help="exit 1 when the newest run brings a change point (and fail when the store holds "
+        "no complete run of --kind)",
     )
     plot = actions.choices["plot"]
-    plot.add_argument("--out", type=Path, default=Path("specperf-trends"))
+    plot.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_PLOT_DIR,
+        help=f"folder of the PNG files (default: {DEFAULT_PLOT_DIR})",
+    )
     plot.add_argument("--all", action="store_true", help="every series, not only changed ones")
+    site = actions.choices["site"]
+    site.add_argument("--out", type=Path, default=Path("specperf-site"), help="the site's folder")
+    site.add_argument(
+        "--repo-url",
+        default=None,
+        help="the tested repository (https://github.com/OWNER/NAME), for commit links "
+        "(default: $GITHUB_SERVER_URL/$GITHUB_REPOSITORY where set)",
+    )
     export = action("export", "every run as CSV or as github-action-benchmark data")
-    export.add_argument("--format", choices=("csv", "benchmark-action"), default="csv")
+    export.add_argument(
+        "--format",
+        choices=("csv", "benchmark-action"),
+        default="csv",
+        help="csv: a row per point; benchmark-action: github-action-benchmark's JSON "
+        "(default: csv)",
+    )
     export.add_argument("--output", type=Path, default=None, help="file (default: stdout)")
-    imports = action("import", "add the runs of earlier results.json files")
-    imports.add_argument("files", nargs="+", type=Path)
+    imports = action("import", "add the runs of earlier results.json files (creates the store)")
+    imports.add_argument("files", nargs="+", type=Path, help="results.json files")
     imports.add_argument("--kind", default=None, help="the runs' kind (default: from the run)")
-    imports.add_argument("--run-profile", default=None)
+    imports.add_argument(
+        "--run-profile", default=None, help="the runs' run profile (default: from the run)"
+    )
 
 
 def history_target(given: str | None) -> str:
@@ -84,7 +133,22 @@ def _settings(args: argparse.Namespace) -> DetectionSettings:
 
 
 def _findings(store: HistoryStore, args: argparse.Namespace) -> HistoryFindings:
-    return findings(store, _settings(args), None if args.kind == "all" else args.kind)
+    kind = None if args.kind == "all" else args.kind
+    present = store.kinds()
+    if kind is not None and kind not in present:
+        raise SpecperfError(
+            f"history {args.action}: --kind {kind}: no run of that kind in {store.name}; "
+            f"kinds there: {', '.join(present) or 'none (the store holds no run)'}"
+        )
+    if getattr(args, "fail_on_new", False) and not any(
+        kind is None or run["kind"] == kind for run in store.runs(complete_only=True)
+    ):
+        runs = f"{kind} run" if kind else "run"
+        raise SpecperfError(
+            f"history changes --fail-on-new: no complete {runs} in {store.name}: nothing to "
+            "judge (is this the store the runs record into?)"
+        )
+    return findings(store, _settings(args), kind)
 
 
 def write_trend_plots(
@@ -127,7 +191,8 @@ def _show(store: HistoryStore, last: int) -> list[str]:
 
 
 def run_history(args: argparse.Namespace) -> int:
-    store = HistoryStore.open(history_target(args.history))
+    # Only import writes: the readers need a store that exists and change nothing in it.
+    store = HistoryStore.open(history_target(args.history), read_only=args.action != "import")
     try:
         if args.action == "show":
             print("\n".join(_show(store, args.last)))
@@ -142,6 +207,17 @@ def run_history(args: argparse.Namespace) -> int:
                 raise SpecperfError("history plot: needs matplotlib (pip install matplotlib)")
             written = write_trend_plots(store, found, args.out, every=args.all)
             print("\n".join(str(p) for p in written) or "no series with a change point")
+            return 0
+        if args.action == "site":
+            found_url = args.repo_url or repo_url_from_env(os.environ)
+            kind = None if args.kind == "all" else args.kind
+            built = build_site(
+                store, args.out, settings=_settings(args), kind=kind, repo_url=found_url
+            )
+            print(
+                f"{built.index}: {built.runs} runs, {built.series} series pages, "
+                f"{built.changes} change points"
+            )
             return 0
         if args.action == "export":
             text = export_csv(store) if args.format == "csv" else export_benchmark_action(store)

@@ -1,8 +1,11 @@
 """The history store: every run appended to one SQL database (SQLite file or PostgreSQL).
 
 Opened by URL (``sqlite:///path``, ``postgresql://...``) or by a plain file path (SQLite).
-Opening migrates an older schema to the newest (Alembic, migrations/ shipped in the
-package) and refuses a newer one. A run's row is written when it starts (status
+A writer's opening creates the store and migrates an older schema to the newest (Alembic,
+migrations/ shipped in the package); a reader's (``read_only``: the history commands that
+only read) needs a store that exists, writes nothing (SQLite opens the file ``mode=ro``, so a
+store in a read-only folder can be read) and refuses another schema revision. Both refuse a
+newer one. A run's row is written when it starts (status
 ``incomplete``), its points as they finish, and it is marked ``complete`` at the end: a run
 killed midway stays in the store as incomplete.
 
@@ -20,6 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import sqlalchemy as sa
 from alembic import command
@@ -42,6 +46,10 @@ _WRITE_ATTEMPTS = 8
 _T = TypeVar("_T")
 
 
+SUPPORTED = "a file path (SQLite), sqlite:///PATH or postgresql://..."
+POSTGRES_EXTRA = 'pip install "pytest-specperf[postgres]"'
+
+
 def database_url(target: str | Path) -> str:
     """A store's SQLAlchemy URL: a URL as given, a file path as ``sqlite:///<path>``."""
     text = str(target).strip()
@@ -52,6 +60,12 @@ def database_url(target: str | Path) -> str:
             text = "postgresql://" + text.removeprefix("postgres://")
         if text.startswith("postgresql://"):
             text = "postgresql+psycopg://" + text.removeprefix("postgresql://")
+        scheme = text.split("://", 1)[0]
+        if scheme.split("+", 1)[0] not in ("sqlite", "postgresql"):
+            raise SpecperfError(
+                f"history store {scheme}://...: unsupported scheme {scheme!r}; supported: "
+                f"{SUPPORTED} (PostgreSQL with {POSTGRES_EXTRA})"
+            )
         return text
     return f"sqlite:///{Path(text).expanduser().resolve()}"
 
@@ -66,21 +80,37 @@ def _shown(url: sa.URL) -> str:
     return url.render_as_string(hide_password=True)
 
 
-def _configure_sqlite(engine: Engine) -> None:
+def _configure_sqlite(engine: Engine, *, read_only: bool) -> None:
     @sa.event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         # Autocommit at the driver: the transactions below are begun explicitly.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode = WAL")
-        cursor.execute("PRAGMA synchronous = FULL")
+        if not read_only:  # setting the journal mode writes the file's header
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = FULL")
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.close()
 
     @sa.event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+
+def _read_only_sqlite_url(path: Path, *, immutable: bool) -> sa.URL:
+    """The file opened read-only by SQLite itself (``mode=ro``): nothing is written, so a
+    store in a read-only folder can be read; ``immutable``: without the WAL's side files."""
+    query = "mode=ro&immutable=1&uri=true" if immutable else "mode=ro&uri=true"
+    return sa.make_url(f"sqlite:///file:{quote(str(path))}?{query}")
+
+
+def _missing_store(path: Path) -> SpecperfError:
+    return SpecperfError(
+        f"history store {path}: no store there (nothing was recorded at this path); give the "
+        "store's path with --history or $SPECPERF_HISTORY (a run records one with "
+        "pytest --specperf-history=PATH)"
+    )
 
 
 def _is_transient(exc: sa.exc.DBAPIError) -> bool:
@@ -91,26 +121,66 @@ def _is_transient(exc: sa.exc.DBAPIError) -> bool:
     ) or isinstance(exc, sa.exc.IntegrityError)
 
 
+def _engine(url: sa.URL, *, read_only: bool) -> Engine:
+    try:
+        engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
+    except ImportError as exc:
+        if url.get_backend_name() == "postgresql":
+            raise SpecperfError(
+                f"history store {_shown(url)}: PostgreSQL needs psycopg, which is not "
+                f"installed ({exc}): {POSTGRES_EXTRA}"
+            ) from None
+        raise SpecperfError(f"history store {_shown(url)}: {exc}") from None
+    except sa.exc.ArgumentError as exc:
+        raise SpecperfError(f"history store {_shown(url)}: {exc}") from None
+    if url.get_backend_name() == "sqlite":
+        _configure_sqlite(engine, read_only=read_only)
+    return engine
+
+
+def _wal_files_exist(path: Path) -> bool:
+    return Path(f"{path}-wal").exists() and Path(f"{path}-shm").exists()
+
+
 class HistoryStore:
     """One history database. ``open`` migrates it; every method is one transaction."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self.shown_as: str | None = None  # how errors name it (default: its URL)
 
     @classmethod
-    def open(cls, target: str | Path) -> HistoryStore:
+    def open(cls, target: str | Path, *, read_only: bool = False) -> HistoryStore:
+        """The store at ``target``: created and migrated for a writer; for a reader
+        (``read_only``), one that exists, opened without a write of any kind."""
         url = sa.make_url(database_url(target))
         path = _sqlite_path(url)
+        if read_only:
+            return cls._open_for_reading(url, path)
         try:
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
-            engine = sa.create_engine(url, poolclass=sa.pool.NullPool)
-        except (sa.exc.ArgumentError, ImportError, OSError) as exc:
+        except OSError as exc:
             raise SpecperfError(f"history store {_shown(url)}: {exc}") from None
-        if url.get_backend_name() == "sqlite":
-            _configure_sqlite(engine)
-        store = cls(engine)
+        store = cls(_engine(url, read_only=False))
         store._migrate(path)
+        return store
+
+    @classmethod
+    def _open_for_reading(cls, url: sa.URL, path: Path | None) -> HistoryStore:
+        if path is None:
+            store = cls(_engine(url, read_only=True))
+            store._check_readable_schema()
+            return store
+        if not path.is_file():
+            raise _missing_store(path)
+        # Without a writer's -wal and -shm files beside it, even a read-only connection to a
+        # WAL database creates them (and leaves them); immutable reads the file alone, which
+        # then holds every committed write (the last writer to close checkpointed them).
+        immutable = not _wal_files_exist(path)
+        store = cls(_engine(_read_only_sqlite_url(path, immutable=immutable), read_only=True))
+        store.shown_as = str(path)
+        store._check_readable_schema()
         return store
 
     def close(self) -> None:
@@ -118,8 +188,7 @@ class HistoryStore:
 
     # -- schema --------------------------------------------------------------------------------
     def _migrate(self, sqlite_path: Path | None) -> None:
-        config = Config()
-        config.set_main_option("script_location", MIGRATIONS)
+        config = _alembic_config()
         script = ScriptDirectory.from_config(config)
         head = script.get_current_head()
         lock = FileLock(f"{sqlite_path}.migrate.lock") if sqlite_path is not None else None
@@ -156,12 +225,43 @@ class HistoryStore:
             if lock is not None and lock.is_locked:
                 lock.release()
 
+    def _check_readable_schema(self) -> None:
+        """A reader's check: a store of this version's schema, changing nothing."""
+        script = ScriptDirectory.from_config(_alembic_config())
+        head = script.get_current_head()
+        try:
+            current = self.revision()
+        except sa.exc.DBAPIError as exc:
+            raise SpecperfError(f"history store {self._shown()}: {_one_line(exc)}") from None
+        if current is None:
+            raise SpecperfError(
+                f"history store {self._shown()}: not a history store (no pytest-specperf "
+                "tables in it)"
+            )
+        if current == head:
+            return
+        if current not in {r.revision for r in script.walk_revisions()}:
+            raise SpecperfError(
+                f"history store {self._shown()}: schema revision {current} is newer than this "
+                f"pytest-specperf knows (newest: {head}); upgrade pytest-specperf to read it"
+            )
+        raise SpecperfError(
+            f"history store {self._shown()}: schema revision {current} is older than this "
+            f"pytest-specperf's ({head}) and reading changes nothing; a writer upgrades it "
+            "(the next pytest --specperf-history run into it, or specperf history import)"
+        )
+
     def revision(self) -> str | None:
         with self.engine.connect() as connection:
             return MigrationContext.configure(connection).get_current_revision()
 
+    @property
+    def name(self) -> str:
+        """The store as messages name it: its file, or its URL without the password."""
+        return self._shown()
+
     def _shown(self) -> str:
-        return _shown(self.engine.url)
+        return self.shown_as or _shown(self.engine.url)
 
     # -- writing -------------------------------------------------------------------------------
     @contextmanager
@@ -220,6 +320,11 @@ class HistoryStore:
             query = query.where(tables.runs.c.status == "complete")
         return self._read(query)
 
+    def kinds(self) -> list[str]:
+        """The kinds of run the store holds (nightly, pr, ...), sorted."""
+        query = sa.select(tables.runs.c.kind).distinct().order_by(tables.runs.c.kind)
+        return [row["kind"] for row in self._read(query)]
+
     def points(self, run_seqs: list[int] | None = None) -> list[dict[str, Any]]:
         query = sa.select(tables.points).order_by(
             tables.points.c.run_seq, tables.points.c.depth, tables.points.c.concurrency
@@ -234,6 +339,12 @@ class HistoryStore:
                 return [dict(row._mapping) for row in connection.execute(query)]
         except sa.exc.DBAPIError as exc:
             raise SpecperfError(f"history store {self._shown()}: {_one_line(exc)}") from None
+
+
+def _alembic_config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", MIGRATIONS)
+    return config
 
 
 def _upsert_run(connection: Connection, row: dict[str, Any]) -> int:

@@ -68,7 +68,14 @@ class PointProgress:
 
     def line(self, now: float | None = None) -> str:
         now = self._clock() if now is None else now
-        parts = [f"{self.done}/{self.total} requests"]
+        # Past its N requests a point keeps sending whole rounds until its minimum time
+        # (--specperf-min-point-seconds): those are counted apart, never as "412/320".
+        extra = self.done - self.total
+        parts = [
+            f"{self.done}/{self.total} requests"
+            if extra <= 0
+            else f"{self.total}/{self.total} requests + {extra} to fill the minimum time"
+        ]
         if self.failed:
             parts.append(f"{self.failed} failed")
         rate = self.tok_s(now)

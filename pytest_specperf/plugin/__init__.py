@@ -19,6 +19,7 @@ from pytest_specperf.history.rows import tested_commit_override
 from pytest_specperf.plugin import run_end
 from pytest_specperf.plugin.configure import (
     SPLITTING_DIST_MODES,
+    begin_run,
     open_history,
     plan_gpus,
     quiet_benchmark_unless_asked,
@@ -106,9 +107,29 @@ def pytest_configure_node(node: Any) -> None:
     if run is None:
         return
     node.workerinput["specperf_run_id"] = run.run_id
+    node.workerinput["specperf_started_at"] = run.started_at
     if run.present_gpus is not None:
         node.workerinput["specperf_gpus"] = list(run.present_gpus.ids)
         node.workerinput["specperf_gpus_from"] = run.present_gpus.source
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Without xdist: a run that collected the suite's tests takes its out dir now."""
+    run = SpecperfRun.of(session.config)
+    if run is None or session.config.option.collectonly:
+        return
+    if any("specperf_depth" in getattr(i, "fixturenames", ()) for i in session.items):
+        begin_run(run)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """xdist's controller (which collects nothing itself) before any test is scheduled:
+    the workers' tests are the suite's when their ids carry a depth (plugin/xdist.py)."""
+    run = SpecperfRun.of(node.config)
+    suite = any(depth_scope(i) != i for i in ids)
+    if run is not None and suite and not node.config.option.collectonly:
+        begin_run(run)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -218,14 +239,14 @@ def pytest_report_teststatus(report: pytest.TestReport) -> Any:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """After teardown (an interrupted run's fixtures are torn down in sessionfinish)."""
     run = SpecperfRun.of(session.config)
-    if run is not None and not run.is_worker:
+    if run is not None and not run.is_worker and not run.refused:
         run_end.finish(run, session, exitstatus)
 
 
 @pytest.hookimpl(tryfirst=True)  # the suite's tables before pytest-benchmark's
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     run = SpecperfRun.of(config)
-    if run is None or run.is_worker:
+    if run is None or run.is_worker or run.refused:
         return
     results = run.finished_results()
     if results is not None:

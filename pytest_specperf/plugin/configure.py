@@ -6,6 +6,7 @@ turned into pytest's usage errors there.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Generator
 from dataclasses import replace
 from pathlib import Path
@@ -16,10 +17,11 @@ import pytest
 from pytest_specperf.config.settings import Settings, build_settings
 from pytest_specperf.config.table import OPTIONS_BY_KEY
 from pytest_specperf.depth import CONTROL_DEPTH
-from pytest_specperf.errors import UsageError
+from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.history.rows import RunContext
 from pytest_specperf.plugin.benchmark import wants_benchmark_output, without_benchmark_banner
 from pytest_specperf.plugin.session import SpecperfRun
+from pytest_specperf.results.run_lock import OutDirLock, this_process
 from pytest_specperf.server.gpus import (
     PresentGpus,
     check_gpu_plan,
@@ -38,13 +40,16 @@ SPLITTING_DIST_MODES = ("load", "loadscope", "loadfile", "loadgroup", "worksteal
 
 
 def option_getter(config: pytest.Config) -> Callable[[str], Any]:
-    """The command line's value, else the ini file's; None when neither gives one."""
+    """The command line's value, else its environment variable's, else the ini file's; None
+    when none gives one."""
 
     def get(key: str) -> Any:
         spec = OPTIONS_BY_KEY[key]
         value = config.getoption(spec.dest)
         if spec.kind == "flag" and not value:
             value = None  # not given: a run profile may set it
+        if value is None and spec.env:
+            value = os.environ.get(spec.env) or None
         if value is None and spec.ini:
             ini_value = config.getini(spec.ini_name)
             return None if ini_value in (None, "") else ini_value
@@ -104,7 +109,8 @@ def url_depth_mismatch(url: str, asked: tuple[int, ...], served: int) -> str:
 
 
 def open_history(run: SpecperfRun) -> HistoryRecorder | None:
-    """--specperf-history: the store, and (controller) this run's row, status incomplete."""
+    """--specperf-history: the store, opened now (a bad store is a usage error at once); the
+    run's row comes when the run begins (``begin_run``)."""
     settings = run.settings
     if settings.history is None:
         return None
@@ -115,8 +121,27 @@ def open_history(run: SpecperfRun) -> HistoryRecorder | None:
     context = RunContext(run_profile=settings.run_profile, calibration=settings.calibrate)
     recorder = HistoryRecorder(settings.history, context)
     if not run.is_worker:
-        recorder.start(run.run_id, run.tested_commit)
+        recorder.store  # noqa: B018 (opened now: a bad store is a usage error at once)
     return recorder
+
+
+def begin_run(run: SpecperfRun) -> None:
+    """The controller, once it knows the run measures: the out dir's lock (a second run
+    writing there is refused here, before any server boots), then the history row."""
+    if run.is_worker or run.lock is not None:
+        return
+    lock = OutDirLock(run.settings.out_dir, this_process(run.run_id))
+    try:
+        lock.acquire()
+    except SpecperfError as exc:
+        run.refused = True
+        raise pytest.UsageError(str(exc)) from None
+    run.lock = lock
+    if run.history is not None:
+        try:
+            run.history.start(run.run_id, run.tested_commit)
+        except SpecperfError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
 
 def plan_gpus(config: pytest.Config, settings: Settings) -> PresentGpus | None:

@@ -22,7 +22,8 @@ from pytest_specperf.config.settings import Settings
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.gate import checks
 from pytest_specperf.gate import floors as gate
-from pytest_specperf.gate.ab import AbRun, PointSummary, change_percent, undecided_advice
+from pytest_specperf.gate.ab import AbRun, PointSummary, change_percent
+from pytest_specperf.gate.ab_advice import undecided_advice
 from pytest_specperf.gate.attribution import explain_verdicts
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.gate.checks import Outcome

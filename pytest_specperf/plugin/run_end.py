@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,6 +53,7 @@ def finish(run: SpecperfRun, session: pytest.Session, exitstatus: int) -> None:
         return
     if run.owns_signals:
         interrupts.on_interrupt(lambda: mark_interrupted(run))  # a signal from here on
+    results = run.store().update(_ended(session.exitstatus, run.end.no_verdict))
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     run.end.artifacts = write_run_artifacts(
         results, run.settings.out_dir, Path(step_summary) if step_summary else None
@@ -74,8 +76,8 @@ def _write_baselines(
 
 
 def _finish_history(run: SpecperfRun, session: pytest.Session, exitstatus: int) -> None:
-    if run.history is None:
-        return
+    if run.history is None or run.lock is None:
+        return  # no history without a run that began (nothing of the suite's collected)
     said = finish_history(
         run.history,
         run.run_id,
@@ -105,22 +107,34 @@ def mark_interrupted(run: SpecperfRun) -> None:
         )
 
     ResultsStore(
-        run.settings.out_dir, run.run_id, report=False, tested_commit=run.tested_commit
+        run.settings.out_dir,
+        run.run_id,
+        report=False,
+        tested_commit=run.tested_commit,
+        started_at=run.started_at,
     ).update(mark)
 
 
 def unconfigure(run: SpecperfRun) -> None:
-    """The run's last word on a signal: exit status 2, no baseline kept, results.json
-    says so."""
+    """The history store closed, the signals' last word, then the out dir given back."""
     if run.history is not None:
         run.history.close()
+    try:
+        _conclude_signals(run)
+    finally:
+        if run.lock is not None:
+            run.lock.release()
+
+
+def _conclude_signals(run: SpecperfRun) -> None:
+    """The run's last word on a signal: exit status 2, no baseline kept, results.json says so."""
     if not run.owns_signals:
         return
     session = run.session
     if interrupts.conclude(int(session.exitstatus) if session is not None else None):
         if session is not None:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
-        if not run.is_worker:
+        if not run.is_worker and not run.refused:
             mark_interrupted(run)
             if any(" wrote " in line for line in run.end.written):
                 print(
@@ -128,6 +142,16 @@ def unconfigure(run: SpecperfRun) -> None:
                     "back (an interrupted run keeps no baseline)",
                     file=sys.stderr,
                 )
+
+
+def _ended(exit_status: int, no_verdict: str | None) -> Callable[[RunResults], None]:
+    """Records how the run ended, which report.md's verdict section agrees with."""
+
+    def change(results: RunResults) -> None:
+        results.exit_status = int(exit_status)
+        results.exit_reasons = [no_verdict] if no_verdict else []
+
+    return change
 
 
 def _exit_name(exitstatus: int) -> str:

@@ -17,8 +17,9 @@ from pytest_specperf import interrupts
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.gate.ab import AbRun
 from pytest_specperf.gate.coverage import throughput_test_depth
+from pytest_specperf.results.run_lock import OutDirLock
 from pytest_specperf.results.schema import RunResults
-from pytest_specperf.results.store import ResultsStore, git_commit, new_run_id
+from pytest_specperf.results.store import ResultsStore, git_commit, new_run_id, start_time
 from pytest_specperf.run.budget import RunEstimate
 from pytest_specperf.run.depth_session import DepthSession
 from pytest_specperf.server.gpus import PresentGpus
@@ -58,10 +59,15 @@ class SpecperfRun:
         self.is_worker = hasattr(config, "workerinput")
         worker_input = getattr(config, "workerinput", {})
         self.run_id: str = worker_input.get("specperf_run_id") or new_run_id()
+        self.started_at: str = worker_input.get("specperf_started_at") or start_time()
         self.tested_commit = tested_commit or git_commit(Path(config.rootpath))
         self.estimate: RunEstimate | None = None
         self.present_gpus: PresentGpus | None = None
         self.history: HistoryRecorder | None = None
+        # The out dir's lock (results/run_lock.py), taken when the run begins; refused: another
+        # run holds it, and this one writes nothing there at its end.
+        self.lock: OutDirLock | None = None
+        self.refused = False
         self.benchmark_output = True
         self.session: pytest.Session | None = None
         self.sessions: dict[int, DepthSession] = {}
@@ -85,6 +91,7 @@ class SpecperfRun:
             report=True,
             tested_commit=self.tested_commit,
             on_write=recorder.record if recorder is not None else None,
+            started_at=self.started_at,
         )
 
     def finished_results(self) -> RunResults | None:

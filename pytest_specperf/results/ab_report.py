@@ -22,6 +22,13 @@ def _interval(change: AbChange) -> str:
     return f"[{change.low * 100:+.1f}, {change.high * 100:+.1f}]"
 
 
+def _interval_header(comparison: AbComparison) -> str:
+    """What the interval column holds: the repeated interval over pairs at the last look."""
+    if comparison.interval_level is None:
+        return "interval"
+    return f"{comparison.interval_level:.0%} repeated interval, after pair {comparison.pairs}"
+
+
 def ab_markdown(comparisons: Sequence[AbComparison]) -> str | None:
     """The A/B block of report.md (None: not an A/B run)."""
     if not comparisons:
@@ -38,6 +45,7 @@ def ab_markdown(comparisons: Sequence[AbComparison]) -> str | None:
             f"({len(comparison.boots)} boots, {comparison.server_seconds:,.0f} server-seconds; "
             f"minimum effect {comparison.min_effect:.0%}, alpha {comparison.alpha:.0%})  \n"
             f"{comparison.message}"
+            + (f"  \n{comparison.decided_by}" if comparison.decided_by else "")
         )
         rows = [
             [
@@ -59,7 +67,7 @@ def ab_markdown(comparisons: Sequence[AbComparison]) -> str | None:
                     "base median tok/s",
                     "head median tok/s",
                     "change",
-                    "interval",
+                    _interval_header(comparison),
                     "acceptance",
                     "step time",
                     "why",

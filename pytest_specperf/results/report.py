@@ -229,6 +229,11 @@ class ReportContext:
     run_id: str | None = None
     tool_version: str | None = None
     tested_commit: str | None = None
+    # How the run ended (RunResults.exit_status, exit_reasons, interrupted): the verdict
+    # section never reads green, nor "no verdicts recorded", under a red run.
+    exit_status: int | None = None
+    exit_reasons: Sequence[str] = ()
+    interrupted: str | None = None
     # Greedy outputs compared across depths, the SLOs of goodput, the depth recommendation.
     comparisons: Sequence[OutputComparison] = ()
     slo: Slo | None = None
@@ -315,8 +320,14 @@ def _samples_per_point(runs: Sequence[DepthRun]) -> str:
 
 
 def verdict_section(context: ReportContext) -> str:
-    """The gate's verdicts (results/verdict_report.py)."""
-    return verdict_markdown(context.runs)
+    """The gate's verdicts (results/verdict_report.py), under how the run ended."""
+    return verdict_markdown(
+        context.runs,
+        ab=context.ab,
+        exit_status=context.exit_status,
+        exit_reasons=context.exit_reasons,
+        interrupted=context.interrupted,
+    )
 
 
 MD_SEED_HEADER = (

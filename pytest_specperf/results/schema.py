@@ -443,7 +443,8 @@ class AbComparison(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A/B mode: one depth's comparison of base and head, booted in pairs (ab_suite.py)."""
 
     depth: int
-    # regression, improvement, no-regression, undecided, or failed (a boot failed: see message)
+    # regression, improvement, no-regression, undecided, failed (a boot failed: see message),
+    # or interrupted (a signal ended it: its pairs so far are kept, the message says when)
     outcome: str
     pairs: int
     # The sides in boot order ("base", "head", "head", "base", ...).
@@ -457,6 +458,10 @@ class AbComparison(msgspec.Struct, kw_only=True, omit_defaults=True):
     points: list[AbChange] = []
     # Each pair's own change, in boot order: what moved between the boots of a pair.
     pair_changes: list[AbPair] = []
+    # The two-sided level of the repeated intervals of `points` and `pooled` (1 - 2 alpha), at
+    # the last look; and which of the pooled change's intervals decided there, in words.
+    interval_level: float | None = None
+    decided_by: str = ""
 
 
 class RunResults(msgspec.Struct, kw_only=True):
@@ -481,6 +486,11 @@ class RunResults(msgspec.Struct, kw_only=True):
     interrupted: str | None = None
     # A/B mode (--specperf-base-*): each depth's comparison of base and head.
     ab: list[AbComparison] = []
+    # Once the run has ended: its exit status (pytest's, or `specperf bench`'s; None while it
+    # runs, or from an older file) and the reasons of a red one beyond the depths' failures
+    # and the verdicts (a gate that judged nothing, bench's problems), one line each.
+    exit_status: int | None = None
+    exit_reasons: list[str] = []
 
     def depth(self, depth: int) -> DepthRun | None:
         for run in self.runs:

@@ -47,6 +47,11 @@ def new_run_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
+def start_time() -> str:
+    """Now, as a run's ``started_at`` reads (UTC, seconds)."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
 class ResultsStore:
     def __init__(
         self,
@@ -56,8 +61,12 @@ class ResultsStore:
         report: bool = False,
         tested_commit: str | None = None,
         on_write: Callable[[RunResults], None] | None = None,
+        started_at: str | None = None,
     ) -> None:
         self.out_dir = out_dir
+        # When the run started: its first write may come long after (an A/B run writes once
+        # its first comparison is decided). None: the time of that first write.
+        self.started_at = started_at
         # Given every results.json just written, under the same lock (the history store).
         self.on_write = on_write
         self.tested_commit = tested_commit
@@ -124,7 +133,7 @@ class ResultsStore:
             if results is None:
                 results = RunResults(
                     run_id=self.run_id,
-                    started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                    started_at=self.started_at or start_time(),
                     tool_version=__version__,
                     tested_commit=self.tested_commit,
                 )
@@ -153,6 +162,9 @@ def report_context(
         run_id=results.run_id,
         tool_version=results.tool_version,
         tested_commit=results.tested_commit,
+        exit_status=results.exit_status,
+        exit_reasons=results.exit_reasons,
+        interrupted=results.interrupted,
         comparisons=results.lossless,
         slo=results.slo,
         recommendation=results.recommendation,

@@ -11,7 +11,7 @@ import statistics
 from collections.abc import Sequence
 
 from pytest_specperf.results.formats import METRIC_LABELS, number
-from pytest_specperf.results.schema import DepthRun, Interval, Verdict
+from pytest_specperf.results.schema import AbComparison, DepthRun, Interval, Verdict
 from pytest_specperf.results.stats import is_min_max
 from pytest_specperf.results.tables import md_table
 
@@ -41,6 +41,7 @@ _MESSAGE_GROUPS = {
     "no-baseline": "No baseline",
 }
 _FAILING = ("regression", "unjudged")
+_AB_RED = ("regression", "undecided", "failed", "interrupted")
 _PLURALS = {"regression": "regressions", "improvement": "improvements", "pass": "passes"}
 VERDICT_HEADER = (
     "point",
@@ -146,14 +147,62 @@ def _verdict_summary(verdicts: Sequence[Verdict]) -> str:
     return f"**{summary}**" if any(counts.get(outcome) for outcome in _FAILING) else summary
 
 
-def verdict_markdown(runs: Sequence[DepthRun]) -> str:
+def _red_run(
+    runs: Sequence[DepthRun],
+    verdicts: Sequence[Verdict],
+    ab: Sequence[AbComparison],
+    exit_status: int | None,
+    exit_reasons: Sequence[str],
+    interrupted: str | None,
+) -> list[str]:
+    """Under a red run that no failing verdict explains: the exit status and why, else []."""
+    status = exit_status
+    if not status or any(v.outcome in _FAILING for v in verdicts):
+        return []
+    reasons: list[str] = []
+    for run in sorted(runs, key=lambda run: run.depth):
+        if run.failure:
+            first = run.failure.splitlines()[0]
+            prefix = f"steps={run.depth}"
+            reasons.append(first if first.startswith(prefix) else f"{prefix}: {first}")
+    for comparison in ab:
+        message = comparison.message
+        # An A/B depth's failure is its comparison's message, or its start.
+        if comparison.outcome in _AB_RED and message and not any(r in message for r in reasons):
+            reasons.append(message)
+    reasons += exit_reasons
+    if interrupted and not any(interrupted in r for r in reasons):
+        reasons.append(interrupted)
+    head = f"**the run failed (exit status {status})**" + (
+        ", although no verdict failed:" if verdicts else "; no verdict was recorded:"
+    )
+    lines = [f"- {reason}" for reason in dict.fromkeys(reasons)] or [
+        "- a test failed: the test session's output names it"
+    ]
+    return [head, "\n".join(lines)]
+
+
+def verdict_markdown(
+    runs: Sequence[DepthRun],
+    *,
+    ab: Sequence[AbComparison] = (),
+    exit_status: int | None = None,
+    exit_reasons: Sequence[str] = (),
+    interrupted: str | None = None,
+) -> str:
     """Regressions, then improvements (with the command that re-records the baseline), then
     passes (folded: there are many), each with its figures; what was not judged (its test
-    fails too) comes right after the regressions, what was recorded last."""
+    fails too) comes right after the regressions, what was recorded last. A red run that no
+    failing verdict explains says so first (never green, nor "no verdicts recorded")."""
     verdicts = sorted((v for run in runs for v in run.verdicts), key=_verdict_order)
+    red = _red_run(runs, verdicts, ab, exit_status, exit_reasons, interrupted)
     if not verdicts:
+        if red:
+            return "\n\n".join(["## Verdict", *red])
+        if ab:
+            return "## Verdict\n\nA/B mode: the verdict is the comparison of base and head, above"
         return "## Verdict\n\nno verdicts recorded"
-    blocks = ["## Verdict", _verdict_summary(verdicts)]
+    blocks = ["## Verdict", *red, _verdict_summary(verdicts)]
     for outcome in dict.fromkeys((*VERDICT_ORDER, *(v.outcome for v in verdicts))):
         group = [v for v in verdicts if v.outcome == outcome]
         if not group:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pytest_specperf import interrupts
 from pytest_specperf.config.settings import Settings
-from pytest_specperf.errors import SpecperfError
+from pytest_specperf.errors import ServerArgumentsRefused, SpecperfError
 from pytest_specperf.measure.repeats import interleaved, merge_samples
 from pytest_specperf.results.schema import DepthRun, PointMetrics, ServerSummary
 from pytest_specperf.results.store import ResultsStore
@@ -27,7 +27,7 @@ from pytest_specperf.run.sampling import (
 )
 from pytest_specperf.server.gpus import gpu_env
 from pytest_specperf.server.hardware import hardware_key
-from pytest_specperf.server.launch import LaunchCommand, build_launch
+from pytest_specperf.server.launch import LaunchCommand, build_launch, require_server_module
 from pytest_specperf.server.model_factory import build_model
 from pytest_specperf.server.process import (
     ServerProcess,
@@ -136,6 +136,7 @@ class DepthSession:
         self.activity = "booting the server"
         try:
             if s.url is None:
+                require_server_module(self.launch_command(0))
                 if s.profile.model_factory:
                     self.model_path = str(build_model(s.profile.model_factory))
                 timeout = s.profile.launch_timeout_s or s.launch_timeout_s
@@ -152,6 +153,10 @@ class DepthSession:
             info = fetch_server_info(self.base_url, s.api_key)
             if s.inject_slowdown_s is not None:
                 inject_slowdown(self.base_url, s.inject_slowdown_s, s.api_key)
+        except ServerArgumentsRefused as exc:
+            message = f"steps={self.depth}: {exc}"
+            self.fail_run(message)
+            raise ServerArgumentsRefused(message) from exc
         except SpecperfError as exc:
             self.fail_run(str(exc))
             raise

@@ -7,14 +7,16 @@ so the command a user copies is the command the suite runs.
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import shlex
+import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from pytest_specperf.depth import CONTROL_DEPTH, check_depth
-from pytest_specperf.errors import UsageError
+from pytest_specperf.errors import ServerStartError, UsageError
 from pytest_specperf.server.profiles import REFERENCE_SGLANG_VERSION, SAME_AS_MODEL, Profile
 
 Backend = Literal["sglang", "sim"]
@@ -163,3 +165,47 @@ def build_launch(
     if backend == "sglang" and accept_length is not None:
         env[SIMULATE_ACCEPT_LENGTH_ENV] = f"{accept_length:g}"
     return LaunchCommand(argv=argv, env=env)
+
+
+# Finds the module as `python -m` would, without importing it or its package (importing
+# sglang pulls in torch): exit 0 when found, 1 when not.
+_FIND_MODULE = """
+import importlib.machinery, importlib.util, sys
+package, _, module = sys.argv[1].rpartition(".")
+try:
+    spec = importlib.util.find_spec(package)
+    found = spec is not None and spec.submodule_search_locations is not None and (
+        importlib.machinery.PathFinder.find_spec(sys.argv[1], list(spec.submodule_search_locations))
+        is not None
+    )
+except (ImportError, ValueError):
+    found = False
+sys.exit(0 if found else 1)
+"""
+
+
+def require_server_module(command: LaunchCommand) -> None:
+    """Before booting SGLang: that the command's Python finds it, as ``python -m`` would
+    (run with the server's environment), else one line saying what to install, or to run on
+    the simulator instead."""
+    argv = command.argv
+    if len(argv) < 3 or argv[1] != "-m" or argv[2] != SGLANG_MODULE:
+        return
+    python = argv[0]
+    try:
+        done = subprocess.run(
+            [python, "-c", _FIND_MODULE, SGLANG_MODULE],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env={**os.environ, **command.env},
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ServerStartError(f"cannot run the server's Python {python}: {exc}") from None
+    if done.returncode != 0:
+        raise ServerStartError(
+            f"SGLang is not installed for {python} (no module {SGLANG_MODULE}): "
+            'pip install "pytest-specperf[sglang]" on a GPU machine, or run on the simulator '
+            "with --specperf-backend=sim"
+        )

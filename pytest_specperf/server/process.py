@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -28,7 +29,11 @@ import httpx
 import psutil
 
 from pytest_specperf import interrupts
-from pytest_specperf.errors import ServerStartError, ServerUnreachableError
+from pytest_specperf.errors import (
+    ServerArgumentsRefused,
+    ServerStartError,
+    ServerUnreachableError,
+)
 from pytest_specperf.results.schema import ServerSummary
 from pytest_specperf.server.info import first_internal_state, read_server_info
 from pytest_specperf.server.launch import LaunchCommand
@@ -39,6 +44,10 @@ STOP_GRACE_S = 20.0
 SERVER_TAG_ENV = "SPECPERF_SERVER_TAG"
 LOG_TAIL_LINES = 40
 _PORT_IN_USE_MARKERS = ("address already in use", "errno 98", "port is already in use")
+# argparse's last words on a bad command line, SGLang's ("sglang serve: error: ...") and the
+# simulator's alike, with exit status 2.
+_USAGE_ERROR = re.compile(r"^[^:\n]+: error: (?P<reason>.+)$")
+USAGE_EXIT_CODE = 2
 
 
 # SGLang derives more ports from --port (e.g. its gRPC port, --port + 10003 by default in
@@ -281,6 +290,14 @@ class ServerProcess:
             )
         return redact("\n".join(text.splitlines()[-lines:]), self.secrets)
 
+    def refused_arguments(self) -> str | None:
+        """The one-line reason of a server that exited with a usage error, else None."""
+        if self.exit_code() != USAGE_EXIT_CODE:
+            return None
+        lines = [line.strip() for line in self.log_tail(5).splitlines() if line.strip()]
+        match = _USAGE_ERROR.match(lines[-1]) if lines else None
+        return match["reason"] if match else None
+
     def port_conflict(self) -> bool:
         tail = self.log_tail(200).lower()
         return any(marker in tail for marker in _PORT_IN_USE_MARKERS)
@@ -296,6 +313,11 @@ class ServerProcess:
             while True:
                 code = self.process.poll()
                 if code is not None:
+                    refused = self.refused_arguments()
+                    if refused is not None:
+                        raise ServerArgumentsRefused(
+                            f"the server refused its arguments: {refused} (log: {self.log_path})"
+                        )
                     raise ServerStartError(
                         f"server exited with code {code} during launch "
                         f"(log: {self.log_path})\n--- server log tail ---\n{self.log_tail()}"

@@ -1,8 +1,10 @@
 """Command line of the simulator: SGLang's launch flags plus `--sim-*` knobs.
 
 `parse_args(argv)` returns a fully resolved `SimConfig` or raises `UsageError` (one line,
-like argparse); `main` turns that into exit status 2. Unknown `--flags` are accepted with a
-warning, as the simulator stands in for a server that has hundreds of flags.
+like argparse); `main` turns that into exit status 2. The simulator stands in for a server
+that has hundreds of flags: every flag of SGLang's launch parser (`sglang_flags.py`) is
+accepted, with a warning when the simulator does not model it; any other flag, a misspelt
+`--sim-*` knob included, is refused as SGLang refuses it ("unrecognized arguments: ...").
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, NoReturn
 from pytest_specperf.sim import model
 from pytest_specperf.sim.faults import Fault
 from pytest_specperf.sim.sglang_defaults import SERVER_ARG_DEFAULTS
+from pytest_specperf.sim.sglang_flags import SGLANG_FLAGS, SGLANG_VERSION
 
 PROG = "python -m pytest_specperf.sim"
 SIM_VERSION = "0.5.23-sim"
@@ -148,8 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "SGLang-compatible simulated server: SGLang's HTTP API, a continuous-batching "
             "scheduler and a speculative-decoding performance model fitted to the seed "
-            "deployment. Flags named like SGLang's behave like SGLang's; unknown --flags "
-            "are accepted with a warning. All --sim-* knobs are optional."
+            "deployment. Flags named like SGLang's behave like SGLang's; the other flags of "
+            f"SGLang {SGLANG_VERSION} are accepted with a warning and ignored; any other flag "
+            "is an error. All --sim-* knobs are optional."
         ),
         formatter_class=_DefaultsOnce,
     )
@@ -160,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     knobs = p.add_argument_group("simulator knobs")
     _add_sim_performance_knobs(knobs)
     _add_sim_failure_knobs(knobs)
+    _add_unmodelled_sglang_flags(p)
     return p
 
 
@@ -398,24 +403,36 @@ def _add_sim_failure_knobs(g: argparse._ArgumentGroup) -> None:
     )
 
 
-def _split_unknown(rest: list[str]) -> list[str]:
-    flags: list[str] = []
-    for tok in rest:
-        if tok.startswith("--"):
-            flags.append(tok.split("=", 1)[0])
-        elif tok.startswith("-") and len(tok) > 1 and not _is_number(tok):
-            flags.append(tok)
-        elif not flags:
-            raise UsageError(f"unrecognized arguments: {tok}")
-    return flags
+class _UnmodelledSGLangFlag(argparse.Action):
+    """A flag SGLang has and the simulator does not model: its values are read and dropped,
+    the flag is remembered for a warning."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        seen = list(getattr(namespace, self.dest, None) or [])
+        seen.append(option_string or self.option_strings[0])
+        setattr(namespace, self.dest, seen)
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+def _add_unmodelled_sglang_flags(p: argparse.ArgumentParser) -> None:
+    """SGLang's other flags, taking as many values as SGLang's, hidden from --help."""
+    modelled = set(p._option_string_actions)
+    for flag, arity in SGLANG_FLAGS.items():
+        if flag in modelled:
+            continue
+        p.add_argument(
+            flag,
+            nargs=arity,
+            action=_UnmodelledSGLangFlag,
+            dest="unmodelled_sglang_flags",
+            default=[],
+            help=argparse.SUPPRESS,
+        )
 
 
 def _resolve_speculative(ns: argparse.Namespace, warnings: list[str]) -> None:
@@ -463,9 +480,10 @@ def _resolve_speculative(ns: argparse.Namespace, warnings: list[str]) -> None:
 def parse_args(argv: Sequence[str]) -> SimConfig:
     """Parse and resolve; raises UsageError with a one-line message."""
     parser = build_parser()
-    ns, rest = parser.parse_known_args(list(argv))
+    ns = parser.parse_args(list(argv))
     warnings: list[str] = [
-        f"unknown flag {flag} accepted and ignored" for flag in _split_unknown(rest)
+        f"SGLang's flag {flag} accepted and ignored (the simulator does not model it)"
+        for flag in ns.unmodelled_sglang_flags
     ]
     if not 100 <= ns.sim_error_status <= 599:
         raise UsageError(

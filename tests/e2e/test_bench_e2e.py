@@ -69,3 +69,5 @@ def test_bench_gates_against_a_given_baseline(server: SimServer, tmp_path: Path)
     outcomes = {v["outcome"] for v in results(tmp_path / "slow")["runs"][0]["verdicts"]}
     assert "regression" in outcomes
     assert "## Verdict" in (tmp_path / "slow" / "report.md").read_text()
+    assert results(tmp_path / "slow")["exit_status"] == 1
+    assert results(tmp_path / "same")["exit_status"] == 0

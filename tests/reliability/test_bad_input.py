@@ -19,6 +19,7 @@ import pytest
 from pytest_specperf.server.launch import LaunchCommand, build_launch
 from pytest_specperf.server.process import ServerProcess, fetch_server_info, free_port, launch
 from pytest_specperf.server.profiles import DEFAULT_PROFILE, builtin_profiles
+from tests.support.no_sglang import hiding_sglang
 
 BAD_OPTIONS = [
     ("--specperf-min-success=1.5", "--specperf-min-success: '1.5' must be >= 0 and <= 1"),
@@ -170,3 +171,20 @@ def test_launch_does_not_take_a_foreign_server_for_its_own(
         assert "sim" in fetch_server_info(server.url)
     finally:
         server.stop()
+
+
+def test_default_backend_without_sglang_fails_before_boot_with_one_line(
+    pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first run on a machine without SGLang: the sglang backend's one line suggests the
+    simulator; no server was started (no server log)."""
+    monkeypatch.setenv("PYTHONPATH", hiding_sglang(pytester.path.parent / "no-sglang"))
+    result = pytester.runpytest_subprocess("perf_tests", "--spec-steps=3", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "SGLang is not installed for * (no module sglang.launch_server): *"
+            "or run on the simulator with --specperf-backend=sim"
+        ]
+    )
+    assert not list((suite_dir / ".specperf").glob("server-*.log"))

@@ -3,9 +3,12 @@ and the rest of the depth fails or skips with that one reason."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.reliability.scenarios import BY_NAME, Scenario, ScenarioRunner, params
+from tests.reliability.suite_runs import ctrl_c, prepare_workdir, run_suite
 
 CRASH = BY_NAME["server-crash-mid-sweep"]
 HANG = BY_NAME["server-hangs-at-boot"]
@@ -105,3 +108,28 @@ def test_killed_worker_server_log_is_saved_by_the_watchdog(scenario_run: Scenari
     log = (scenario_run(WORKER_KILLED).out_dir / "server-steps3.log").read_text(encoding="utf-8")
     assert "[sim] The server is fired up and ready to roll!" in log
     assert "[sim] shutting down" in log
+
+
+def test_an_interrupted_ab_run_keeps_and_reports_the_pairs_it_measured(tmp_path: Path) -> None:
+    """Ctrl-C once the first pair of an A/B run is in results.json: the run ends interrupted,
+    and results.json and report.md keep that pair, saying during which pair it stopped."""
+    workdir = prepare_workdir(tmp_path / "ab")
+    run = run_suite(
+        workdir,
+        [
+            "--spec-steps=3",
+            "--specperf-concurrency=1",
+            "--specperf-base-server-arg=--sim-seed=1",
+            "--specperf-server-arg=--sim-seed=2",
+        ],
+        action=ctrl_c,
+    )
+    assert run.returncode == pytest.ExitCode.INTERRUPTED, run.output[-3000:]
+    assert run.leftovers == []
+    (comparison,) = run.results().ab
+    assert comparison.outcome == "interrupted" and comparison.pairs >= 1
+    assert [p.pair for p in comparison.pair_changes] == list(range(1, comparison.pairs + 1))
+    report = (run.out_dir / "report.md").read_text(encoding="utf-8")
+    assert f"**steps=3: interrupted** after {comparison.pairs} pair(s)" in report
+    assert "steps=3 A/B: interrupted (Ctrl-C / SIGINT) during pair " in report
+    assert "| pair | change | acceptance | step time |" in report

@@ -7,7 +7,10 @@ import sys
 
 import pytest
 
+from pytest_specperf.server.launch import build_launch
+from pytest_specperf.server.profiles import builtin_profiles
 from pytest_specperf.sim.args import UsageError, build_parser, parse_args
+from pytest_specperf.sim.sglang_flags import SGLANG_VERSION
 
 
 def test_defaults_are_sglang_like_and_fast() -> None:
@@ -87,10 +90,80 @@ def test_tensor_parallel_alias_and_api_key_redacted() -> None:
     assert "sekrit" not in repr(cfg.server_args)
 
 
-def test_unknown_flags_with_or_without_value_warn() -> None:
-    cfg = parse_args(["--foo", "--bar", "3", "--baz=x", "--port", "1234"])
+def test_sglang_flags_the_sim_does_not_model_are_accepted_with_a_warning() -> None:
+    cfg = parse_args(
+        [
+            "--chunked-prefill-size",
+            "4096",
+            "--enable-metrics",
+            "--cuda-graph-bs-decode",
+            "1",
+            "2",
+            "4",
+            "--no-enable-tf32-matmul",
+            "--port",
+            "1234",
+        ]
+    )
     assert cfg.port == 1234
-    assert len(cfg.warnings) == 3
+    assert [w.split()[2] for w in cfg.warnings] == [
+        "--chunked-prefill-size",
+        "--enable-metrics",
+        "--cuda-graph-bs-decode",
+        "--no-enable-tf32-matmul",
+    ]
+
+
+def test_unmodelled_sglang_switch_takes_no_value_as_in_sglang() -> None:
+    with pytest.raises(UsageError, match="--enable-metrics: ignored explicit argument"):
+        parse_args(["--enable-metrics=yes"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "refused"),
+    [
+        (["--sim-slowdwn=0.2"], "--sim-slowdwn=0.2"),
+        (["--sim-slowdwn", "0.2"], "--sim-slowdwn 0.2"),
+        (["--port", "1234", "--no-such-flag"], "--no-such-flag"),
+        (["stray"], "stray"),
+    ],
+)
+def test_flag_neither_sglang_nor_sim_has_is_refused_as_sglang_refuses_it(
+    argv: list[str], refused: str
+) -> None:
+    with pytest.raises(UsageError) as e:
+        parse_args(argv)
+    assert str(e.value) == f"unrecognized arguments: {refused}"
+
+
+def test_cli_refuses_misspelt_knob_with_exit_2_and_one_stderr_line() -> None:
+    p = subprocess.run(
+        [sys.executable, "-m", "pytest_specperf.sim", "--sim-slowdwn=0.2"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines() == [
+        "python -m pytest_specperf.sim: error: unrecognized arguments: --sim-slowdwn=0.2"
+    ]
+
+
+@pytest.mark.parametrize("sglang_version", ["0.5.12", SGLANG_VERSION])
+@pytest.mark.parametrize("name", sorted(builtin_profiles()))
+def test_every_shipped_profile_launch_is_accepted(name: str, sglang_version: str) -> None:
+    """The flags a profile passes to an older SGLang too (renamed since) reach the sim."""
+    for steps in (0, 3):
+        argv = build_launch(
+            builtin_profiles()[name], steps, backend="sim", sglang_version=sglang_version
+        ).argv
+        parse_args(argv[3:])  # after `python -m pytest_specperf.sim`
+
+
+def test_help_leaves_out_the_sglang_flags_the_sim_ignores() -> None:
+    text = build_parser().format_help()
+    assert "--chunked-prefill-size" not in text
+    assert "--sim-slowdown" in text
 
 
 def test_slowdown_means_throughput_fraction() -> None:

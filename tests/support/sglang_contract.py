@@ -201,6 +201,27 @@ def parse_launch_argv(argv: Sequence[str]) -> dict[str, Any]:
     return {name: getattr(server_args, name, value) for name, value in vars(namespace).items()}
 
 
+def launch_flag_arities() -> dict[str, int | str]:
+    """Every flag of SGLang's launch parser and how many values it takes.
+
+    0 for a switch (``store_true``, ``--x/--no-x``), 1 for one value, else argparse's nargs
+    (``"?"``, ``"*"``, ``"+"``). ``-h/--help`` is left out. The simulator holds this table
+    (``pytest_specperf/sim/sglang_flags.py``, written by ``tools/gen_sim_sglang_flags.py``)
+    to accept every flag SGLang accepts and refuse the others as SGLang does.
+    """
+    parser = argparse.ArgumentParser(prog="sglang serve")
+    server_args_type().add_cli_args(parser)
+    arities: dict[str, int | str] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        nargs = action.nargs
+        arity: int | str = 1 if nargs is None else nargs  # type: ignore[assignment]
+        for option in action.option_strings:
+            arities[option] = arity
+    return dict(sorted(arities.items()))
+
+
 def _expected_values(
     profile: Profile, steps: int, model_path: str, host: str, port: int
 ) -> dict[str, Any]:

@@ -17,26 +17,45 @@ def ab_head_point(ab: AbRun, concurrency: int) -> PointMetrics | None:
 
 
 def run_and_record_ab(session: DepthSession) -> AbRun:
-    """The depth's comparison; the latest head boot's run becomes the depth's run in this
-    run's results.json (so the report and plots show head), and the comparison's failure
-    (or, when no head boot measured anything, that) the depth's failure."""
+    """The depth's comparison, recorded into this run's results.json after every pair; the
+    latest head boot's run becomes the depth's run (so the report and plots show head), and
+    the comparison's failure (or, when no head boot measured anything, that) the depth's
+    failure. Interrupted, the pairs measured so far stay recorded."""
     settings, depth = session.settings, session.depth
-    found = run_ab(settings, depth, measure=partial(measure_pair, settings, depth))
+    latest: list[AbRun] = []
+
+    def record(found: AbRun) -> None:
+        latest[:] = [found]
+        _record(session, found)
+
+    measure = partial(measure_pair, settings, depth)
+    try:
+        found = run_ab(settings, depth, measure=measure, record=record)
+    except KeyboardInterrupt:
+        if latest and latest[0].interrupted is not None:
+            session.fail_run(latest[0].interrupted)
+        raise
+    _record(session, found)
+    failure = found.failure
+    if failure is None and found.head_run is None:
+        failure = f"steps={depth} A/B: nothing was measured"
+    if failure is not None:
+        session.fail_run(failure)
+    return found
+
+
+def _record(session: DepthSession, found: AbRun) -> None:
+    """The comparison as it stands into this run's results.json (and report.md)."""
+    comparison = found.comparison()
     head = found.head_run
 
     def record(results: RunResults) -> None:
         results.runs = [r for r in results.runs if r.depth != session.depth]
         results.ab = [c for c in results.ab if c.depth != session.depth]
-        results.ab.append(found.comparison())
+        results.ab.append(comparison)
         results.ab.sort(key=lambda c: c.depth)
         if head is not None:
             results.runs.append(head)
             results.runs.sort(key=lambda r: r.depth)
 
     session.store.update(record)
-    failure = found.failure
-    if failure is None and head is None:
-        failure = f"steps={depth} A/B: nothing was measured"
-    if failure is not None:
-        session.fail_run(failure)
-    return found

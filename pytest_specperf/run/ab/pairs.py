@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pytest_specperf import interrupts
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.gate.ab import AbRun, AbSettings, BootPoint, Pair, boot_point, look
@@ -29,14 +30,42 @@ def boot_order(pair: int) -> tuple[Side, Side]:
     return ("base", "head") if pair % 2 == 0 else ("head", "base")
 
 
-def run_ab(settings: Settings, depth: int, *, measure: MeasurePair) -> AbRun:
-    """Pairs of boots, each measured by ``measure``, until decided."""
-    ab_settings = AbSettings(
+def run_ab(
+    settings: Settings,
+    depth: int,
+    *,
+    measure: MeasurePair,
+    record: Callable[[AbRun], None] | None = None,
+) -> AbRun:
+    """Pairs of boots, each measured by ``measure``, until decided.
+
+    ``record(result)`` is called after every pair and, before the interrupt is raised on, when
+    a signal ends the comparison: an interrupted run keeps the pairs it measured."""
+    result = AbRun(depth=depth, settings=_ab_settings(settings))
+    try:
+        return _pairs_until_decided(result, measure, record)
+    except KeyboardInterrupt as exc:
+        result.interrupted = (
+            f"steps={depth} A/B: interrupted ({interrupts.interrupt_name(exc)}) during pair "
+            f"{len(result.pairs) + 1}, after {len(result.pairs)} measured pair(s)"
+        )
+        if record is not None:
+            record(result)
+        raise
+
+
+def _ab_settings(settings: Settings) -> AbSettings:
+    return AbSettings(
         alpha=settings.alpha,
         min_effect=settings.min_effect,
         max_pairs=settings.ab_max_pairs,
     )
-    result = AbRun(depth=depth, settings=ab_settings)
+
+
+def _pairs_until_decided(
+    result: AbRun, measure: MeasurePair, record: Callable[[AbRun], None] | None
+) -> AbRun:
+    depth, ab_settings = result.depth, result.settings
     for index in range(ab_settings.max_pairs):
         order = boot_order(index)
         try:
@@ -61,6 +90,8 @@ def run_ab(settings: Settings, depth: int, *, measure: MeasurePair) -> AbRun:
             return result
         result.pairs.append(pair)
         result.last = look(depth, result.pairs, ab_settings)
+        if record is not None:
+            record(result)
         if result.last.outcome != "continue":
             break
     return result

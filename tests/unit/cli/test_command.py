@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from pytest_specperf.cli.command import _parser, main
 from pytest_specperf.config.table import BENCH, LAUNCH_CMD, OPTIONS
+from pytest_specperf.results.run_lock import OutDirLock, this_process
+from pytest_specperf.version import __version__
 
 _PROFILE = 'name = "mine"\nmodel_path = "org/model"\nspeculative_algorithm = "EAGLE"\n'
 
@@ -57,3 +62,48 @@ def test_bench_bad_value_is_an_error_naming_the_flag(capsys: pytest.CaptureFixtu
     """A bad bench value fails before any request, naming the CLI's own flag."""
     assert main([BENCH, "--url", "http://127.0.0.1:9", "--temperature", "9"]) == 2
     assert capsys.readouterr().err.startswith("specperf: error: --temperature:")
+
+
+def _actions(parser: argparse.ArgumentParser, path: str) -> Iterator[tuple[str, argparse.Action]]:
+    """Every argument of ``parser`` and of its subcommands, each with the command it is in."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helped = {choice.dest for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                if name not in helped:
+                    yield f"{path} {name}", action  # a subcommand without help
+                yield from _actions(sub, f"{path} {name}")
+        elif not isinstance(action, argparse._HelpAction):
+            yield path, action
+
+
+def test_every_option_and_subcommand_has_help_text() -> None:
+    missing = [
+        f"{path} {'/'.join(action.option_strings) or action.dest}"
+        for path, action in _actions(_parser(), "specperf")
+        if not (action.help or "").strip()
+    ]
+    assert missing == []
+
+
+def test_version_prints_the_packages_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out == f"specperf {__version__}\n"
+
+
+def test_bench_into_an_out_dir_another_run_holds_is_refused_before_it_measures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    held = OutDirLock(tmp_path / "out", this_process("other"))
+    held.acquire()
+    try:
+        # Port 9 answers nothing: a bench that went on would fail on the server instead.
+        code = main(["bench", "--url", "http://127.0.0.1:9", "--out", str(tmp_path / "out")])
+    finally:
+        held.release()
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"specperf: error: --out {tmp_path / 'out'}: another run is writing")
+    assert f"pid {os.getpid()}" in err

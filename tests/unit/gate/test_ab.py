@@ -15,16 +15,20 @@ from pytest_specperf.gate.ab import (
     BootPoint,
     Pair,
     boot_point,
+    decided_by,
     estimate,
     look,
-    noise_split,
     outcome_of,
     pair_record,
-    pairs_needed,
     pooled_change,
+)
+from pytest_specperf.gate.ab_advice import (
+    noise_split,
+    pairs_needed,
     reachable_effect,
     undecided_advice,
 )
+from pytest_specperf.gate.attribution import percent
 from pytest_specperf.results.schema import PointMetrics, ServerCpu
 from tests.support.points import make_point
 
@@ -298,3 +302,32 @@ def test_undecided_advice_names_a_minimum_effect_the_pairs_could_decide() -> Non
 
 def test_no_reachable_minimum_effect_for_boots_far_apart() -> None:
     assert reachable_effect(1.0, AbSettings(max_pairs=3)) is None
+
+
+def test_a_regression_is_decided_by_the_pooled_repeated_interval_at_its_look() -> None:
+    found = _four_pairs(2, change=-0.10)
+    wide = found.pooled.estimate.wide
+    assert found.outcome == "regression" and wide is not None
+    low, high = (percent(x) * 100 for x in wide)
+    assert decided_by(found, AbSettings()).startswith(
+        f"decided by the pooled change's 98% repeated interval [{low:+.1f}, {high:+.1f}]% at "
+        "the look after pair 4 (pocock spending over looks after pairs 3..12): below 0"
+    )
+
+
+def test_no_regression_is_decided_by_the_one_sided_lower_bound() -> None:
+    found = _four_pairs(1)
+    narrow = found.pooled.estimate.narrow
+    assert found.outcome == "no-regression" and narrow is not None
+    assert decided_by(found, AbSettings()) == (
+        "decided by the pooled change's 95% repeated lower bound at the look after pair 4 "
+        "(pocock spending over looks after pairs 3..12): "
+        f"{percent(narrow[0]) * 100:+.1f}% is above -5%"
+    )
+
+
+def test_before_the_first_look_no_interval_decides() -> None:
+    found = look(3, [_pair(random.Random(5), change=-0.5)], AbSettings())
+    assert decided_by(found, AbSettings()) == (
+        "no interval yet after 1 pair: the first look is after pair 3"
+    )

@@ -68,3 +68,21 @@ def test_a_change_is_new_only_on_the_night_it_appears() -> None:
     longer = series(11, step_at=6, tok_step=-0.1)
     assert detect(longer) != []
     assert new_in_last_night([longer]) == []
+
+
+def test_the_search_proposes_what_pelt_over_the_l2_cost_proposes() -> None:
+    """KernelCPD (linear kernel), the fast search detect() runs, finds ruptures.Pelt's
+    l2 breakpoints on series with and without steps."""
+    import numpy as np
+    import ruptures
+
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        n = int(rng.integers(4, 60))
+        signal = rng.standard_normal((n, 1))
+        for _step in range(int(rng.integers(0, 3))):
+            signal[int(rng.integers(0, n)) :] += rng.normal(0, 3)
+        penalty = 3.0 * math.log(n)
+        pelt = ruptures.Pelt(model="l2", min_size=2, jump=1).fit(signal).predict(pen=penalty)
+        kernel = ruptures.KernelCPD(kernel="linear", min_size=2, jump=1).fit(signal)
+        assert [int(b) for b in kernel.predict(pen=penalty)] == pelt

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_specperf.cli import main
 from pytest_specperf.history.rows import RunContext
-from pytest_specperf.history.store import HistoryStore
+from pytest_specperf.history.store import DEFAULT_HISTORY, HistoryStore
 from tests.support.history_writer import sample_point, sample_results
 
 
@@ -92,3 +92,67 @@ def test_a_newer_store_is_a_one_line_error(
     store.close()
     assert main(["history", "show", "--history", str(tmp_path / "h.sqlite")]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.parametrize("action", ["show", "changes", "plot", "export"])
+def test_a_reader_in_a_folder_without_a_store_fails_creating_nothing(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    action: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["history", action]) == 2
+    assert "no store there" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unknown_kind_is_an_error_listing_the_kinds_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nights(tmp_path / "h.sqlite", 3, step_at=9)
+    assert (
+        main(["history", "changes", "--history", str(tmp_path / "h.sqlite"), "--kind", "weekly"])
+        == 2
+    )
+    assert capsys.readouterr().err == (
+        f"specperf: error: history changes: --kind weekly: no run of that kind in "
+        f"{tmp_path / 'h.sqlite'}; kinds there: nightly\n"
+    )
+    assert (
+        main(["history", "changes", "--history", str(tmp_path / "h.sqlite"), "--kind", "all"]) == 0
+    )
+
+
+def test_fail_on_new_fails_without_a_complete_run_of_the_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = HistoryStore.open(tmp_path / "h.sqlite")
+    store.begin_run(sample_results("n1", []), RunContext(run_profile="nightly"))  # incomplete
+    store.close()
+    args = ["history", "changes", "--history", str(tmp_path / "h.sqlite")]
+    assert main(args) == 0  # shown, as before
+    capsys.readouterr()
+    assert main([*args, "--fail-on-new"]) == 2
+    assert "--fail-on-new: no complete nightly run in" in capsys.readouterr().err
+
+
+def test_import_creates_the_store_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = sample_results("r1", [sample_point(4)])
+    (tmp_path / "results.json").write_bytes(msgspec.json.encode(results))
+    monkeypatch.chdir(tmp_path)
+    assert main(["history", "import", "results.json"]) == 0
+    assert [r["run_id"] for r in HistoryStore.open(DEFAULT_HISTORY).runs()] == ["r1"]
+
+
+def test_plot_writes_under_specperf_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("matplotlib")
+    nights(tmp_path / ".specperf" / "history.sqlite", 10, step_at=5)
+    monkeypatch.chdir(tmp_path)
+    assert main(["history", "plot"]) == 0
+    assert len(list((tmp_path / ".specperf" / "trends").glob("*.png"))) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".specperf"]

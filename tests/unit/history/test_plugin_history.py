@@ -1,18 +1,42 @@
-"""--specperf-history in a pytest run (pytester): the run's row at configure, errors as usage."""
+"""--specperf-history in a pytest run (pytester): the run's row once the suite's tests are
+collected (before any boot), errors as usage."""
 
 from __future__ import annotations
 
 import pytest
 
+from pytest_specperf.config.table import HISTORY_ENV, OPTIONS_BY_KEY
+from pytest_specperf.history import commands
 from pytest_specperf.history.store import HistoryStore
 
 
-def test_the_run_is_in_the_store_from_its_start(pytester: pytest.Pytester) -> None:
-    """Configured, nothing measured yet: the run is there, incomplete, with its run profile."""
-    store = pytester.path / "h.sqlite"
-    pytester.parseconfigure("--specperf-history=h.sqlite", "--specperf-run-profile=nightly")
-    (run,) = HistoryStore.open(store).runs()
-    assert (run["status"], run["kind"], run["run_profile"]) == ("incomplete", "nightly", "nightly")
+def test_the_run_is_in_the_store_before_its_first_test(pytester: pytest.Pytester) -> None:
+    """Collected, nothing measured yet: the run is there, incomplete, with its run profile."""
+    pytester.makepyfile(
+        """
+        from pytest_specperf.history.store import HistoryStore
+
+        def test_first(specperf_depth):
+            (run,) = HistoryStore.open("h.sqlite").runs()
+            assert (run["status"], run["kind"], run["run_profile"]) == (
+                "incomplete", "nightly", "nightly"
+            )
+        """
+    )
+    result = pytester.runpytest(
+        "--specperf-history=h.sqlite", "--specperf-run-profile=nightly", "--spec-steps=3"
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_a_run_that_collects_none_of_the_suites_tests_records_nothing(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile("def test_other(): pass")
+    result = pytester.runpytest("--specperf-history=h.sqlite")
+    result.assert_outcomes(passed=1)
+    assert HistoryStore.open(pytester.path / "h.sqlite").runs() == []
+    assert not (pytester.path / ".specperf").exists()  # nor takes the out dir
 
 
 def test_an_unreachable_store_is_a_usage_error(pytester: pytest.Pytester) -> None:
@@ -27,3 +51,20 @@ def test_a_bad_on_change_value_is_a_usage_error(pytester: pytest.Pytester) -> No
     result = pytester.runpytest("--specperf-history-on-change=explode")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--specperf-history-on-change: 'explode' is not one of*"])
+
+
+def test_specperf_history_in_the_environment_is_the_default_store(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile("def test_first(specperf_depth): pass")
+    monkeypatch.setenv(HISTORY_ENV, str(pytester.path / "env.sqlite"))
+    pytester.runpytest("--spec-steps=3").assert_outcomes(passed=1)
+    assert len(HistoryStore.open(pytester.path / "env.sqlite").runs()) == 1
+    # The command line wins over the environment.
+    pytester.runpytest("--spec-steps=3", "--specperf-history=flag.sqlite").assert_outcomes(passed=1)
+    assert len(HistoryStore.open(pytester.path / "flag.sqlite").runs()) == 1
+    assert len(HistoryStore.open(pytester.path / "env.sqlite").runs()) == 1
+
+
+def test_pytest_and_the_command_name_one_environment_variable() -> None:
+    assert OPTIONS_BY_KEY["history"].env == HISTORY_ENV == commands.HISTORY_ENV

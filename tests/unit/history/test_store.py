@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,3 +86,102 @@ def test_an_unreachable_server_is_one_line(tmp_path: Path) -> None:
         HistoryStore.open("postgresql://nobody:secret@127.0.0.1:9/none?connect_timeout=2")
     assert "\n" not in str(caught.value)
     assert "secret" not in str(caught.value)
+
+
+# -- a reader's opening: never creates, never writes -------------------------------------------
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir()}
+
+
+def _recorded_store(path: Path) -> None:
+    store = HistoryStore.open(path)
+    store.record(sample_results("r1", [sample_point(1)]), CONTEXT)
+    store.close()
+
+
+def test_a_reader_of_a_missing_store_is_refused_and_creates_nothing(tmp_path: Path) -> None:
+    with pytest.raises(SpecperfError, match="no store there") as caught:
+        HistoryStore.open(tmp_path / "sub" / "h.sqlite", read_only=True)
+    assert "\n" not in str(caught.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_writer_creates_the_store_and_its_folder(tmp_path: Path) -> None:
+    HistoryStore.open(tmp_path / "sub" / "h.sqlite").close()
+    assert (tmp_path / "sub" / "h.sqlite").is_file()
+
+
+def test_a_reader_of_a_file_that_is_no_store_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "notes.sqlite").write_text("not a database")
+    sqlite_without_tables = tmp_path / "empty.sqlite"
+    sa.create_engine(f"sqlite:///{sqlite_without_tables}").connect().close()
+    for path in (tmp_path / "notes.sqlite", sqlite_without_tables):
+        before = _files(tmp_path)
+        with pytest.raises(SpecperfError, match=f"history store {path}: ") as caught:
+            HistoryStore.open(path, read_only=True)
+        assert "\n" not in str(caught.value)
+        assert _files(tmp_path) == before
+
+
+def test_a_store_in_a_read_only_folder_is_read_without_a_file_written(tmp_path: Path) -> None:
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    _recorded_store(folder / "h.sqlite")
+    before = _files(folder)
+    folder.chmod(0o555)  # root ignores it: hence the checks below of what was written
+    try:
+        store = HistoryStore.open(folder / "h.sqlite", read_only=True)
+        assert [r["run_id"] for r in store.runs()] == ["r1"]
+        assert store.kinds() == ["nightly"]
+        with pytest.raises(SpecperfError, match="readonly"):
+            store.finish_run("r1")  # SQLite itself refuses: opened mode=ro
+        store.close()
+        assert _files(folder) == before  # no -wal, -shm or journal left behind
+    finally:
+        folder.chmod(0o755)
+
+
+def test_a_reader_sees_what_a_writer_still_holds_in_its_wal(tmp_path: Path) -> None:
+    writer = HistoryStore.open(tmp_path / "h.sqlite")
+    with writer.engine.connect():  # a writer's open connection keeps its WAL un-checkpointed
+        writer.record(sample_results("r1", [sample_point(1)]), CONTEXT)
+        reader = HistoryStore.open(tmp_path / "h.sqlite", read_only=True)
+        assert [r["run_id"] for r in reader.runs()] == ["r1"]
+        reader.close()
+    writer.close()
+
+
+def test_a_reader_of_an_older_schema_changes_nothing_and_says_who_upgrades_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.sqlite"
+    engine = sa.create_engine(f"sqlite:///{path}")
+    config = Config()
+    config.set_main_option("script_location", MIGRATIONS)
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0001")
+    engine.dispose()
+    before = _files(tmp_path)
+    with pytest.raises(SpecperfError, match=r"revision 0001 is older.*a writer upgrades it"):
+        HistoryStore.open(path, read_only=True)
+    assert _files(tmp_path) == before
+
+
+def test_an_unsupported_scheme_lists_the_supported_ones() -> None:
+    with pytest.raises(SpecperfError) as caught:
+        HistoryStore.open("mysql://user@db/history", read_only=True)
+    assert str(caught.value) == (
+        "history store mysql://...: unsupported scheme 'mysql'; supported: a file path "
+        "(SQLite), sqlite:///PATH or postgresql://... (PostgreSQL with "
+        'pip install "pytest-specperf[postgres]")'
+    )
+
+
+def test_postgresql_without_psycopg_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg -> ImportError
+    with pytest.raises(SpecperfError) as caught:
+        HistoryStore.open("postgresql://nobody:secret@127.0.0.1:9/none", read_only=True)
+    message = str(caught.value)
+    assert message.startswith("history store postgresql+psycopg://nobody:***@127.0.0.1:9/none:")
+    assert message.endswith('pip install "pytest-specperf[postgres]"')

@@ -30,6 +30,16 @@ def test_line_names_the_point_requests_done_rate_and_elapsed() -> None:
     assert progress.line(now=105.0) == "steps=3 C=16: 2/32 requests, 500 tok/s, 5 s"
 
 
+def test_requests_past_the_planned_ones_are_counted_apart_never_over_the_plan() -> None:
+    """A point that keeps sending until its minimum time: no "5/4 requests"."""
+    progress = PointProgress(3, 1, 4, clock=Clock(0.0))
+    for start in range(6):
+        progress.request_done(ok(start=float(start), end=start + 1.0, tokens=100))
+    assert progress.line(now=6.0) == (
+        "steps=3 C=1: 4/4 requests + 2 to fill the minimum time, 100 tok/s, 6 s"
+    )
+
+
 def test_line_before_any_request_finished_has_no_rate() -> None:
     progress = PointProgress(1, 4, 8, clock=Clock(0.0))
     assert progress.line(now=2.0) == "steps=1 C=4: 0/8 requests, - tok/s, 2 s"

@@ -95,3 +95,18 @@ def test_the_forest_plot_has_a_row_per_point_and_the_pool() -> None:
     labels = [t.get_text() for t in figure.axes[0].get_yticklabels()]
     assert labels == ["steps=3 pooled", "steps=3 C=4"]
     assert ab_forest_figure([]) is None
+
+
+def test_the_interval_column_names_its_level_and_look_and_the_deciding_interval_follows() -> None:
+    comparison = _comparison()
+    comparison.interval_level = 0.98
+    comparison.decided_by = "decided by the pooled change's 98% repeated interval [-6.0, -3.6]%"
+    text = ab_markdown([comparison])
+    assert text is not None
+    assert "| change | 98% repeated interval, after pair 3 | acceptance |" in text
+    assert "steps=3 A/B: REGRESSION  \ndecided by the pooled change's 98% repeated" in text
+
+
+def test_an_older_comparison_without_a_level_keeps_the_plain_header() -> None:
+    text = ab_markdown([_comparison()])
+    assert text is not None and "| change | interval | acceptance |" in text

@@ -7,7 +7,7 @@ import pytest
 from pytest_specperf.results import report
 from pytest_specperf.results.plot_style import Plot
 from pytest_specperf.results.report import ReportContext, markdown_report
-from pytest_specperf.results.schema import Verdict, VerdictOutcome, Warmup
+from pytest_specperf.results.schema import AbComparison, Verdict, VerdictOutcome, Warmup
 from pytest_specperf.results.tables import md_table
 from tests.unit.results_samples import sample_run, sample_verdict
 
@@ -59,6 +59,56 @@ def test_no_verdicts_says_so() -> None:
     """Runs without verdicts show 'no verdicts recorded' and derive none."""
     verdict = _section(markdown_report(ReportContext(runs=[sample_run(3)])), "Verdict")
     assert "no verdicts recorded" in verdict and "| outcome |" not in verdict
+
+
+def test_a_red_run_without_verdicts_says_it_failed_and_why() -> None:
+    """A server that refused its arguments: exit 1, no verdict; never 'no verdicts recorded'."""
+    run = sample_run(3)
+    run.failure = "steps=3: the server refused its arguments: unrecognized arguments: --x"
+    context = ReportContext(
+        runs=[run, sample_run(1)],
+        exit_status=1,
+        exit_reasons=["specperf: no throughput verdict for steps=3, so nothing was gated"],
+    )
+    verdict = _section(markdown_report(context), "Verdict")
+    assert "no verdicts recorded" not in verdict
+    assert verdict.strip().split("\n\n")[1:] == [
+        "**the run failed (exit status 1)**; no verdict was recorded:",
+        "- steps=3: the server refused its arguments: unrecognized arguments: --x\n"
+        "- specperf: no throughput verdict for steps=3, so nothing was gated",
+    ]
+
+
+def test_a_red_run_whose_verdicts_all_passed_says_what_failed_first() -> None:
+    run = sample_run(3, verdicts=[sample_verdict(3, 4, "agg_tok_s", "pass")])
+    run.failure = "server died at C=16"
+    verdict = _section(markdown_report(ReportContext(runs=[run], exit_status=1)), "Verdict")
+    assert verdict.split("\n\n")[1:3] == [
+        "**the run failed (exit status 1)**, although no verdict failed:",
+        "- steps=3: server died at C=16",
+    ]
+
+
+def test_an_interrupted_run_without_verdicts_names_the_interruption() -> None:
+    context = ReportContext(
+        runs=[sample_run(3)], exit_status=2, interrupted="interrupted (SIGTERM) before C=4"
+    )
+    verdict = _section(markdown_report(context), "Verdict")
+    assert "**the run failed (exit status 2)**" in verdict
+    assert "- interrupted (SIGTERM) before C=4" in verdict
+
+
+def test_a_red_run_with_a_failing_verdict_reads_as_before() -> None:
+    run = sample_run(3, verdicts=[sample_verdict(3, 16, "agg_tok_s", "regression")])
+    verdict = _section(markdown_report(ReportContext(runs=[run], exit_status=1)), "Verdict")
+    assert "the run failed" not in verdict and "**1 regression**" in verdict
+
+
+def test_a_green_run_without_verdicts_still_says_none_were_recorded() -> None:
+    verdict = _section(
+        markdown_report(ReportContext(runs=[sample_run(3)], exit_status=0)), "Verdict"
+    )
+    assert verdict.strip().endswith("no verdicts recorded")
 
 
 def _verdict_text(*verdicts: Verdict) -> str:
@@ -236,3 +286,14 @@ def test_each_boots_warmup_is_noted_under_the_depths_markdown_table() -> None:
     ]
     text = report.depth_table(run).markdown()
     assert "- warm-up boot 1: 2 rounds in 8.0 s, settled within 5%" in text
+
+
+def test_an_ab_depth_whose_failure_starts_its_comparisons_message_is_named_once() -> None:
+    run = sample_run(3)
+    run.failure = "steps=3 A/B: interrupted (SIGTERM) during pair 2, after 1 measured pair(s)"
+    comparison = AbComparison(
+        depth=3, outcome="interrupted", pairs=1, message=f"{run.failure}; at the last look: ..."
+    )
+    context = ReportContext(runs=[run], ab=[comparison], exit_status=2)
+    verdict = _section(markdown_report(context), "Verdict")
+    assert verdict.count("during pair 2") == 1

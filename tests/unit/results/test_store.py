@@ -53,6 +53,15 @@ def test_update_accumulates_changes(tmp_path: Path) -> None:
     assert [run.depth for run in read(tmp_path / RESULTS_FILE).runs] == [1, 2]
 
 
+def test_first_write_records_the_start_the_run_gave_not_its_own_time(tmp_path: Path) -> None:
+    """An A/B run writes first once a comparison is decided: its start is the run's."""
+    start = "2026-12-01T08:00:00+00:00"
+    store = ResultsStore(tmp_path, run_id="run-a", started_at=start)
+    store.update(add_run(1))
+    store.update(add_run(2))
+    assert read(tmp_path / RESULTS_FILE).started_at == start
+
+
 def test_update_leaves_no_temporary_files(tmp_path: Path) -> None:
     """An atomic write leaves only results.json and the lock file."""
     ResultsStore(tmp_path, run_id="run-a").update(add_run(1))

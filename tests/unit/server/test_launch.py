@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import importlib.util
 import shlex
 import sys
 from pathlib import Path
 
 import pytest
 
-from pytest_specperf.errors import UsageError
-from pytest_specperf.server.launch import SGLANG_MODULE, SIM_MODULE, build_launch, redact_argv
+from pytest_specperf.errors import ServerStartError, UsageError
+from pytest_specperf.server.launch import (
+    SGLANG_MODULE,
+    SIM_MODULE,
+    build_launch,
+    redact_argv,
+    require_server_module,
+)
 from pytest_specperf.server.profiles import Profile, builtin_profiles, load_profile_file
+from tests.support.no_sglang import hiding_sglang
 
 
 def value_of(argv: list[str], flag: str) -> str:
@@ -228,3 +236,38 @@ def test_redact_argv_hides_admin_api_key_value() -> None:
         "--port",
         "1",
     ]
+
+
+def test_sglang_launch_without_sglang_fails_before_boot_suggesting_the_simulator(
+    default_profile: Profile, tmp_path: Path
+) -> None:
+    """The check runs the command's Python in the server's environment, as the boot would."""
+    command = build_launch(default_profile, 3)
+    command.env["PYTHONPATH"] = hiding_sglang(tmp_path / "no-sglang")
+    with pytest.raises(ServerStartError) as info:
+        require_server_module(command)
+    assert str(info.value) == (
+        f"SGLang is not installed for {sys.executable} (no module {SGLANG_MODULE}): "
+        'pip install "pytest-specperf[sglang]" on a GPU machine, or run on the simulator '
+        "with --specperf-backend=sim"
+    )
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("sglang") is None, reason="SGLang is not installed here"
+)
+def test_sglang_launch_with_sglang_installed_passes_the_check(default_profile: Profile) -> None:
+    require_server_module(build_launch(default_profile, 3))
+
+
+def test_a_server_python_that_does_not_run_is_named(
+    default_profile: Profile, tmp_path: Path
+) -> None:
+    missing = str(tmp_path / "no-python")
+    with pytest.raises(ServerStartError, match=f"cannot run the server's Python {missing}: "):
+        require_server_module(build_launch(default_profile, 3, python=missing))
+
+
+def test_the_simulator_needs_no_sglang(default_profile: Profile, tmp_path: Path) -> None:
+    command = build_launch(default_profile, 3, backend="sim", python=str(tmp_path / "nothing"))
+    require_server_module(command)  # not run: the simulator is this package

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import psutil
 import pytest
 
-from pytest_specperf.errors import ServerStartError, ServerUnreachableError
+from pytest_specperf.errors import ServerArgumentsRefused, ServerStartError, ServerUnreachableError
 from pytest_specperf.server.launch import LaunchCommand
 from pytest_specperf.server.process import (
     ServerProcess,
@@ -214,6 +214,31 @@ def test_server_that_exits_at_once_raises_start_error_with_code_and_log(tmp_path
     assert server.process is not None and server.watchdog is not None
     assert not psutil.pid_exists(server.process.pid)
     assert server.watchdog.poll() is not None
+
+
+def test_server_refusing_its_arguments_raises_the_parsers_one_line_reason(tmp_path: Path) -> None:
+    """argparse's usage error (SGLang's launch parser prints usage first) is the reason."""
+    code = (
+        "import argparse, warnings; warnings.warn('launch_server is still supported'); "
+        "p = argparse.ArgumentParser(prog='sglang serve'); p.add_argument('--port'); "
+        "p.parse_args(['--port', '1', '--sim-slowdwn=0.2'])"
+    )
+    server = python_server(code, tmp_path)
+    with pytest.raises(ServerArgumentsRefused) as info, server:
+        pass
+    assert str(info.value) == (
+        "the server refused its arguments: unrecognized arguments: --sim-slowdwn=0.2 "
+        f"(log: {tmp_path / 'server.log'})"
+    )
+    assert "usage: sglang serve" in (tmp_path / "server.log").read_text()
+
+
+def test_server_exiting_with_an_error_line_but_not_status_2_is_no_refusal(tmp_path: Path) -> None:
+    server = python_server("import sys; print('no GPU: error: none found'); sys.exit(3)", tmp_path)
+    with pytest.raises(ServerStartError) as info, server:
+        pass
+    assert not isinstance(info.value, ServerArgumentsRefused)
+    assert "code 3" in str(info.value)
 
 
 def test_alive_with_a_settle_time_sees_a_server_that_is_about_to_exit(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_specperf.config.settings import Settings, build_settings
 from pytest_specperf.errors import SpecperfError, UsageError
-from pytest_specperf.results.schema import DepthRun
+from pytest_specperf.results.schema import AbComparison, DepthRun
 from pytest_specperf.run.ab.boots import base_settings
 from pytest_specperf.run.ab.pairs import boot_order, run_ab
 from tests.support.points import make_point
@@ -124,3 +124,41 @@ def test_max_pairs_below_the_first_look_is_a_usage_error(tmp_path: Path) -> None
 def test_ab_mode_never_records_a_baseline(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="neither reads nor writes baseline files"):
         settings(tmp_path, base_server_arg=["--sim-seed=1"], update_baselines="1")
+
+
+def test_an_interrupted_comparison_records_the_pairs_it_measured_then_raises(
+    tmp_path: Path,
+) -> None:
+    boots = FakeBoots(0.0)
+
+    def measure(pair: int, order: tuple[str, str]) -> tuple[dict[str, DepthRun], float]:
+        if pair == 2:
+            raise KeyboardInterrupt
+        return boots(pair, order)
+
+    recorded: list[AbComparison] = []
+    with pytest.raises(KeyboardInterrupt):
+        run_ab(
+            settings(tmp_path, base_server_arg=["--sim-seed=1"]),
+            3,
+            measure=measure,
+            record=lambda found: recorded.append(found.comparison()),
+        )
+    last = recorded[-1]
+    assert last.outcome == "interrupted" and last.pairs == 2
+    assert [p.pair for p in last.pair_changes] == [1, 2]
+    assert last.message.startswith(
+        "steps=3 A/B: interrupted (Ctrl-C / SIGINT) during pair 3, after 2 measured pair(s); "
+        "at the last look: steps=3 A/B: not decided yet after 2 pair(s)"
+    )
+
+
+def test_every_pair_is_recorded_as_it_is_measured(tmp_path: Path) -> None:
+    recorded: list[int] = []
+    run_ab(
+        settings(tmp_path, base_server_arg=["--sim-seed=1"]),
+        3,
+        measure=FakeBoots(-0.10),
+        record=lambda found: recorded.append(len(found.pairs)),
+    )
+    assert recorded == [1, 2, 3]

@@ -1,0 +1,71 @@
+"""history/site/__init__.py: the site written into its folder, and the CLI verb."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_specperf.cli import main
+from pytest_specperf.errors import SpecperfError
+from pytest_specperf.history.site import MARKER, build_site, repo_url_from_env
+from pytest_specperf.history.store import HistoryStore
+
+
+def _build(store_path: Path, out: Path) -> None:
+    store = HistoryStore.open(store_path)
+    try:
+        build_site(store, out)
+    finally:
+        store.close()
+
+
+def test_a_site_is_its_pages_and_assets(store_path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    _build(store_path, out)
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == [
+        MARKER,
+        "assets/plotly.min.js",
+        "assets/site.css",
+        "assets/site.js",
+        "index.html",
+        "series/prof--sim-x5--greedy-synthetic--steps0.html",
+        "series/prof--sim-x5--greedy-synthetic--steps3.html",
+        "speculation.html",
+    ]
+
+
+def test_a_new_build_replaces_an_earlier_site_whole(store_path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    _build(store_path, out)
+    (out / "series" / "gone.html").write_text("stale")
+    _build(store_path, out)
+    assert not (out / "series" / "gone.html").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.is_dir()] == ["site"]  # no temporary left
+
+
+def test_a_folder_holding_other_files_is_refused(store_path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "docs"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+    with pytest.raises(SpecperfError, match="not empty"):
+        _build(store_path, out)
+    assert (out / "mine.txt").read_text() == "keep"
+
+
+def test_the_repository_url_comes_from_github_actions() -> None:
+    env = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r"}
+    assert repo_url_from_env(env) == "https://github.com/o/r"
+    assert repo_url_from_env({"GITHUB_REPOSITORY": "o/r"}) is None
+
+
+def test_the_cli_builds_the_site_and_says_what_it_holds(
+    store_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "site"
+    args = ["history", "site", "--history", str(store_path), "--out", str(out)]
+    assert main([*args, "--repo-url", "https://github.com/o/r"]) == 0
+    assert capsys.readouterr().out == (
+        f"{out / 'index.html'}: 10 runs, 2 series pages, 8 change points\n"
+    )
+    assert "https://github.com/o/r/commit/" in (out / "index.html").read_text()
