@@ -33,7 +33,7 @@ from pytest_specperf.history.report import findings
 from pytest_specperf.history.store import HistoryStore
 from tests.support.data import REPO
 
-DEMO = REPO / "benchmarks" / "nightly_demo.py"
+DEMO = REPO / "lab" / "studies" / "nightly_demo.py"
 CHROMIUM = os.environ.get("SPECPERF_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("SPECPERF_CHROMEDRIVER", "/usr/bin/chromedriver")
 REQUIRE_BROWSER = os.environ.get("SPECPERF_REQUIRE_BROWSER") == "1"
