@@ -785,6 +785,7 @@ class Settings:
     profile_option: str = DEFAULT_PROFILE
     profile_dirs: tuple[str, ...] = ()
     baselines_option: str = "baselines"
+    out_option: str = ".specperf"
     allow_baseline_downgrade: bool = False
     allow_no_baseline: bool = False
     warmup: WarmupPlan = field(default_factory=WarmupPlan)
@@ -877,6 +878,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         profile_option=values["profile"],
         profile_dirs=values["profile_dir"],
         baselines_option=values["baselines"],
+        out_option=values["out"],
         allow_baseline_downgrade=values["allow_baseline_downgrade"],
         allow_no_baseline=values["allow_no_baseline"],
         warmup=warmup_plan_from(values),

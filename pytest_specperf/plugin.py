@@ -18,7 +18,7 @@ import pytest
 
 from pytest_specperf import interrupts
 from pytest_specperf.ab_suite import ab_head_point, run_and_record_ab
-from pytest_specperf.commands import Recording, record_command
+from pytest_specperf.commands import Unjudged, no_verdict_advice
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.gate.ab import AbRun
@@ -691,22 +691,14 @@ def _no_verdict(
     if not missing:
         return None
     reasons: dict[int, str] = {}
-    olds = []
-    downgrade = False
+    unjudged: list[Unjudged] = []
     for depth in missing:
         run = results.depth(depth) if results else None
         hardware = run.hardware if run is not None else settings.hardware or "unknown-hardware"
-        reason, old, other_workload = why_unjudged(settings, depth, hardware)
+        reason, old, not_comparable = why_unjudged(settings, depth, hardware)
         reasons[depth] = reason
-        downgrade = downgrade or other_workload
-        if old is not None:
-            olds.append(old)
-    command = record_command(
-        settings,
-        missing,
-        old=None if downgrade else (olds[0] if olds else None),
-        recording=Recording(allow_downgrade=True) if downgrade else None,
-    )
+        unjudged.append(Unjudged(depth, hardware, old, comparable=not not_comparable))
+    command = no_verdict_advice(settings, unjudged)
     return no_verdict_line(reasons, command, ALLOW_NO_BASELINE_FLAG)
 
 
