@@ -39,10 +39,10 @@ from pytest_specperf.options import (
 from pytest_specperf.private_api import scope_scheduling
 from pytest_specperf.pytest_gate import SpecperfGate
 from pytest_specperf.pytest_terminal import (
-    RECORDED_CATEGORY,
     live_progress,
-    recorded_lines,
+    make_room_for_not_recorded,
     recorded_status,
+    settle_recorded,
 )
 from pytest_specperf.results.artifacts import STEP_SUMMARY_ENV, write_run_artifacts
 from pytest_specperf.results.benchmark import (
@@ -625,9 +625,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def pytest_report_teststatus(report: pytest.TestReport) -> Any:
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
     """A test that recorded figures (--specperf-update-baselines) reads RECORDED / R."""
-    return recorded_status(report)
+    status = recorded_status(report)
+    if status is not None:
+        make_room_for_not_recorded(config)
+    return status
 
 
 # -- after the run ----------------------------------------------------------------------------
@@ -791,7 +794,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     )
     for line in config.stash.get(_artifact_notes_key, []):
         terminalreporter.write_line(line)
-    for line in recorded_lines(terminalreporter.stats.get(RECORDED_CATEGORY, [])):
+    written = config.stash.get(_written_key, [])
+    stopped = exitstatus == pytest.ExitCode.INTERRUPTED or interrupts.interrupted() is not None
+    for line in settle_recorded(terminalreporter.stats, written, stopped):
         terminalreporter.write_line(line)
     for line in config.stash.get(_written_key, []):
         terminalreporter.write_line(f"baseline {line}")
