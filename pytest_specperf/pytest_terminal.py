@@ -20,8 +20,8 @@ RECORDED_PROPERTY = "specperf.recorded"
 # The outcome such a test gets in pytest's reports and summary line ("4 recorded").
 RECORDED_CATEGORY = "recorded"
 # What the summary says instead when the depth's baseline was not written after all (the run
-# was interrupted, the recording refused or failed): "4 not recorded".
-NOT_RECORDED_CATEGORY = "not recorded"
+# was interrupted, the recording refused or failed): "4 unrecorded".
+NOT_RECORDED_CATEGORY = "unrecorded"
 _WROTE = re.compile(r"steps=(\d+): wrote ")
 _DEPTH = re.compile(r"steps=(\d+)\b")
 
