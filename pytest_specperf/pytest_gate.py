@@ -246,6 +246,15 @@ class SpecperfGate:
         if self._recording("throughput of the depth as a whole (pooled)"):
             return
         path, baseline = self.baseline()
+        if not any(baseline.point(c) is not None for c in self.settings.concurrency):
+            advice = not_comparable_advice(
+                self.settings, (self.session.depth,), baseline, self.session.hardware
+            )
+            levels = ",".join(sorted(baseline.points, key=int))
+            pytest.skip(
+                f"{path} has no figures for the measured concurrencies (it has C={levels}): "
+                f"not comparable; {advice}"
+            )
         every = self.verdicts(path, baseline)
         verdicts = [v for v in every if v.concurrency is None]
         unjudged = [v.message for v in every if v.outcome == "unjudged"]
