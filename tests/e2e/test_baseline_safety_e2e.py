@@ -97,7 +97,7 @@ def test_printed_refresh_command_rewrites_the_baseline_it_names_and_promote_refu
     regressed = pytester.runpytest_subprocess("perf_tests", *TINY, where, slow)
     assert regressed.ret == 1
     out = regressed.stdout.str()
-    assert re.search(r"steps=3 C=1 agg [\d,.]+ < floor [\d,.]+ \(-\d+\.\d%\)", out), out
+    assert re.search(r"steps=3 C=1 agg [\d,.]+ < floor [\d,.]+ \(-\d+\.\d% vs baseline\)", out), out
     assert f"what to do: open {suite_dir / '.specperf' / 'report.md'}" in out
     assert "slowed the server on purpose (--sim-slowdown=0.2)" in out
 
@@ -124,8 +124,9 @@ def test_a_recording_does_not_silently_downgrade_a_calibrated_baseline(
     pytester: pytest.Pytester, suite_dir: Path
 ) -> None:
     """The shipped calibrated steps-3 (3 boots, 9 samples per point, 1000 tokens, C=1..64) is
-    kept when a one-sample recording at another workload and sweep would replace it; the
-    line shows old and new provenance; --specperf-allow-baseline-downgrade replaces it."""
+    kept when a one-sample recording at another workload and sweep would replace it: one line
+    names what would be lost and what to run instead, and prints no command that allows the
+    downgrade; --specperf-allow-baseline-downgrade, typed deliberately, still replaces it."""
     path = suite_dir / "baselines" / DEFAULT_PROFILE / "sim-x5" / "steps-3.json"
     path.parent.mkdir(parents=True)
     shutil.copy(SHIPPED_STEPS_3, path)
@@ -136,13 +137,20 @@ def test_a_recording_does_not_silently_downgrade_a_calibrated_baseline(
     assert refused.ret == 1, refused.stdout.str()
     refused.stdout.fnmatch_lines(
         [
-            "baseline steps=3: NOT written (it would downgrade the baseline): *"
-            "a calibrated baseline would become an uncalibrated one*fewer boots (1 < 3)*"
-            "(old: calibrated, 3 boots, 9 samples per point, workload greedy-synthetic at "
-            "1000 tokens, C=1,4,16,32,64; new: recorded repeats, 1 boot, 1 sample per point, "
-            "workload greedy-synthetic at 100 tokens, C=1)*--specperf-allow-baseline-downgrade"
+            f"baseline steps=3: NOT written: refusing to replace {path}: it would drop "
+            "C=4, 16, 32, 64, lower samples per point 9 -> 1, lower boots 3 -> 1, lose its "
+            "calibration and replace its workload (max_new_tokens 1000 -> 100); gate at the "
+            "baseline's settings with: pytest perf_tests --spec-steps=3 *"
+            "--specperf-max-new-tokens=1000 --specperf-concurrency=1; or record a baseline at "
+            "this run's settings in a directory of your own with: *"
+            "--specperf-baselines=.specperf/baselines/greedy-synthetic-100-tokens *"
+            "replacing it anyway, and losing that, takes an option you type yourself "
+            "(docs/how-to/baseline-safety.md)"
         ]
     )
+    assert "allow-baseline-downgrade" not in refused.stdout.str()
+    summary = refused.stdout.lines[-1]
+    assert re.search(r"\d+ unrecorded in", summary) and " recorded" not in summary, summary
     assert path.read_bytes() == before
 
     allowed = pytester.runpytest_subprocess(
@@ -376,7 +384,12 @@ def test_every_printed_command_of_a_mismatched_run_profile_leaves_baselines_as_s
 ) -> None:
     """The pr and nightly run profiles at settings the shipped baselines were not recorded
     at (other tokens; a concurrency they lack): red, and every printed command, run as
-    printed, leaves baselines/ as shipped; the first gates at the baseline's settings."""
+    printed, leaves baselines/ as shipped; the first gates at the baseline's settings.
+
+    The project's ini turns the warm-up off (as CI's perf step does: the simulator has no
+    cold shapes), which keeps four runs of this test to about a minute; the command lines
+    are the suite's own."""
+    (project / "pytest.ini").write_text("[pytest]\nspecperf_warmup_rounds = 0\n")
     args = ["--specperf-backend=sim", "--spec-steps=3", *mismatch]
     first = pytester.runpytest_subprocess("perf_tests", *args, "-p", "no:cacheprovider", "-rfs")
     out = first.stdout.str()
