@@ -664,7 +664,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         ALLOW_DOWNGRADE_FLAG,
         "allow_baseline_downgrade",
         "let a recording replace a baseline with one of fewer boots or samples, another "
-        "workload or another sweep (refused otherwise, showing the old and new provenance)",
+        "workload or another sweep, losing what it held (refused otherwise, in one line naming "
+        "what would be lost); typed on purpose: no printed command carries it",
         parse=_flag,
         kind="flag",
         ini=False,
@@ -791,6 +792,7 @@ class Settings:
     profile_option: str = DEFAULT_PROFILE
     profile_dirs: tuple[str, ...] = ()
     baselines_option: str = "baselines"
+    out_option: str = ".specperf"
     allow_baseline_downgrade: bool = False
     allow_no_baseline: bool = False
     warmup: WarmupPlan = field(default_factory=WarmupPlan)
@@ -883,6 +885,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         profile_option=values["profile"],
         profile_dirs=values["profile_dir"],
         baselines_option=values["baselines"],
+        out_option=values["out"],
         allow_baseline_downgrade=values["allow_baseline_downgrade"],
         allow_no_baseline=values["allow_no_baseline"],
         warmup=warmup_plan_from(values),

@@ -18,7 +18,7 @@ import pytest
 
 from pytest_specperf import interrupts
 from pytest_specperf.ab_suite import ab_head_point, run_and_record_ab
-from pytest_specperf.commands import Recording, record_command
+from pytest_specperf.commands import Unjudged, no_verdict_advice
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.gate.ab import AbRun
@@ -39,10 +39,10 @@ from pytest_specperf.options import (
 from pytest_specperf.private_api import scope_scheduling
 from pytest_specperf.pytest_gate import SpecperfGate
 from pytest_specperf.pytest_terminal import (
-    RECORDED_CATEGORY,
     live_progress,
-    recorded_lines,
+    make_room_for_not_recorded,
     recorded_status,
+    settle_recorded,
 )
 from pytest_specperf.results.artifacts import STEP_SUMMARY_ENV, write_run_artifacts
 from pytest_specperf.results.benchmark import (
@@ -686,9 +686,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def pytest_report_teststatus(report: pytest.TestReport) -> Any:
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
     """A test that recorded figures (--specperf-update-baselines) reads RECORDED / R."""
-    return recorded_status(report)
+    status = recorded_status(report)
+    if status is not None:
+        make_room_for_not_recorded(config)
+    return status
 
 
 # -- after the run ----------------------------------------------------------------------------
@@ -765,22 +768,14 @@ def _no_verdict(
     if not missing:
         return None
     reasons: dict[int, str] = {}
-    olds = []
-    downgrade = False
+    unjudged: list[Unjudged] = []
     for depth in missing:
         run = results.depth(depth) if results else None
         hardware = run.hardware if run is not None else settings.hardware or "unknown-hardware"
-        reason, old, other_workload = why_unjudged(settings, depth, hardware)
+        reason, old, not_comparable = why_unjudged(settings, depth, hardware)
         reasons[depth] = reason
-        downgrade = downgrade or other_workload
-        if old is not None:
-            olds.append(old)
-    command = record_command(
-        settings,
-        missing,
-        old=None if downgrade else (olds[0] if olds else None),
-        recording=Recording(allow_downgrade=True) if downgrade else None,
-    )
+        unjudged.append(Unjudged(depth, hardware, old, comparable=not not_comparable))
+    command = no_verdict_advice(settings, unjudged)
     return no_verdict_line(reasons, command, ALLOW_NO_BASELINE_FLAG)
 
 
@@ -873,7 +868,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     )
     for line in config.stash.get(_artifact_notes_key, []):
         terminalreporter.write_line(line)
-    for line in recorded_lines(terminalreporter.stats.get(RECORDED_CATEGORY, [])):
+    written = config.stash.get(_written_key, [])
+    stopped = exitstatus == pytest.ExitCode.INTERRUPTED or interrupts.interrupted() is not None
+    for line in settle_recorded(terminalreporter.stats, written, stopped):
         terminalreporter.write_line(line)
     for line in config.stash.get(_written_key, []):
         terminalreporter.write_line(f"baseline {line}")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_specperf.commands import Recording, record_command
+from pytest_specperf.commands import Recording, not_comparable_advice, record_command
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.gate import floors as gate
@@ -169,7 +169,8 @@ class SpecperfGate:
         return True
 
     def _record_hint(self, depths: tuple[int, ...] | None = None) -> str:
-        """The pasteable command that (re-)records this depth's baseline (commands.py)."""
+        """The pasteable command that (re-)records this depth's baseline (commands.py), for a
+        run comparable with it (a mismatched one is told ``not_comparable_advice``)."""
         s = self.settings
         old: Baseline | None = None
         with contextlib.suppress(BaselineError):
@@ -181,11 +182,6 @@ class SpecperfGate:
                     self.session.depth,
                     s.workload.name,
                 )
-            )
-        if old is not None and gate.workload_mismatch(s.workload.key(), old):
-            # Another workload's figures: replacing them is a deliberate downgrade.
-            return record_command(
-                s, depths or (self.session.depth,), recording=Recording(allow_downgrade=True)
             )
         return record_command(s, depths or (self.session.depth,), old=old)
 
@@ -207,7 +203,10 @@ class SpecperfGate:
             warnings.warn(BaselineDriftWarning(drift), stacklevel=2)
         mismatch = gate.workload_mismatch(self.settings.workload.key(), baseline)
         if mismatch:
-            pytest.skip(f"{mismatch}: not comparable; re-record {path} with: {self._record_hint()}")
+            advice = not_comparable_advice(
+                self.settings, (self.session.depth,), baseline, self.session.hardware
+            )
+            pytest.skip(f"{mismatch}: not comparable with {path}; {advice}")
         return path, baseline
 
     def require_success(self, point: PointMetrics) -> None:
@@ -247,6 +246,15 @@ class SpecperfGate:
         if self._recording("throughput of the depth as a whole (pooled)"):
             return
         path, baseline = self.baseline()
+        if not any(baseline.point(c) is not None for c in self.settings.concurrency):
+            advice = not_comparable_advice(
+                self.settings, (self.session.depth,), baseline, self.session.hardware
+            )
+            levels = ",".join(sorted(baseline.points, key=int))
+            pytest.skip(
+                f"{path} has no figures for the measured concurrencies (it has C={levels}): "
+                f"not comparable; {advice}"
+            )
         every = self.verdicts(path, baseline)
         verdicts = [v for v in every if v.concurrency is None]
         unjudged = [v.message for v in every if v.outcome == "unjudged"]
@@ -442,6 +450,7 @@ class SpecperfGate:
             )
         failures: list[str] = []
         unjudged: list[str] = []
+        incomparable: Baseline | None = None
         for depth, found in judged:
             s = self.settings
             path = baseline_path(
@@ -460,15 +469,21 @@ class SpecperfGate:
             mismatch = gate.workload_mismatch(s.workload.key(), baseline)
             if mismatch:
                 unjudged.append(f"steps={depth}: {mismatch}: not comparable ({path})")
+                incomparable = incomparable or baseline
                 continue
             failures += gate.speedup_failures(found, baseline, depth, path)
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
         if unjudged:
-            pytest.skip(
-                "; ".join(unjudged)
-                + f" (record with: {self._record_hint((0, *sorted({d for d, _ in judged})))})"
+            depths = (0, *sorted({d for d, _ in judged}))
+            advice = (
+                f"record with: {self._record_hint(depths)}"
+                if incomparable is None
+                else not_comparable_advice(
+                    self.settings, depths, incomparable, self.session.hardware
+                )
             )
+            pytest.skip(f"{'; '.join(unjudged)} ({advice})")
 
     def require_lossless(self) -> None:
         """This depth's greedy outputs equal those of every depth stored before it."""
