@@ -168,8 +168,9 @@ NOTES: dict[str, str] = {
     ),
     "--specperf-allow-baseline-downgrade": (
         "Let a recording replace a baseline with one of fewer boots or samples, another "
-        "workload or another sweep (otherwise refused, showing old and new provenance: "
-        "[baseline safety](../how-to/baseline-safety.md))."
+        "workload or another sweep, losing what it held (otherwise refused in one line naming "
+        "what would be lost). Typed on purpose: no command the suite prints carries it "
+        "([baseline safety](../how-to/baseline-safety.md))."
     ),
     "--specperf-allow-no-baseline": (
         "Off, but on in the `smoke` run profile. An exploratory run: a depth whose throughput "
