@@ -8,10 +8,8 @@ options tests/e2e does not cover.
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ import pytest
 from pytest_specperf.server.launch import LaunchCommand, build_launch
 from pytest_specperf.server.process import ServerProcess, fetch_server_info, free_port, launch
 from pytest_specperf.server.profiles import DEFAULT_PROFILE, builtin_profiles
+from tests.support.json_http import json_server
 from tests.support.no_sglang import hiding_sglang
 
 BAD_OPTIONS = [
@@ -90,31 +89,11 @@ def sim_command(port: int) -> LaunchCommand:
     return build_launch(profile, 3, backend="sim", port=port, sim_speedup=10)
 
 
-class _AlwaysHealthy(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b'{"who": "someone else"}'
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        return
-
-
 @pytest.fixture
 def foreign_server() -> Iterator[int]:
     """Someone else's HTTP server on a loopback port, answering 200 to every GET."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _AlwaysHealthy)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield int(httpd.server_address[1])
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    with json_server({}, otherwise=(200, b'{"who": "someone else"}')) as port:
+        yield port
 
 
 @pytest.fixture
