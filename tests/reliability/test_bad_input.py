@@ -7,6 +7,7 @@ options tests/e2e does not cover.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import time
 from collections.abc import Iterator
@@ -105,7 +106,11 @@ def taken_port() -> Iterator[int]:
         yield int(sock.getsockname()[1])
 
 
-def _launch_with_ports(ports: list[int], log_path: Path) -> tuple[ServerProcess, list[int]]:
+@contextlib.contextmanager
+def _launched_after(first_port: int, log_path: Path) -> Iterator[ServerProcess]:
+    """The simulator launched with ``first_port`` picked first, then a free port: it must end
+    up on the second port, having tried exactly those two; stopped when the block ends."""
+    ports = [first_port, free_port()]
     tried: list[int] = []
 
     def pick(host: str) -> int:
@@ -120,21 +125,21 @@ def _launch_with_ports(ports: list[int], log_path: Path) -> tuple[ServerProcess,
         api_key=None,
         pick_port=pick,
     )
-    return server, tried
+    try:
+        assert tried == ports
+        assert server.port == ports[1]
+        yield server
+    finally:
+        server.stop()
 
 
 def test_launch_retries_on_another_port_when_the_first_is_taken(
     tmp_path: Path, taken_port: int
 ) -> None:
     """The server cannot bind the first port it is given; launch retries on the next one."""
-    second = free_port()
-    server, tried = _launch_with_ports([taken_port, second], tmp_path / "server.log")
-    try:
-        assert tried == [taken_port, second]
-        assert server.port == second and server.alive()
+    with _launched_after(taken_port, tmp_path / "server.log") as server:
+        assert server.alive()
         assert fetch_server_info(server.url)["sim"]["speedup"] == 10
-    finally:
-        server.stop()
     assert server.process is not None and server.process.poll() is not None
 
 
@@ -142,14 +147,8 @@ def test_launch_does_not_take_a_foreign_server_for_its_own(
     tmp_path: Path, foreign_server: int
 ) -> None:
     """A port answered by someone else's server is not 'ready': launch retries elsewhere."""
-    second = free_port()
-    server, tried = _launch_with_ports([foreign_server, second], tmp_path / "server.log")
-    try:
-        assert tried == [foreign_server, second]
-        assert server.port == second
+    with _launched_after(foreign_server, tmp_path / "server.log") as server:
         assert "sim" in fetch_server_info(server.url)
-    finally:
-        server.stop()
 
 
 def test_default_backend_without_sglang_fails_before_boot_with_one_line(
