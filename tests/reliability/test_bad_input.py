@@ -61,13 +61,19 @@ def test_bad_profile_field_is_one_usage_error_line(pytester: pytest.Pytester) ->
     assert "Traceback" not in result.stderr.str()
 
 
+def _usage_error_with_url(pytester: pytest.Pytester, url: str, within_s: float) -> pytest.RunResult:
+    """A run against ``--specperf-url=URL``: a usage error, within ``within_s`` seconds."""
+    started = time.monotonic()
+    result = pytester.runpytest_subprocess(f"--specperf-url={url}")
+    assert time.monotonic() - started < within_s
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    return result
+
+
 def test_unreachable_url_fails_within_seconds_naming_it(pytester: pytest.Pytester) -> None:
     """--specperf-url where nothing listens fails within 20 s with the URL in the message."""
     url = f"http://127.0.0.1:{free_port()}"
-    started = time.monotonic()
-    result = pytester.runpytest_subprocess(f"--specperf-url={url}")
-    assert time.monotonic() - started < 20
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result = _usage_error_with_url(pytester, url, within_s=20)
     result.stderr.fnmatch_lines([f"*cannot reach {url}: ConnectError*"])
 
 
@@ -77,10 +83,7 @@ def test_silent_url_fails_within_bound_naming_it(pytester: pytest.Pytester) -> N
         silent.bind(("127.0.0.1", 0))
         silent.listen(16)
         url = f"http://127.0.0.1:{silent.getsockname()[1]}"
-        started = time.monotonic()
-        result = pytester.runpytest_subprocess(f"--specperf-url={url}")
-        assert time.monotonic() - started < 40
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result = _usage_error_with_url(pytester, url, within_s=40)
     result.stderr.fnmatch_lines([f"*cannot reach {url}: ReadTimeout*"])
 
 
