@@ -15,9 +15,12 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from pytest_specperf.config.table import OPTIONS, OptionSpec
-
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from pytest_specperf.config.table import OPTIONS, OptionSpec  # noqa: E402
+from tools.generated_file import write_or_check  # noqa: E402
+
 PAGE = REPO / "docs" / "reference" / "options.md"
 
 NOTES: dict[str, str] = {
@@ -253,16 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     if stale_notes():
         print(f"notes for options that do not exist: {', '.join(stale_notes())}", file=sys.stderr)
         return 1
-    page = render()
-    if args.check:
-        current = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
-        if current != page:
-            print(f"{PAGE.relative_to(REPO)} is stale: run python {Path(__file__).name}")
-            return 1
-        return 0
-    PAGE.write_text(page, encoding="utf-8")
-    print(f"wrote {PAGE.relative_to(REPO)}")
-    return 0
+    return write_or_check(
+        PAGE, render(), check=args.check, generator="tools/gen_options_reference.py"
+    )
 
 
 if __name__ == "__main__":
