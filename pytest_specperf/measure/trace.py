@@ -193,4 +193,3 @@ def trace_prompts(trace: Trace) -> tuple[tuple[str, ...], tuple[int, ...]]:
     prompts = tuple(trace_prompt(trace.requests[i], i) for i in order)
     outputs = tuple(trace.requests[i].output_length for i in order)
     return prompts, outputs
-

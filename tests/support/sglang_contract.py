@@ -489,11 +489,11 @@ def sglang_mooncake_replay(path: Path) -> list[tuple[float, int]]:
     async def collect() -> list[int]:
         return [
             row.output_len
-            async for row in mooncake.get_mooncake_request_over_time(
-                rows, _WordTokenizer(), 0.0, 1
-            )
+            async for row in mooncake.get_mooncake_request_over_time(rows, _WordTokenizer(), 0.0, 1)
         ]
 
     outputs = asyncio.run(collect())
     first = rows[0]["timestamp"] if rows else 0
-    return [((row["timestamp"] - first) / 1000.0, out) for row, out in zip(rows, outputs, strict=True)]
+    return [
+        ((row["timestamp"] - first) / 1000.0, out) for row, out in zip(rows, outputs, strict=True)
+    ]
