@@ -10,6 +10,7 @@ Each parser raises UsageError with one line naming the option and the bad value.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import shlex
@@ -21,8 +22,10 @@ from typing import Any, Literal, TypeVar
 from pytest_specperf.depth import MAX_DEPTH, MIN_DEPTH
 from pytest_specperf.errors import UsageError
 from pytest_specperf.gate.baselines import DEFAULT_THROUGHPUT_TOLERANCE
+from pytest_specperf.measure.arrivals import TRACE_LOAD, parse_rates, rate_key
 from pytest_specperf.measure.goodput import parse_slo
 from pytest_specperf.measure.procs import STREAMS_PER_PROCESS
+from pytest_specperf.measure.trace import resolve_trace_path
 from pytest_specperf.measure.warmup import DEFAULT_MAX_ROUNDS, DEFAULT_TOLERANCE, WarmupPlan
 from pytest_specperf.measure.workload import (
     DEFAULT_WORKLOAD,
@@ -30,7 +33,7 @@ from pytest_specperf.measure.workload import (
     WORKLOADS,
     Endpoint,
     Workload,
-    WorkloadName,
+    trace_workload,
     workload_preset,
 )
 from pytest_specperf.profiles import DEFAULT_PROFILE, Profile, resolve_profile
@@ -38,6 +41,7 @@ from pytest_specperf.results.schema import Slo
 from pytest_specperf.run_profiles import RunProfile, resolve_run_profile, with_run_profile
 from pytest_specperf.server.gpus import parse_gpu_ids
 from pytest_specperf.server.launch import BACKENDS, Backend
+from pytest_specperf.server.model_factory import factory_context_length
 from pytest_specperf.server.process import DEFAULT_LAUNCH_TIMEOUT_S
 
 API_KEY_ENV = "SPECPERF_API_KEY"
@@ -131,7 +135,18 @@ def parse_endpoint(raw: str, option: str = "--specperf-endpoint") -> Endpoint:
     return parse_choice(option, raw, ENDPOINTS)
 
 
-def parse_workload(raw: str, option: str = "--specperf-workload") -> WorkloadName:
+def parse_workload(raw: str, option: str = "--specperf-workload") -> str:
+    """A workload name, or ``trace:PATH`` (the path is read when the settings are built)."""
+    text = str(raw).strip()
+    if text.startswith("trace:"):
+        if not text.removeprefix("trace:").strip():
+            raise UsageError(f"{option}: trace: needs a file, e.g. trace:traces/mooncake.jsonl")
+        return text
+    if text == "trace":
+        raise UsageError(
+            f"{option}: trace needs its file: trace:PATH (trace:synthetic for the trace "
+            "shipped with the package)"
+        )
     return parse_choice(option, raw, WORKLOADS)
 
 
@@ -372,8 +387,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "workload",
         "what the requests are: greedy-synthetic (the seed's: one prompt, temperature 0, "
         "ignore_eos), realistic (shipped coding/agentic/chat prompts, temperature 0.7, "
-        "top_p 0.95, EOS respected) or long-context (8k-24k word prompts, sampled like "
-        "realistic)",
+        "top_p 0.95, EOS respected), long-context (8k-24k word prompts, sampled like "
+        "realistic), long-context-32k (prompts of 8k and 32k words) or trace:PATH (a Mooncake "
+        "or plain JSONL/CSV trace replayed open-loop at its timestamps; trace:synthetic is the "
+        "shipped one)",
         default=DEFAULT_WORKLOAD,
         parse=lambda option, raw: parse_workload(raw, option),
         commands=(BENCH,),
@@ -463,6 +480,42 @@ OPTIONS: tuple[OptionSpec, ...] = (
         parse=lambda option, raw: parse_slo(raw, option),
         commands=(BENCH,),
         short="--slo",
+    ),
+    OptionSpec(
+        "--specperf-request-rate",
+        "request_rate",
+        "open-loop points beside the closed-loop ones: requests per second, e.g. 2,4,8, each "
+        "sent on a seeded Poisson schedule (gamma with --specperf-burstiness); with "
+        "--specperf-slo, each depth's highest rate meeting the SLOs is searched for",
+        parse=lambda option, raw: parse_rates(raw or "", option),
+        commands=(BENCH,),
+    ),
+    OptionSpec(
+        "--specperf-burstiness",
+        "burstiness",
+        "shape of the gamma gaps between open-loop sends (as vLLM's --burstiness): 1 is "
+        "Poisson arrivals (SGLang's bench_serving), below 1 burstier, above 1 more even",
+        default="1",
+        parse=_float_in(0.0, low_open=True),
+        commands=(BENCH,),
+    ),
+    OptionSpec(
+        "--specperf-rate-seconds",
+        "rate_seconds",
+        "seconds of arrivals per open-loop rate point: rate x seconds requests (at least 8; "
+        "--specperf-requests sets the count instead)",
+        default="10",
+        parse=_float_in(0.0, low_open=True),
+        commands=(BENCH,),
+    ),
+    OptionSpec(
+        "--specperf-trace-speed",
+        "trace_speed",
+        "replay a trace workload this many times faster than its timestamps (0.5: half as "
+        "fast; SGLang's --mooncake-slowdown-factor is its inverse)",
+        default="1",
+        parse=_float_in(0.0, low_open=True),
+        commands=(BENCH,),
     ),
     OptionSpec(
         "--specperf-refine",
@@ -774,6 +827,23 @@ class Settings:
     rotate_server_cpu: bool = False
     # The server's interpreter (None: this one); the base side of A/B mode sets it.
     python: str | None = None
+    # Open-loop points (measure/openloop.py): request rates, their gamma shape, and seconds
+    # of arrivals per rate point.
+    request_rates: tuple[float, ...] = ()
+    burstiness: float = 1.0
+    rate_seconds: float = 10.0
+
+    @property
+    def open_loads(self) -> tuple[str, ...]:
+        """The open-loop points of each depth, by key: the trace's replay, then each rate."""
+        loads = [TRACE_LOAD] if self.workload.trace_offsets_s else []
+        return (*loads, *(rate_key(rate, self.burstiness) for rate in self.request_rates))
+
+    @property
+    def watch_server_load(self) -> bool:
+        """Poll the server's running requests (its /metrics) during every point: for
+        workloads where KV capacity bounds them, and open-loop points."""
+        return bool(self.open_loads) or self.workload.name.startswith("long-context")
 
     @property
     def ab_mode(self) -> bool:
@@ -799,8 +869,20 @@ def resolve_profile_option(name: str, dirs: tuple[str, ...], rootdir: Path) -> P
         raise UsageError(f"--specperf-profile: {exc}") from exc
 
 
-def workload_from(values: Mapping[str, Any]) -> Workload:
-    """The request plan the workload options describe."""
+def workload_from(values: Mapping[str, Any], rootdir: Path | None = None) -> Workload:
+    """The request plan the workload options describe (a trace's path: from ``rootdir``)."""
+    name = str(values["workload"])
+    fields: dict[str, Any] = {
+        "temperature": values["temperature"],
+        "fixed_requests": values["requests"],
+        "request_timeout_s": values["request_timeout"],
+        "stall_timeout_s": values["stall_timeout"],
+        "endpoint": values["endpoint"],
+        "min_point_seconds": values["min_point_seconds"],
+    }
+    if name.startswith("trace:"):
+        path = resolve_trace_path(name.removeprefix("trace:").strip(), rootdir)
+        return trace_workload(path, values.get("trace_speed") or 1.0, **fields)
     return workload_preset(
         values["workload"],
         max_new_tokens=values["max_new_tokens"],
@@ -846,7 +928,10 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         hardware=values["hardware"],
         min_success_rate=values["min_success"],
         tolerance=values["tolerance"],
-        workload=workload_from(values),
+        workload=_fitting_workload(values, rootdir),
+        request_rates=values["request_rate"],
+        burstiness=values["burstiness"],
+        rate_seconds=values["rate_seconds"],
         api_key=os.environ.get(API_KEY_ENV) or None,
         inject_slowdown_s=values["inject_slowdown"],
         run_profile=values["run_profile"],
@@ -883,6 +968,26 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         time_budget_s=values["time_budget"],
         boot_estimate_s=values["boot_estimate"],
     )
+
+
+def _fitting_workload(values: Mapping[str, Any], rootdir: Path) -> Workload:
+    """The workload, refused in one line when its longest request cannot fit the context of
+    the profile's model (known for the models the suite builds itself)."""
+    workload = workload_from(values, rootdir)
+    profile = resolve_profile_option(values["profile"], values["profile_dir"], rootdir)
+    context = factory_context_length(profile.model_factory) if profile.model_factory else None
+    given = [a for a in values["server_arg"] or () if a.startswith("--context-length=")]
+    if given:
+        with contextlib.suppress(ValueError):
+            context = int(given[-1].split("=", 1)[1])
+    longest = workload.longest_request_tokens
+    if context is not None and longest > context:
+        raise UsageError(
+            f"--specperf-workload={values['workload']}: its longest request needs {longest:,} "
+            f"tokens (prompt words and output), more than the {context:,}-token context of "
+            f"profile {profile.name}; pick a shorter workload or a profile with a longer context"
+        )
+    return workload
 
 
 def warmup_plan_from(values: Mapping[str, Any]) -> WarmupPlan:

@@ -114,7 +114,10 @@ async def metrics(request: web.Request) -> web.Response:
     if not st.config.server_args.get("enable_metrics"):
         return web.Response(status=404, text="Not Found")
     sched = st.scheduler
-    labels = f'{{model_name="{st.config.served_model_name}",engine_type="unified",tp_rank="0",pp_rank="0"}}'
+    labels = (
+        f'{{model_name="{st.config.served_model_name}",engine_type="unified",'
+        'tp_rank="0",pp_rank="0"}'
+    )
     lines = [
         "# HELP sglang:num_running_reqs The number of running requests.",
         "# TYPE sglang:num_running_reqs gauge",
