@@ -832,6 +832,9 @@ class Settings:
     request_rates: tuple[float, ...] = ()
     burstiness: float = 1.0
     rate_seconds: float = 10.0
+    # --specperf-workload as given (a trace's path), and the trace's replay speed.
+    workload_option: str | None = None
+    trace_speed: float = 1.0
 
     @property
     def open_loads(self) -> tuple[str, ...]:
@@ -930,6 +933,8 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         tolerance=values["tolerance"],
         workload=_fitting_workload(values, rootdir),
         request_rates=values["request_rate"],
+        workload_option=values["workload"],
+        trace_speed=values["trace_speed"],
         burstiness=values["burstiness"],
         rate_seconds=values["rate_seconds"],
         api_key=os.environ.get(API_KEY_ENV) or None,

@@ -52,7 +52,7 @@ from pytest_specperf.results.benchmark import (
     without_benchmark_banner,
 )
 from pytest_specperf.results.report import full_report
-from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults
+from pytest_specperf.results.schema import DepthRun, PointMetrics, RateSearch, RunResults
 from pytest_specperf.results.store import (
     ResultsStore,
     git_commit,
@@ -175,6 +175,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "specperf_phase(n): order of a check within a depth (0 first, 2 after the points)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "specperf_rate_search: runs only with --specperf-request-rate and --specperf-slo",
     )
     config.pluginmanager.register(_InterruptRecorder(config), "specperf-interrupts")
     config.stash[gated_depths_key] = set()
@@ -420,16 +424,36 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             settings.concurrency,
             ids=[f"c{c}" for c in settings.concurrency],
         )
+    if "specperf_load" in metafunc.fixturenames:
+        # No open-loop point asked for: the tests are deselected (pytest_collection_modifyitems).
+        loads = settings.open_loads or ("none",)
+        metafunc.parametrize("specperf_load", loads, ids=[load_id(load) for load in loads])
 
 
-def _item_order(item: pytest.Item) -> tuple[int, int, int]:
+def _item_order(item: pytest.Item) -> tuple[int, int, int, int]:
     callspec = getattr(item, "callspec", None)
     params = callspec.params if callspec else {}
     depth = int(params.get("specperf_depth", 0))
     concurrency = int(params.get("specperf_concurrency", 0))
     marker = item.get_closest_marker("specperf_phase")
     phase = int(marker.args[0]) if marker is not None else 1
-    return depth, phase, concurrency
+    # Open-loop points after the closed-loop ones of their phase, in the order asked for.
+    settings = item.config.stash[settings_key]
+    load = params.get("specperf_load")
+    open_index = settings.open_loads.index(load) + 1 if load in settings.open_loads else 0
+    return depth, phase, open_index, concurrency
+
+
+def _not_asked_for(item: pytest.Item) -> bool:
+    """An open-loop test of a run without open-loop points, or a rate search without rates
+    and SLOs: deselected, not skipped (the run asked for none of it)."""
+    settings = item.config.stash[settings_key]
+    fixtures = getattr(item, "fixturenames", ())
+    if "specperf_load" in fixtures and not settings.open_loads:
+        return True
+    if item.get_closest_marker("specperf_rate_search") is not None:
+        return not (settings.request_rates and settings.slo is not None)
+    return False
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -442,6 +466,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     specperf_items = [i for i in items if "specperf_depth" in getattr(i, "fixturenames", ())]
     if not specperf_items:
         return
+    unasked = [i for i in specperf_items if _not_asked_for(i)]
+    if unasked:
+        config.hook.pytest_deselected(items=unasked)
+        specperf_items = [i for i in specperf_items if i not in unasked]
+        items[:] = [i for i in items if i not in unasked]
     others = [i for i in items if i not in specperf_items]
     specperf_items.sort(key=_item_order)
     for item in specperf_items:
@@ -463,6 +492,47 @@ def specperf_depth(request: pytest.FixtureRequest) -> int:
 @pytest.fixture
 def specperf_concurrency(request: pytest.FixtureRequest) -> int:
     return int(request.param)
+
+
+@pytest.fixture
+def specperf_load(request: pytest.FixtureRequest) -> str:
+    """An open-loop point's key: ``trace`` or ``rate=4`` (``--specperf-request-rate``)."""
+    return str(request.param)
+
+
+def load_id(load: str) -> str:
+    """A test id for an open-loop point: ``trace``, ``rate4``, ``rate0.5-burstiness0.5``."""
+    return load.replace("=", "").replace(",", "-")
+
+
+@pytest.fixture
+def specperf_open_point(
+    request: pytest.FixtureRequest, specperf_session: DepthSession, specperf_load: str
+) -> PointMetrics:
+    """The measured open-loop point (depth, load); measured on first use."""
+    _stop_if_failed(specperf_session, "not measured")
+    if specperf_session.settings.ab_mode:
+        pytest.skip("A/B mode compares the closed-loop points; open-loop points are not run")
+    try:
+        point = specperf_session.measure_open(specperf_load)
+    except ServerDied:
+        point = None
+    if point is None:
+        _fail_or_skip(specperf_session, "not measured")
+    return point
+
+
+@pytest.fixture
+def specperf_rate_search(specperf_session: DepthSession) -> RateSearch:
+    """This depth's highest request rate meeting the SLOs (searched on first use)."""
+    _stop_if_failed(specperf_session, "not searched")
+    try:
+        found = specperf_session.search_rate()
+    except ServerDied:
+        found = None
+    if found is None:
+        _fail_or_skip(specperf_session, "not searched")
+    return found
 
 
 @pytest.fixture(scope="session")

@@ -36,7 +36,14 @@ from pytest_specperf.results.acceptance import (
     position_rate_upper_bounds,
 )
 from pytest_specperf.results.formats import count, number
-from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
+from pytest_specperf.results.schema import (
+    DepthRun,
+    Interval,
+    PointMetrics,
+    RateSearch,
+    RunResults,
+    Verdict,
+)
 from pytest_specperf.results.speculation_report import self_test_line
 from pytest_specperf.suite import DepthSession, load_baseline_safely
 
@@ -58,6 +65,7 @@ class BaselineImprovement(UserWarning):
 
 # The verdicts of each depth's session, decided once per run.
 _VERDICTS: weakref.WeakKeyDictionary[DepthSession, list[Verdict]] = weakref.WeakKeyDictionary()
+_OPEN_VERDICTS: weakref.WeakKeyDictionary[DepthSession, list[Verdict]] = weakref.WeakKeyDictionary()
 
 
 def _figure(value: float) -> float | int:
@@ -215,6 +223,90 @@ class SpecperfGate:
         if message:
             pytest.fail(message, pytrace=False)
 
+    def require_open_throughput(self, point: PointMetrics) -> None:
+        """An open-loop point (``point.load``) is not a regression against the baseline's
+        point of the same load: judged as a closed-loop point is, its key the load."""
+        assert point.load is not None
+        self._record("depth", self.session.depth)
+        self._record("load", point.load)
+        self._record("request_rate", point.request_rate)
+        self._record("ok", point.ok)
+        self._record("requests", point.requests)
+        for metric in ("agg_tok_s", "per_req_tok_s"):
+            self._record_measured(metric, getattr(point, metric), point.intervals.get(metric))
+        if point.send_lag_s is not None:
+            self._record("send_lag_p99_s", point.send_lag_s.p99)
+        if self._recording(
+            f"{point.load}: agg {number(point.agg_tok_s)} tok/s, "
+            f"per-req {number(point.per_req_tok_s)} tok/s, {point.ok}/{point.requests} ok"
+        ):
+            return
+        path, baseline = self.baseline()
+        if point.load not in baseline.rate_points:
+            pytest.skip(f"baseline {path} has no figures for {point.load}")
+        verdicts = [v for v in self.open_verdicts(path, baseline) if v.load == point.load]
+        for verdict in verdicts:
+            self._record_reference(verdict.metric, verdict.baseline, verdict.floor)
+        self._fail_on(verdicts, point)
+
+    def open_verdicts(self, path: Path, baseline: Baseline) -> list[Verdict]:
+        """Every open-loop point of this depth judged together (one family of tests, as a
+        depth's closed-loop points; no pooled depth verdict, no re-measuring), once all are
+        measured; written into results.json beside the closed-loop verdicts."""
+        cached = _OPEN_VERDICTS.get(self.session)
+        if cached is not None:
+            return cached
+        measured = [self.session.measure_open(load) for load in self.settings.open_loads]
+        points = [gate.point_input(point, baseline) for point in measured]
+        settings = GateSettings(alpha=self.settings.alpha, min_effect=self.settings.min_effect)
+        verdicts = [
+            v
+            for v in judge_depth(
+                self.session.depth,
+                points,
+                settings,
+                path=str(path),
+                refresh_hint=self._record_hint(),
+            )
+            if v.load is not None
+        ]
+        _OPEN_VERDICTS[self.session] = verdicts
+        depth = self.session.depth
+
+        def record(results: RunResults) -> None:
+            run = results.depth(depth)
+            if run is not None:
+                run.verdicts = [v for v in run.verdicts if v.load is None] + verdicts
+
+        self.session.store.update(record)
+        return verdicts
+
+    def require_rate_capacity(self, search: RateSearch) -> None:
+        """The highest request rate meeting the SLOs is not below the baseline's (under the
+        same SLOs), less the throughput tolerance: the search's own step is about 10%."""
+        depth = self.session.depth
+        self._record("depth", depth)
+        self._record("slo_max_rate", search.max_rate)
+        self._record("slo_rate_probes", len(search.probes))
+        found = "none met the SLOs" if search.max_rate is None else f"{search.max_rate:g}/s"
+        if self._recording(f"highest rate meeting the SLOs {found}"):
+            return
+        path, baseline = self.baseline()
+        if baseline.slo_max_rate is None or baseline.slo != self.settings.slo:
+            pytest.skip(f"baseline {path} records no SLO rate under these SLOs")
+        floor = baseline.slo_max_rate * (1 - baseline.tolerance.throughput)
+        self._record_reference("slo_max_rate", baseline.slo_max_rate, floor)
+        if search.max_rate is None or search.max_rate < floor:
+            pytest.fail(
+                f"steps={depth}: highest request rate meeting the SLOs {found} < floor "
+                f"{floor:g}/s (baseline {baseline.slo_max_rate:g}/s - "
+                f"{baseline.tolerance.throughput:.0%}) [{path}]; probes: "
+                + ", ".join(
+                    f"{p.rate:g}/s {'met' if p.meets_slo else 'missed'}" for p in search.probes
+                ),
+                pytrace=False,
+            )
+
     def require_throughput(self, point: PointMetrics) -> None:
         self._record("depth", self.session.depth)
         self._record("concurrency", point.concurrency)
@@ -248,7 +340,7 @@ class SpecperfGate:
             return
         path, baseline = self.baseline()
         every = self.verdicts(path, baseline)
-        verdicts = [v for v in every if v.concurrency is None]
+        verdicts = [v for v in every if v.concurrency is None and v.load is None]
         unjudged = [v.message for v in every if v.outcome == "unjudged"]
         if not verdicts and unjudged and len(unjudged) == len(every):
             # Every point was client-bound: nothing was left to pool, and saying so beats a skip.
@@ -306,7 +398,7 @@ class SpecperfGate:
         def record(results: RunResults) -> None:
             run = results.depth(depth)
             if run is not None:
-                run.verdicts = list(verdicts)
+                run.verdicts = list(verdicts) + [v for v in run.verdicts if v.load is not None]
 
         self.session.store.update(record)
         return verdicts

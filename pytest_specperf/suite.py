@@ -32,8 +32,17 @@ from pytest_specperf.gate.provenance import downgrade_message, downgrade_reasons
 from pytest_specperf.gate.recommend import recommend, refine_concurrencies
 from pytest_specperf.gate.review import incomplete_reason
 from pytest_specperf.measure import loop as event_loop
+from pytest_specperf.measure.arrivals import (
+    TRACE_LOAD,
+    rate_key,
+    rate_of,
+    rate_offsets,
+    rate_requests,
+)
 from pytest_specperf.measure.lossless import fetch_greedy_outputs, record_and_compare
+from pytest_specperf.measure.openloop import measure_open_point
 from pytest_specperf.measure.point import measure_point
+from pytest_specperf.measure.ratesearch import next_rate, search_result
 from pytest_specperf.measure.repeats import interleaved, merge_samples, split_by_boot
 from pytest_specperf.measure.warmup import warm_up
 from pytest_specperf.options import ALLOW_DOWNGRADE_FLAG, Settings
@@ -42,6 +51,8 @@ from pytest_specperf.results.schema import (
     DepthRun,
     OutputComparison,
     PointMetrics,
+    RateProbe,
+    RateSearch,
     RequestRecord,
     RunResults,
     SelfTest,
@@ -163,6 +174,10 @@ class DepthSession:
         # reading (a sample's or the warm-up's: which process to pin next); reboot() clears both.
         self.rotation: cpu_use.CoreRotation | None = None
         self.last_cpu: tuple[cpu_use.CpuSnapshot, cpu_use.CpuSnapshot] | None = None
+        # Open-loop points by load, those measured in full, and the SLO rate search.
+        self.open_points: dict[str, PointMetrics] = {}
+        self.open_complete: set[str] = set()
+        self.rate_search: RateSearch | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
     def launch_command(self, port: int) -> LaunchCommand:
@@ -173,7 +188,7 @@ class DepthSession:
             backend=s.backend,
             host="127.0.0.1",
             port=port,
-            server_args=s.server_args,
+            server_args=_with_metrics(s),
             api_key=s.api_key,
             model_path=self.model_path,
             python=s.python,
@@ -439,6 +454,7 @@ class DepthSession:
                     slo=s.slo,
                     client_procs=s.client_procs,
                     on_request_done=request_done,
+                    watch_load=s.watch_server_load,
                 )
             )
         except KeyboardInterrupt as exc:
@@ -540,6 +556,111 @@ class DepthSession:
         run.position_accept_rate = position_accept_rates(run.accept_histogram, self.depth or None)
         results.speedup = speedups(results.runs)
         refresh_recommendation(results)
+
+    # -- open-loop points (--specperf-request-rate, a trace workload) --------------------
+    def open_offsets(self, load: str) -> list[float]:
+        """The send schedule of an open-loop point, seconds after its first send."""
+        s = self.settings
+        if load == TRACE_LOAD:
+            return list(s.workload.trace_offsets_s)
+        rate = rate_of(load)
+        if rate is None:
+            raise SpecperfError(f"{load!r} is not an open-loop point of this run")
+        count = rate_requests(rate, s.rate_seconds, s.workload.fixed_requests)
+        return rate_offsets(rate, count, s.burstiness)
+
+    def measure_open(self, load: str) -> PointMetrics:
+        """The open-loop point ``load`` (R samples in a row), measuring it on first use."""
+        if load in self.open_complete:
+            return self.open_points[load]
+        if self.failure is not None:
+            raise ServerGone(self.failure)
+        for index in range(self.repeats):
+            label = f"measuring {load}"
+            if self.repeats > 1:
+                label += f" (sample {index + 1}/{self.repeats})"
+            point = self._open_sample(load, self.open_offsets(load), label=label)
+            with interrupts.deferred():
+                self.open_points[load] = point
+                self._record_open(point)
+        self.open_complete.add(load)
+        return self.open_points[load]
+
+    def _record_open(self, point: PointMetrics) -> None:
+        self.store.update(lambda results: _put_rate_point(self._run_in(results), point))
+
+    def _open_sample(self, load: str, offsets: list[float], *, label: str) -> PointMetrics:
+        """One sample of an open-loop schedule, merged into the point's earlier ones."""
+        assert self.base_url is not None, "open() first"
+        s = self.settings
+        try:
+            self._warm_up_boot(min(s.concurrency))
+            self.activity = label
+            sample = event_loop.run(
+                measure_open_point(
+                    self.base_url,
+                    s.workload,
+                    offsets,
+                    load=load,
+                    model=self.summary.model_path
+                    if self.summary and self.summary.model_path
+                    else "default",
+                    api_key=s.api_key,
+                    slo=s.slo,
+                )
+            )
+        except KeyboardInterrupt as exc:
+            self.interrupt(exc)
+            raise
+        finally:
+            self.activity = None
+        sample.boot = self.boot
+        sample.position_accept_rate = position_accept_rates(
+            sample.accept_histogram, self.depth or None
+        )
+        earlier = self.open_points.get(load)
+        point = merge_samples([earlier, sample]) if earlier is not None else sample
+        if self.server is not None and not self.server.alive(_settle_after(sample)):
+            message = (
+                f"server (steps={self.depth}) {describe_exit(self.server.exit_code())} "
+                f"while {label}; {sample.ok}/{sample.requests} requests had succeeded "
+                f"(log: {self.log_path})\n--- server log tail ---\n{self.server.log_tail()}"
+            )
+            self.fail_run(message)
+            raise ServerDied(message)
+        return point
+
+    def search_rate(self) -> RateSearch | None:
+        """The highest request rate meeting the SLOs (measure/ratesearch.py): from the rate
+        points, then probes (recorded in the search, not as points); None without SLOs."""
+        s = self.settings
+        if s.slo is None or not s.request_rates:
+            return None
+        if self.rate_search is not None:
+            return self.rate_search
+        probes = [
+            _probe(self.measure_open(rate_key(rate, s.burstiness)), rate)
+            for rate in s.request_rates
+        ]
+        searched = 0
+        while True:
+            rate, why = next_rate(probes, searched=searched)
+            if rate is None:
+                break
+            rate = float(f"{rate:.3g}")
+            count = rate_requests(rate, s.rate_seconds, s.workload.fixed_requests)
+            label = f"searching the SLO rate: rate={rate:g} (probe {searched + 1})"
+            sample = self._open_sample(
+                f"probe:{rate_key(rate, s.burstiness)}",
+                rate_offsets(rate, count, s.burstiness),
+                label=label,
+            )
+            probes.append(_probe(sample, rate))
+            searched += 1
+        found = search_result(probes, why)
+        self.rate_search = found
+        self.store.update(lambda results: setattr(self._run_in(results), "rate_search", found))
+        return found
 
     # -- the gate's self-test ----------------------------------------------------------
     def self_test(self) -> SelfTest:
@@ -680,6 +801,34 @@ class DepthSession:
             results.slo = self.settings.slo
 
         self.store.update(change)
+
+
+def _with_metrics(settings: Settings) -> tuple[str, ...]:
+    """The server arguments, with ``--enable-metrics`` when the run watches the server's
+    running requests (SGLang serves /metrics only then; so does the simulator)."""
+    args = settings.server_args
+    if settings.watch_server_load and "--enable-metrics" not in args:
+        return (*args, "--enable-metrics")
+    return args
+
+
+def _probe(point: PointMetrics, rate: float) -> RateProbe:
+    """What the rate search keeps of one measured rate."""
+    goodput = point.goodput
+    return RateProbe(
+        rate=rate,
+        meets_slo=goodput is not None and goodput.meets_slo,
+        attainment=goodput.attainment if goodput is not None else 0.0,
+        goodput_tok_s=goodput.goodput_tok_s if goodput is not None else 0.0,
+        agg_tok_s=point.agg_tok_s,
+        achieved_rate=point.ok / point.wall_s if point.wall_s > 0 else 0.0,
+    )
+
+
+def _put_rate_point(run: DepthRun, point: PointMetrics) -> None:
+    """Add the open-loop point to the run, replacing its earlier version (fewer samples)."""
+    run.rate_points = [p for p in run.rate_points if p.load != point.load] + [point]
+    run.rate_points.sort(key=lambda p: (p.request_rate is None, rate_of(p.load or "") or 0.0))
 
 
 def _put_point(run: DepthRun, point: PointMetrics) -> None:

@@ -84,6 +84,7 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
     # (seconds after the first send, in replay order; measure/trace.py).
     trace: str | None = None
     trace_offsets_s: tuple[float, ...] = ()
+    trace_speed: float = 1.0
     warmup_max_new_tokens: int = 32
     request_timeout_s: float = 600.0
     stall_timeout_s: float = 60.0
@@ -140,6 +141,7 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
             key["output_tokens"] = sum(self.output_lengths)
         if self.trace is not None:
             key["trace"] = self.trace
+            key["trace_speed"] = self.trace_speed
         return key
 
 
@@ -206,6 +208,7 @@ def trace_workload(path: Path, speed: float = 1.0, **fields: Any) -> Workload:
         output_lengths=outputs,
         trace=f"{trace.name}@{trace.digest}",
         trace_offsets_s=tuple(trace.offsets_s(speed)),
+        trace_speed=speed,
     )
 
 
