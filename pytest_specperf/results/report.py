@@ -24,6 +24,7 @@ from pytest_specperf.results.formats import (
     millis,
     number,
 )
+from pytest_specperf.results.open_loop_report import open_loop_tables
 from pytest_specperf.results.plot_style import Plot
 from pytest_specperf.results.recommendation_report import (
     goodput_table,
@@ -137,7 +138,9 @@ def depth_table(run: DepthRun) -> Table:
     points = sorted(run.points, key=lambda p: p.concurrency)
     header, rows = point_table(run)
     notes = [
-        f"C={point.concurrency}: {note}" for point in points for note in point_notes(run, point)
+        f"{point.key}: {note}"
+        for point in [*points, *run.rate_points]
+        for note in point_notes(run, point)
     ]
     min_max = min_max_note([run])
     if min_max:
@@ -213,6 +216,7 @@ def full_report(
     blocks += speculation_blocks(runs, comparisons)
     if slo is not None:
         blocks.append(goodput_table(runs, slo).text())
+    blocks += [table.text() for table in open_loop_tables(runs, slo)]
     if recommendation is not None:
         blocks.append(recommendation_text(recommendation))
     return "\n\n".join(blocks)
@@ -358,6 +362,8 @@ VERDICT_HEADER = (
 
 
 def _verdict_where(verdict: Verdict) -> str:
+    if verdict.load is not None:
+        return f"steps={verdict.depth} {verdict.load}"
     if verdict.concurrency is None:
         return f"steps={verdict.depth} (all points pooled)"
     return f"steps={verdict.depth} C={verdict.concurrency}"
@@ -365,8 +371,10 @@ def _verdict_where(verdict: Verdict) -> str:
 
 def _verdict_order(verdict: Verdict) -> tuple[int, int, int, str]:
     rank = VERDICT_ORDER.index(verdict.outcome) if verdict.outcome in VERDICT_ORDER else 99
-    # A depth's pooled verdict after its points.
+    # A depth's pooled verdict after its points (and its open-loop points before it).
     concurrency = verdict.concurrency if verdict.concurrency is not None else 1 << 30
+    if verdict.load is not None:
+        concurrency = (1 << 30) - 1
     return rank, verdict.depth, concurrency, verdict.metric
 
 
@@ -506,7 +514,7 @@ MD_REPEATED_HEADER = (
 def _md_point_row(point: PointMetrics, repeated: bool) -> list[str]:
     ttft = f"{millis(point.ttft_s.p50)}/{millis(point.ttft_s.p99)}" if point.ttft_s else "-"
     row = [
-        str(point.concurrency),
+        str(point.concurrency) if point.load is None else point.key,
         _with_interval(point.agg_tok_s, point.intervals.get("agg_tok_s")),
         _with_interval(point.per_req_tok_s, point.intervals.get("per_req_tok_s")),
     ]
@@ -536,7 +544,7 @@ def point_notes(run: DepthRun, point: PointMetrics) -> list[str]:
             "failures: " + ", ".join(f"{why}: {n}" for why, n in sorted(point.errors.items()))
         )
     running = run.server.max_running_requests if run.server else None
-    if running is not None and point.concurrency > running:
+    if running is not None and point.load is None and point.concurrency > running:
         notes.append(
             f"C={point.concurrency} exceeds the server's max_running_requests ({running}): "
             f"{point.concurrency - running} requests wait in its queue at a time, so TTFT and "
@@ -546,8 +554,9 @@ def point_notes(run: DepthRun, point: PointMetrics) -> list[str]:
 
 
 def point_table(run: DepthRun) -> tuple[list[str], list[list[str]]]:
-    """The header and rows of a depth's table (medians with intervals when repeated)."""
-    points = sorted(run.points, key=lambda p: p.concurrency)
+    """The header and rows of a depth's table (medians with intervals when repeated); its
+    open-loop points (C column: their load) after the closed-loop ones."""
+    points = [*sorted(run.points, key=lambda p: p.concurrency), *run.rate_points]
     repeated = any(len(p.samples) > 1 or p.intervals for p in points)
     level = _level_text(_interval_level([run]))
     header = (
@@ -592,6 +601,11 @@ def goodput_section(context: ReportContext) -> str | None:
     return goodput_table(context.runs, context.slo).markdown(level=2)
 
 
+def open_loop_section(context: ReportContext) -> str | None:
+    tables = open_loop_tables(context.runs, context.slo)
+    return "\n\n".join(table.markdown(level=2) for table in tables) or None
+
+
 def recommendation_section(context: ReportContext) -> str | None:
     if context.recommendation is None:
         return None
@@ -625,6 +639,7 @@ MARKDOWN_SECTIONS: tuple[Section, ...] = (
     tradeoff_section,
     speculation_section,
     goodput_section,
+    open_loop_section,
     recommendation_section,
     plots_section,
 )
