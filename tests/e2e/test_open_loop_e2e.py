@@ -66,23 +66,24 @@ def _slo_rate(results: dict[str, Any], depth: int) -> float:
 def test_rate_sweep_finds_each_depths_highest_rate_meeting_the_slo_and_a_slower_server_less(
     pytester: pytest.Pytester, suite_dir: Path
 ) -> None:
-    """Poisson rates 2 and 8 requests/s at depths 1 and 3 under an e2e SLO: each depth's
+    """Poisson rates 8 and 64 requests/s at depths 1 and 3 under a TTFT SLO: each depth's
     highest rate meeting it is bracketed and bisected; the report names the depth serving the
     most; on a server slowed by --sim-slowdown=0.5 every depth's rate is lower."""
     args = [
         "perf_tests",
         "--spec-steps=1,3",
         *FAST_ARGS,
-        "--specperf-request-rate=2,8",
-        "--specperf-rate-seconds=3",
-        "--specperf-slo=e2e_p99_ms=2500",
+        "--specperf-concurrency=1",
+        "--specperf-request-rate=8,64",
+        "--specperf-rate-seconds=1.5",
+        "--specperf-slo=ttft_p99_ms=100",
         "-k",
         "open_loop",
     ]
     fast = pytester.runpytest_subprocess(*args)
     fast.stdout.fnmatch_lines(
         [
-            "*Highest request rate meeting the SLOs (e2e_p99_ms=2500*",
+            "*Highest request rate meeting the SLOs (ttft_p99_ms=100*",
             "steps=* serves the most request rate within the SLOs: *",
         ]
     )
