@@ -38,8 +38,12 @@ LATE_SEND_S = 0.02
 # The sender wakes this long before a send and yields until it is due: an event loop busy
 # reading streams wakes a timer late by one pass over its ready callbacks.
 SPIN_S = 0.002
-# Connections opened before the first send (more are opened as requests pile up).
-PREOPENED = 4
+# Connections opened before the first send; while the schedule runs, new ones are opened in
+# the background whenever fewer than SPARE are free, so a send rarely waits for a connect.
+PREOPENED = 8
+SPARE = 3
+# The schedule starts this long after the connections are open.
+LEAD_S = 0.02
 
 
 async def run_schedule(
@@ -60,15 +64,30 @@ async def run_schedule(
     ]
     completions = workload.endpoint == "completions"
     idle: list[StreamClient] = make_clients(target, workload, PREOPENED)
-    spare = make_clients(target, workload, 1)[0]
-    everyone: list[StreamClient] = [*idle, spare]
+    everyone: list[StreamClient] = list(idle)
+    ssl_context = idle[0].ssl_context
     records: list[RequestRecord | None] = [None] * len(offsets_s)
+    opening: set[asyncio.Task[None]] = set()
+
+    def new_client() -> StreamClient:
+        client = make_clients(target, workload, 1, ssl_context=ssl_context)[0]
+        everyone.append(client)
+        return client
+
+    async def open_spare() -> None:
+        client = new_client()
+        if await client.connect():
+            idle.append(client)
+
+    def top_up() -> None:
+        while len(idle) + len(opening) < SPARE:
+            task = asyncio.get_running_loop().create_task(open_spare())
+            opening.add(task)
+            task.add_done_callback(opening.discard)
 
     async def send(index: int, due: float) -> None:
-        client = idle.pop() if idle else None
-        if client is None:
-            client = make_clients(target, workload, 1, ssl_context=spare.ssl_context)[0]
-            everyone.append(client)
+        client = idle.pop() if idle else new_client()
+        top_up()
         try:
             async with asyncio.timeout(workload.request_timeout_s):
                 record = await client.stream(wire[index % bodies], completions)
@@ -84,7 +103,8 @@ async def run_schedule(
 
     tasks: list[asyncio.Task[None]] = []
     loop = asyncio.get_running_loop()
-    start = time.monotonic()
+    await asyncio.gather(*(client.connect() for client in idle))
+    start = time.monotonic() + LEAD_S
     try:
         for index, offset in enumerate(offsets_s):
             due = start + offset
@@ -98,7 +118,7 @@ async def run_schedule(
             await asyncio.sleep(0)
         await asyncio.gather(*tasks)
     finally:
-        for task in tasks:
+        for task in [*tasks, *opening]:
             task.cancel()
         for client in everyone:
             client.close()
