@@ -10,6 +10,7 @@ from pytest_specperf.results.open_loop_report import (
 )
 from pytest_specperf.results.report import depth_table
 from pytest_specperf.results.schema import (
+    DepthRun,
     RateProbe,
     RateSearch,
     ServerLoad,
@@ -26,7 +27,7 @@ def _search(rate: float | None) -> RateSearch:
     return RateSearch(max_rate=rate, low=rate, high=None, probes=[probe], stopped_by="probes")
 
 
-def _run(depth: int, rate: float | None = None) -> object:
+def _run(depth: int, rate: float | None = None) -> DepthRun:
     point = make_point(
         3,
         500.0,
@@ -45,12 +46,12 @@ def _run(depth: int, rate: float | None = None) -> object:
 
 
 def test_an_open_loop_point_is_a_row_of_its_depths_table_named_by_its_load() -> None:
-    text = depth_table(_run(3)).text()  # type: ignore[arg-type]
+    text = depth_table(_run(3)).text()
     assert "\nrate=4 | 500.0 |" in text and "\n1 | 100.0 |" in text
 
 
 def test_open_loop_table_shows_running_against_the_cap() -> None:
-    table = open_loop_table([_run(3)])  # type: ignore[list-item]
+    table = open_loop_table([_run(3)])
     assert table is not None
     assert table.rows[0][:2] == ["3", "rate=4"] and table.rows[0][-2:] == ["9/17", "1"]
 
@@ -61,13 +62,13 @@ def test_no_open_loop_point_no_table() -> None:
 
 def test_the_depth_serving_the_most_rate_is_named() -> None:
     runs = [_run(1, 8.0), _run(3, 11.0)]
-    assert best_rate_depth(runs) == (3, 11.0)  # type: ignore[arg-type]
-    table = rate_search_table(runs, Slo(ttft_p99_ms=100))  # type: ignore[arg-type]
+    assert best_rate_depth(runs) == (3, 11.0)
+    table = rate_search_table(runs, Slo(ttft_p99_ms=100))
     assert table is not None
     assert "steps=3 serves the most request rate within the SLOs: 11/s" in table.text()
     assert "(ttft_p99_ms=100, attainment 99%)" in table.title
 
 
 def test_running_table_lists_every_point_that_watched_the_server() -> None:
-    table = running_table([_run(3)])  # type: ignore[list-item]
+    table = running_table([_run(3)])
     assert table is not None and table.rows == [["3", "rate=4", "9", "17", "295,931", "2", "1"]]
