@@ -488,7 +488,6 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "sent on a seeded Poisson schedule (gamma with --specperf-burstiness); with "
         "--specperf-slo, each depth's highest rate meeting the SLOs is searched for",
         parse=lambda option, raw: parse_rates(raw or "", option),
-        commands=(BENCH,),
     ),
     OptionSpec(
         "--specperf-burstiness",
@@ -497,7 +496,6 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "Poisson arrivals (SGLang's bench_serving), below 1 burstier, above 1 more even",
         default="1",
         parse=_float_in(0.0, low_open=True),
-        commands=(BENCH,),
     ),
     OptionSpec(
         "--specperf-rate-seconds",
@@ -506,7 +504,6 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "--specperf-requests sets the count instead)",
         default="10",
         parse=_float_in(0.0, low_open=True),
-        commands=(BENCH,),
     ),
     OptionSpec(
         "--specperf-trace-speed",
@@ -515,7 +512,6 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "fast; SGLang's --mooncake-slowdown-factor is its inverse)",
         default="1",
         parse=_float_in(0.0, low_open=True),
-        commands=(BENCH,),
     ),
     OptionSpec(
         "--specperf-refine",
