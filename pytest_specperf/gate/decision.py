@@ -19,7 +19,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from pytest_specperf.gate.noise import MetricNoise, noise_for
+from pytest_specperf.gate.noise import noise_for
+from pytest_specperf.gate.not_judged import (
+    CLIENT_BOUND_ADVICE,
+    LABELS,
+    Reference,
+    not_measured,
+    unjudged,
+)
+from pytest_specperf.gate.not_judged import (
+    where as _where,
+)
 from pytest_specperf.results.schema import Interval, Verdict, VerdictOutcome
 from pytest_specperf.results.stats import (
     INTERVAL_LEVEL,
@@ -31,20 +41,23 @@ from pytest_specperf.results.stats import (
     t_quantile,
 )
 
-__all__ = ["INTERVAL_LEVEL", "log_sd", "log_values", "summarize"]
+__all__ = [
+    "CLIENT_BOUND_ADVICE",
+    "INTERVAL_LEVEL",
+    "LABELS",
+    "Reference",
+    "log_sd",
+    "log_values",
+    "not_measured",
+    "summarize",
+    "unjudged",
+]
 
 
 # -- the decision ------------------------------------------------------------------------
 
 # The metrics gated statistically, each higher-is-better; any other metric is not.
 GATED_METRICS = frozenset({"agg_tok_s", "per_req_tok_s", "accept_length"})
-LABELS = {
-    "agg_tok_s": "agg tok/s",
-    "per_req_tok_s": "per-req tok/s",
-    "accept_length": "accept length",
-    "ttft_s": "TTFT s",
-    "itl_s": "ITL s",
-}
 
 
 @dataclass(frozen=True)
@@ -81,18 +94,6 @@ class GateSettings:
     @property
     def depth_alpha(self) -> float:
         return self.alpha * (1 - self.point_share)
-
-
-@dataclass(frozen=True)
-class Reference:
-    """The baseline's side of one figure of one point."""
-
-    figure: float
-    samples: Sequence[float] = ()
-    boots: int = 1
-    noise: MetricNoise | None = None
-    published: bool = False
-    tolerance: float = 0.10
 
 
 @dataclass(frozen=True)
@@ -389,55 +390,6 @@ def depth_verdict(
         confirmed=confirmed,
         refresh_command=refresh_hint if outcome == "improvement" else None,
         message=message,
-    )
-
-
-def _where(depth: int, concurrency: int | None, load: str | None = None) -> str:
-    """``steps=3 C=16``, ``steps=3 rate=4`` (an open-loop point) or ``steps=3`` (the depth)."""
-    if load is not None:
-        return f"steps={depth} {load}"
-    return f"steps={depth} C={concurrency}" if concurrency is not None else f"steps={depth}"
-
-
-def not_measured(
-    depth: int, concurrency: int, metric: str, ref: Reference, path: str, load: str | None = None
-) -> Verdict:
-    """A figure the baseline has and this run did not measure: a failure, not a pass."""
-    return Verdict(
-        depth=depth,
-        concurrency=None if load is not None else concurrency,
-        load=load,
-        metric=metric,
-        outcome="regression",
-        baseline=ref.figure,
-        message=(
-            f"{_where(depth, concurrency, load)}: {LABELS.get(metric, metric)} was not measured; "
-            f"baseline {ref.figure:,.1f} [{path}]"
-        ),
-    )
-
-
-CLIENT_BOUND_ADVICE = (
-    "rerun with more client processes (--specperf-client-procs N), on a less busy client "
-    "machine, or at a lower concurrency"
-)
-
-
-def unjudged(
-    depth: int, concurrency: int, metric: str, reason: str, load: str | None = None
-) -> Verdict:
-    """A point the load generator bounded: its figures say nothing about the server, so it
-    neither passes nor fails; the message says why and what to do."""
-    return Verdict(
-        depth=depth,
-        concurrency=None if load is not None else concurrency,
-        load=load,
-        metric=metric,
-        outcome="unjudged",
-        message=(
-            f"{_where(depth, concurrency, load)}: not judged (neither pass nor fail): the load "
-            f"generator was the bottleneck, not the server ({reason}); {CLIENT_BOUND_ADVICE}"
-        ),
     )
 
 

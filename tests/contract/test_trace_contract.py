@@ -10,7 +10,7 @@ from tests.support import sglang_contract as contract
 pytestmark = pytest.mark.contract
 pytest.importorskip(
     "sglang.srt.server_args",
-    reason="SGLang is not importable; install it with scripts/install-sglang-contract.sh",
+    reason="SGLang is not importable; install it with tools/install-sglang-contract.sh",
 )
 
 
