@@ -34,8 +34,8 @@ from typing import Any
 
 from pytest_specperf.sim import model
 from pytest_specperf.sim.args import SimConfig
+from pytest_specperf.sim.kv_pool import prefill_tokens, retract
 from pytest_specperf.sim.noise import NoiseModel
-from pytest_specperf.sim.parse import PREFIX_BLOCK
 
 # SGLang's schedule constants (envs SGLANG_INIT_NEW_TOKEN_RATIO, SGLANG_MIN_NEW_TOKEN_RATIO_
 # FACTOR, SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS, SGLANG_RETRACT_DECODE_STEPS and
@@ -350,58 +350,6 @@ class Scheduler:
         self.running_max = max(self.running_max, len(self.running))
         return admitted
 
-    def _prefill_tokens(self, r: SimRequest) -> int:
-        """Tokens this request's prefill computes: its prompt (and, after a retraction, its
-        output so far) less the prefix found in the cache; the cache then holds its blocks."""
-        cache = self.prefix_cache
-        hit = 0
-        if cache is not None:
-            for key in r.prefix_blocks:
-                if key not in cache:
-                    break
-                cache.move_to_end(key)
-                hit += 1
-            for key in r.prefix_blocks[hit:]:
-                cache[key] = None
-            self._evict()
-        # At least one token is always computed, as SGLang's radix cache leaves the last one.
-        r.cached_tokens = min(hit * PREFIX_BLOCK, max(0, r.prompt_tokens - 1))
-        return r.kv_held - r.cached_tokens
-
-    def _evict(self) -> None:
-        """Least recently used blocks out until the cache fits the pool's free space."""
-        cache = self.prefix_cache
-        if cache is None:
-            return
-        free_blocks = max(0, self.config.max_total_num_tokens - self.kv_used) // PREFIX_BLOCK
-        while len(cache) > free_blocks:
-            cache.popitem(last=False)
-
-    def _retract(self) -> None:
-        """Before a decode step: while the running requests' next tokens would overflow the
-        pool, retract in SGLang's order (retract_decode: the fewest output tokens, then the
-        longest prompt, goes first) to the head of the queue; then re-estimate the ratio."""
-        capacity = self.config.max_total_num_tokens
-        step = self.width
-        if sum(r.kv_held + step for r in self.running) <= capacity:
-            return
-        keep = sorted(self.running, key=lambda r: (len(r.tokens), -r.prompt_tokens), reverse=True)
-        retracted: list[SimRequest] = []
-        while len(keep) > 1 and sum(r.kv_held + step for r in keep) > capacity:
-            r = keep.pop()
-            r.num_retractions += 1
-            retracted.append(r)
-        self.retractions_total += len(retracted)
-        self.running = [r for r in self.running if r in keep]
-        # Retracted requests go back first, the one retracted first at the head.
-        for r in reversed(retracted):
-            self.waiting.appendleft(r)
-        decoded = sum(len(r.tokens) for r in self.running)
-        wanted = sum(r.max_new_tokens for r in self.running)
-        if wanted:
-            estimate = (decoded + RETRACT_DECODE_STEPS * len(self.running)) / wanted
-            self.new_token_ratio = min(1.0, estimate)
-
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
         deadline: float | None = None
@@ -420,12 +368,26 @@ class Scheduler:
                 for r in admitted:
                     if r.admitted is None:
                         r.admitted = now
+                # The pool's free space, the prefix cache's room (kv_used is fixed here).
+                free = max(0, self.config.max_total_num_tokens - self.kv_used)
                 model_ms = model.prefill_ms(
-                    self.profile, len(admitted), sum(self._prefill_tokens(r) for r in admitted)
+                    self.profile,
+                    len(admitted),
+                    sum(prefill_tokens(self.prefix_cache, r, free) for r in admitted),
                 )
                 batch = admitted
             else:
-                self._retract()
+                # Retract what the next decode step would overflow (sim/kv_pool.py).
+                self.running, retracted, ratio = retract(
+                    self.running,
+                    self.waiting,
+                    self.config.max_total_num_tokens,
+                    self.width,
+                    RETRACT_DECODE_STEPS,
+                )
+                self.retractions_total += retracted
+                if ratio is not None:
+                    self.new_token_ratio = ratio
                 self.new_token_ratio = max(
                     MIN_NEW_TOKEN_RATIO, self.new_token_ratio - NEW_TOKEN_RATIO_DECAY
                 )
