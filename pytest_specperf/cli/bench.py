@@ -30,8 +30,8 @@ from pytest_specperf.results.artifacts import write_run_artifacts
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import PointMetrics, RunResults, Verdict
 from pytest_specperf.results.store import ResultsStore, git_commit
-from pytest_specperf.run.depth_session import DepthSession, ServerDied, ServerGone
-from pytest_specperf.run.sampling import PointObserver
+from pytest_specperf.run.depth_session import DepthSession
+from pytest_specperf.run.sampling import PointObserver, ServerDied, ServerGone
 from pytest_specperf.server.process import depth_of, fetch_server_info
 
 

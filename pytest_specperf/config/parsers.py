@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeVar
 
 from pytest_specperf.depth import MAX_DEPTH, MIN_DEPTH
 from pytest_specperf.errors import UsageError
-from pytest_specperf.measure.workload import WORKLOADS, Endpoint, WorkloadName
+from pytest_specperf.measure.workload import WORKLOADS, Endpoint
 from pytest_specperf.server.launch import BACKENDS, Backend
 
 MAX_CONCURRENCY = 4096
@@ -101,7 +101,18 @@ def parse_endpoint(raw: str, option: str = "--specperf-endpoint") -> Endpoint:
     return parse_choice(option, raw, ENDPOINTS)
 
 
-def parse_workload(raw: str, option: str = "--specperf-workload") -> WorkloadName:
+def parse_workload(raw: str, option: str = "--specperf-workload") -> str:
+    """A workload name, or ``trace:PATH`` (the path is read when the settings are built)."""
+    text = str(raw).strip()
+    if text.startswith("trace:"):
+        if not text.removeprefix("trace:").strip():
+            raise UsageError(f"{option}: trace: needs a file, e.g. trace:traces/mooncake.jsonl")
+        return text
+    if text == "trace":
+        raise UsageError(
+            f"{option}: trace needs its file: trace:PATH (trace:synthetic for the trace "
+            "shipped with the package)"
+        )
     return parse_choice(option, raw, WORKLOADS)
 
 

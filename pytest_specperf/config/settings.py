@@ -7,6 +7,7 @@ settings; a run profile fills what no option sets.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -17,10 +18,13 @@ from pytest_specperf.config.parsers import ConfirmMode
 from pytest_specperf.config.run_profiles import RunProfile, resolve_run_profile, with_run_profile
 from pytest_specperf.config.table import DEFAULT_CALIBRATE_BOOTS, OPTIONS_BY_KEY, option_values
 from pytest_specperf.errors import UsageError
+from pytest_specperf.measure.arrivals import TRACE_LOAD, rate_key
+from pytest_specperf.measure.trace import resolve_trace_path
 from pytest_specperf.measure.warmup import WarmupPlan
-from pytest_specperf.measure.workload import Workload, workload_preset
+from pytest_specperf.measure.workload import Workload, trace_workload, workload_preset
 from pytest_specperf.results.schema import Slo
 from pytest_specperf.server.launch import Backend
+from pytest_specperf.server.model_factory import factory_context_length
 from pytest_specperf.server.profiles import DEFAULT_PROFILE, Profile, resolve_profile
 
 API_KEY_ENV = "SPECPERF_API_KEY"
@@ -46,6 +50,9 @@ _AS_GIVEN = (
     "refine",
     "client_procs",
     "history_on_change",
+    "trace_speed",
+    "burstiness",
+    "rate_seconds",
     "allow_baseline_downgrade",
     "allow_no_baseline",
 )
@@ -104,6 +111,26 @@ class Settings:
     rotate_server_cpu: bool = False
     # The server's interpreter (None: this one); the base side of A/B mode sets it.
     python: str | None = None
+    # Open-loop points (measure/openloop.py): request rates, their gamma shape, and seconds
+    # of arrivals per rate point.
+    request_rates: tuple[float, ...] = ()
+    burstiness: float = 1.0
+    rate_seconds: float = 10.0
+    # --specperf-workload as given (a trace's path), and the trace's replay speed.
+    workload_option: str | None = None
+    trace_speed: float = 1.0
+
+    @property
+    def open_loads(self) -> tuple[str, ...]:
+        """The open-loop points of each depth, by key: the trace's replay, then each rate."""
+        loads = [TRACE_LOAD] if self.workload.trace_offsets_s else []
+        return (*loads, *(rate_key(rate, self.burstiness) for rate in self.request_rates))
+
+    @property
+    def watch_server_load(self) -> bool:
+        """Poll the server's running requests (its /metrics) during every point: for
+        workloads where KV capacity bounds them, and open-loop points."""
+        return bool(self.open_loads) or self.workload.name.startswith("long-context")
 
     @property
     def ab_mode(self) -> bool:
@@ -131,18 +158,45 @@ def resolve_profile_option(name: str, dirs: tuple[str, ...], rootdir: Path) -> P
         raise UsageError(f"--specperf-profile: {exc}") from exc
 
 
-def workload_from(values: Mapping[str, Any]) -> Workload:
-    """The request plan the workload options describe."""
+def workload_from(values: Mapping[str, Any], rootdir: Path | None = None) -> Workload:
+    """The request plan the workload options describe (a trace's path: from ``rootdir``)."""
+    name = str(values["workload"])
+    fields: dict[str, Any] = {
+        "temperature": values["temperature"],
+        "fixed_requests": values["requests"],
+        "request_timeout_s": values["request_timeout"],
+        "stall_timeout_s": values["stall_timeout"],
+        "endpoint": values["endpoint"],
+        "min_point_seconds": values["min_point_seconds"],
+    }
+    if name.startswith("trace:"):
+        path = resolve_trace_path(name.removeprefix("trace:").strip(), rootdir)
+        return trace_workload(path, values.get("trace_speed") or 1.0, **fields)
     return workload_preset(
         values["workload"],
         max_new_tokens=values["max_new_tokens"],
-        temperature=values["temperature"],
-        fixed_requests=values["requests"],
-        request_timeout_s=values["request_timeout"],
-        stall_timeout_s=values["stall_timeout"],
-        endpoint=values["endpoint"],
-        min_point_seconds=values["min_point_seconds"],
+        **fields,
     )
+
+
+def _fitting_workload(values: Mapping[str, Any], rootdir: Path) -> Workload:
+    """The workload, refused in one line when its longest request cannot fit the context of
+    the profile's model (known for the models the suite builds itself)."""
+    workload = workload_from(values, rootdir)
+    profile = resolve_profile_option(values["profile"], values["profile_dir"], rootdir)
+    context = factory_context_length(profile.model_factory) if profile.model_factory else None
+    given = [a for a in values["server_arg"] or () if a.startswith("--context-length=")]
+    if given:
+        with contextlib.suppress(ValueError):
+            context = int(given[-1].split("=", 1)[1])
+    longest = workload.longest_request_tokens
+    if context is not None and longest > context:
+        raise UsageError(
+            f"--specperf-workload={values['workload']}: its longest request needs {longest:,} "
+            f"tokens (prompt words and output), more than the {context:,}-token context of "
+            f"profile {profile.name}; pick a shorter workload or a profile with a longer context"
+        )
+    return workload
 
 
 def resolve_run_profile_option(get: Callable[[str], Any], rootdir: Path) -> RunProfile | None:
@@ -172,7 +226,9 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         update_baselines=values["update_baselines"] or values["calibrate"],
         launch_timeout_s=values["launch_timeout"],
         min_success_rate=values["min_success"],
-        workload=workload_from(values),
+        workload=_fitting_workload(values, rootdir),
+        request_rates=values["request_rate"],
+        workload_option=values["workload"],
         api_key=os.environ.get(API_KEY_ENV) or None,
         inject_slowdown_s=values["inject_slowdown"],
         calibrate_boots=_calibrate_boots(values),

@@ -9,11 +9,10 @@ it, and the ``specperf`` command builds its flags from it. To add an option, add
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from pytest_specperf.config.option_spec import OptionSpec
 from pytest_specperf.config.parsers import (
-    Parser,
     flag,
     float_in,
     parse_backend,
@@ -30,8 +29,8 @@ from pytest_specperf.config.parsers import (
     parse_workload,
     positive_int_or_none,
     required_text,
-    text_or_none,
 )
+from pytest_specperf.measure.arrivals import parse_rates
 from pytest_specperf.measure.goodput import parse_slo
 from pytest_specperf.measure.procs import STREAMS_PER_PROCESS
 from pytest_specperf.measure.warmup import DEFAULT_MAX_ROUNDS, DEFAULT_TOLERANCE
@@ -51,7 +50,6 @@ ALLOW_NO_BASELINE_FLAG = "--specperf-allow-no-baseline"
 # docs/explanation/repeats.md.
 DEFAULT_MIN_POINT_SECONDS = 2.0
 
-OptionKind = Literal["value", "flag", "append"]
 _WORKLOAD = Workload()  # the seed benchmark: its field defaults are the options' defaults
 
 
@@ -59,38 +57,6 @@ _WORKLOAD = Workload()  # the seed benchmark: its field defaults are the options
 # noise between boots (gate.decision.MIN_BOOTS_FOR_BOOT_NOISE; below, it assumes at least 5%).
 # More boots estimate it better (docs/explanation/ab-gating.md); each costs a server start.
 DEFAULT_CALIBRATE_BOOTS = 3
-
-
-@dataclass(frozen=True)
-class OptionSpec:
-    """One option: written once, registered in pytest, ini files and the ``specperf`` CLI."""
-
-    flag: str  # the pytest flag, e.g. "--specperf-backend"
-    key: str  # build_settings' name; the ini key is specperf_<key>
-    help: str
-    default: str | None = None  # as it would be typed; None: not set
-    parse: Parser = text_or_none
-    kind: OptionKind = "value"  # value: one string; flag: on/off; append: repeatable
-    ini: bool = True  # also settable as specperf_<key> in [tool.pytest.ini_options]
-    commands: tuple[str, ...] = ()  # `specperf` subcommands that take it
-    short: str | None = None  # the `specperf` CLI's own name for it, e.g. "--url"
-    env: str | None = None  # an environment variable read when the command line gives none
-
-    @property
-    def dest(self) -> str:
-        return f"specperf_{self.key}"
-
-    @property
-    def ini_name(self) -> str:
-        return f"specperf_{self.key}"
-
-    def cli_flags(self) -> tuple[str, ...]:
-        return (self.short, self.flag) if self.short else (self.flag,)
-
-    def value(self, raw: Any, *, option: str | None = None) -> Any:
-        """The parsed value of ``raw`` (None or an empty list: the default)."""
-        given = raw if raw not in (None, []) else self.default
-        return self.parse(option or self.flag, given)
 
 
 LAUNCH_CMD = "launch-cmd"
@@ -221,8 +187,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "workload",
         "what the requests are: greedy-synthetic (the seed's: one prompt, temperature 0, "
         "ignore_eos), realistic (shipped coding/agentic/chat prompts, temperature 0.7, "
-        "top_p 0.95, EOS respected) or long-context (8k-24k word prompts, sampled like "
-        "realistic)",
+        "top_p 0.95, EOS respected), long-context (8k-24k word prompts, sampled like "
+        "realistic), long-context-32k (prompts of 8k and 32k words) or trace:PATH (a Mooncake "
+        "or plain JSONL/CSV trace replayed open-loop at its timestamps; trace:synthetic is the "
+        "shipped one)",
         default=DEFAULT_WORKLOAD,
         parse=lambda option, raw: parse_workload(raw, option),
         commands=(BENCH,),
@@ -312,6 +280,38 @@ OPTIONS: tuple[OptionSpec, ...] = (
         parse=lambda option, raw: parse_slo(raw, option),
         commands=(BENCH,),
         short="--slo",
+    ),
+    OptionSpec(
+        "--specperf-request-rate",
+        "request_rate",
+        "open-loop points beside the closed-loop ones: requests per second, e.g. 2,4,8, each "
+        "sent on a seeded Poisson schedule (gamma with --specperf-burstiness); with "
+        "--specperf-slo, each depth's highest rate meeting the SLOs is searched for",
+        parse=lambda option, raw: parse_rates(raw or "", option),
+    ),
+    OptionSpec(
+        "--specperf-burstiness",
+        "burstiness",
+        "shape of the gamma gaps between open-loop sends (as vLLM's --burstiness): 1 is "
+        "Poisson arrivals (SGLang's bench_serving), below 1 burstier, above 1 more even",
+        default="1",
+        parse=float_in(0.0, low_open=True),
+    ),
+    OptionSpec(
+        "--specperf-rate-seconds",
+        "rate_seconds",
+        "seconds of arrivals per open-loop rate point: rate x seconds requests (at least 8; "
+        "--specperf-requests sets the count instead)",
+        default="10",
+        parse=float_in(0.0, low_open=True),
+    ),
+    OptionSpec(
+        "--specperf-trace-speed",
+        "trace_speed",
+        "replay a trace workload this many times faster than its timestamps (0.5: half as "
+        "fast; SGLang's --mooncake-slowdown-factor is its inverse)",
+        default="1",
+        parse=float_in(0.0, low_open=True),
     ),
     OptionSpec(
         "--specperf-refine",

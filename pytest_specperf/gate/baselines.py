@@ -107,6 +107,10 @@ class Baseline(msgspec.Struct, kw_only=True):
     # (gate/recommend.py slo_capacity); gated with no tolerance, like KV capacity.
     slo: Slo | None = None
     slo_max_concurrency: int | None = None
+    # Open-loop points by their load ("rate=4", "trace"), and the highest request rate the
+    # SLO search found meeting ``slo`` (measure/ratesearch.py).
+    rate_points: dict[str, BaselinePoint] = {}
+    slo_max_rate: float | None = None
 
     def point(self, concurrency: int) -> BaselinePoint | None:
         return self.points.get(str(concurrency))
@@ -301,6 +305,14 @@ def baseline_from_runs(
         if reference is not None:
             point = _with_speedup(point, run.depth, measured, reference)
         points[str(concurrency)] = point
+    loads = sorted({p.load for r in runs for p in r.rate_points if p.load is not None})
+    rate_points = {
+        load: _baseline_point(
+            [p for p in (r.rate_point(load) for r in runs) if p is not None], source
+        )
+        for load in loads
+    }
+    searched = [r.rate_search.max_rate for r in runs if r.rate_search is not None]
     accept = [r.accept_length for r in runs if r.accept_length is not None]
     capacity = _slo_capacity(runs) if slo is not None else None
     return Baseline(
@@ -325,7 +337,16 @@ def baseline_from_runs(
         server=_portable_server(msgspec.to_builtins(server)) if server else None,
         slo=slo if capacity is not None else None,
         slo_max_concurrency=capacity.max_concurrency if capacity is not None else None,
+        rate_points=rate_points,
+        slo_max_rate=_lowest_rate(searched) if slo is not None and searched else None,
     )
+
+
+def _lowest_rate(found: Sequence[float | None]) -> float | None:
+    """The lowest rate over boots that met the SLOs (None when one boot met none)."""
+    if any(rate is None for rate in found):
+        return None
+    return min(rate for rate in found if rate is not None)
 
 
 def portable_command(command: str) -> str:

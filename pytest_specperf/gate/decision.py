@@ -19,7 +19,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from pytest_specperf.gate.noise import MetricNoise, noise_for
+from pytest_specperf.gate.noise import noise_for
+from pytest_specperf.gate.not_judged import (
+    CLIENT_BOUND_ADVICE,
+    LABELS,
+    Reference,
+    not_measured,
+    unjudged,
+)
+from pytest_specperf.gate.not_judged import (
+    where as _where,
+)
 from pytest_specperf.results.schema import Interval, Verdict, VerdictOutcome
 from pytest_specperf.results.stats import (
     INTERVAL_LEVEL,
@@ -31,20 +41,23 @@ from pytest_specperf.results.stats import (
     t_quantile,
 )
 
-__all__ = ["INTERVAL_LEVEL", "log_sd", "log_values", "summarize"]
+__all__ = [
+    "CLIENT_BOUND_ADVICE",
+    "INTERVAL_LEVEL",
+    "LABELS",
+    "Reference",
+    "log_sd",
+    "log_values",
+    "not_measured",
+    "summarize",
+    "unjudged",
+]
 
 
 # -- the decision ------------------------------------------------------------------------
 
 # The metrics gated statistically, each higher-is-better; any other metric is not.
 GATED_METRICS = frozenset({"agg_tok_s", "per_req_tok_s", "accept_length"})
-LABELS = {
-    "agg_tok_s": "agg tok/s",
-    "per_req_tok_s": "per-req tok/s",
-    "accept_length": "accept length",
-    "ttft_s": "TTFT s",
-    "itl_s": "ITL s",
-}
 
 
 @dataclass(frozen=True)
@@ -81,18 +94,6 @@ class GateSettings:
     @property
     def depth_alpha(self) -> float:
         return self.alpha * (1 - self.point_share)
-
-
-@dataclass(frozen=True)
-class Reference:
-    """The baseline's side of one figure of one point."""
-
-    figure: float
-    samples: Sequence[float] = ()
-    boots: int = 1
-    noise: MetricNoise | None = None
-    published: bool = False
-    tolerance: float = 0.10
 
 
 @dataclass(frozen=True)
@@ -265,13 +266,14 @@ def verdict(
     path: str,
     refresh_hint: str,
     first: Comparison | None = None,
+    load: str | None = None,
 ) -> Verdict:
     """The Verdict of one comparison, with the line a failing test shows.
 
     ``first``: the borderline first comparison this one confirms (re-measured samples
-    included in ``current``).
+    included in ``current``); ``load``: an open-loop point's (its concurrency is then None).
     """
-    where = f"steps={depth} C={concurrency}" if concurrency is not None else f"steps={depth}"
+    where = _where(depth, concurrency, load)
     label = LABELS.get(metric, metric)
     floor = comparison.baseline * math.exp(-comparison.threshold)
     median, interval = summarize(current) if current else (comparison.measured, None)
@@ -303,7 +305,8 @@ def verdict(
         message = f"{where}: {label} {comparison.measured:,.1f} within the threshold; {details}"
     return Verdict(
         depth=depth,
-        concurrency=concurrency,
+        concurrency=None if load is not None else concurrency,
+        load=load,
         metric=metric,
         outcome=outcome,
         measured=comparison.measured,
@@ -390,42 +393,6 @@ def depth_verdict(
     )
 
 
-def not_measured(depth: int, concurrency: int, metric: str, ref: Reference, path: str) -> Verdict:
-    """A figure the baseline has and this run did not measure: a failure, not a pass."""
-    return Verdict(
-        depth=depth,
-        concurrency=concurrency,
-        metric=metric,
-        outcome="regression",
-        baseline=ref.figure,
-        message=(
-            f"steps={depth} C={concurrency}: {LABELS.get(metric, metric)} was not measured; "
-            f"baseline {ref.figure:,.1f} [{path}]"
-        ),
-    )
-
-
-CLIENT_BOUND_ADVICE = (
-    "rerun with more client processes (--specperf-client-procs N), on a less busy client "
-    "machine, or at a lower concurrency"
-)
-
-
-def unjudged(depth: int, concurrency: int, metric: str, reason: str) -> Verdict:
-    """A point the load generator bounded: its figures say nothing about the server, so it
-    neither passes nor fails; the message says why and what to do."""
-    return Verdict(
-        depth=depth,
-        concurrency=concurrency,
-        metric=metric,
-        outcome="unjudged",
-        message=(
-            f"steps={depth} C={concurrency}: not judged (neither pass nor fail): the load "
-            f"generator was the bottleneck, not the server ({reason}); {CLIENT_BOUND_ADVICE}"
-        ),
-    )
-
-
 # -- one depth, every point, with confirmation -----------------------------------------------
 
 
@@ -439,6 +406,12 @@ class PointInput:
     references: dict[str, Reference]
     client_bound: str | None = None
     boots: int = 1
+    # An open-loop point's load ("rate=4"): its key and its name in the verdicts.
+    load: str | None = None
+
+    @property
+    def key(self) -> int | str:
+        return self.load if self.load is not None else self.concurrency
 
 
 class Remeasured(NamedTuple):
@@ -503,14 +476,14 @@ def judge_depth(
     """
     judged = [p for p in points if p.client_bound is None]
     point_alpha = _point_alpha(judged, settings)
-    first = {point.concurrency: _looks(point, settings, point_alpha) for point in judged}
+    first = {point.key: _looks(point, settings, point_alpha) for point in judged}
     first_depth = _depth_look(judged, settings)
-    current = {point.concurrency: point for point in points}
-    second: dict[int, dict[str, Comparison]] = {}
+    current = {point.key: point for point in points}
+    second: dict[int | str, dict[str, Comparison]] = {}
     final_depth = first_depth
     if confirmed:
         for point in judged:
-            fresh = confirmed.get(point.concurrency)
+            fresh = confirmed.get(point.concurrency) if point.load is None else None
             if fresh is None:
                 continue
             now = dataclasses.replace(
@@ -519,40 +492,41 @@ def judge_depth(
                 boots=fresh.boots,
                 client_bound=fresh.client_bound,
             )
-            current[point.concurrency] = now
+            current[point.key] = now
             if now.client_bound is None:
-                second[point.concurrency] = _looks(now, settings, point_alpha)
-        still = [current[p.concurrency] for p in judged]
+                second[point.key] = _looks(now, settings, point_alpha)
+        still = [current[p.key] for p in judged]
         still = [p for p in still if p.client_bound is None]
         if first_depth is not None and (first_depth.borderline or len(still) < len(judged)):
             final_depth = _depth_look(still, settings)
         judged = still
     result: list[Verdict] = []
     for given in points:
-        point = current[given.concurrency]
+        point = current[given.key]
         if point.client_bound is not None:
             result += [
-                unjudged(depth, point.concurrency, metric, point.client_bound)
+                unjudged(depth, point.concurrency, metric, point.client_bound, point.load)
                 for metric in point.references
             ]
             continue
         result += [
-            not_measured(depth, point.concurrency, metric, ref, path)
+            not_measured(depth, point.concurrency, metric, ref, path, point.load)
             for metric, ref in point.references.items()
             if not point.samples.get(metric)
         ]
-        for metric, look in first[point.concurrency].items():
-            confirming = look.borderline and metric in second.get(point.concurrency, {})
+        for metric, look in first[point.key].items():
+            confirming = look.borderline and metric in second.get(point.key, {})
             result.append(
                 verdict(
                     depth,
                     point.concurrency,
                     metric,
                     point.samples[metric] if confirming else given.samples[metric],
-                    second[point.concurrency][metric] if confirming else look,
+                    second[point.key][metric] if confirming else look,
                     path=path,
                     refresh_hint=refresh_hint,
                     first=look if confirming else None,
+                    load=point.load,
                 )
             )
     if final_depth is not None:

@@ -77,7 +77,7 @@ def headline(verdict: Verdict) -> str:
     (`steps=3 C=1 agg 856.8 < floor 964.2 (-20.0% vs baseline)`)."""
     if verdict.measured is None or verdict.floor is None:
         return verdict.message.split(";")[0]
-    if verdict.concurrency is None:
+    if verdict.concurrency is None and verdict.load is None:
         return (
             f"steps={verdict.depth} throughput {verdict.measured - 1:+.1%} vs baseline "
             f"< floor {verdict.floor - 1:+.1%}"
@@ -86,8 +86,9 @@ def headline(verdict: Verdict) -> str:
     change = (
         f" ({verdict.measured / verdict.baseline - 1:+.1%} vs baseline)" if verdict.baseline else ""
     )
+    where = verdict.load if verdict.load is not None else f"C={verdict.concurrency}"
     return (
-        f"steps={verdict.depth} C={verdict.concurrency} {label} {verdict.measured:,.1f} "
+        f"steps={verdict.depth} {where} {label} {verdict.measured:,.1f} "
         f"< floor {verdict.floor:,.1f}{change}"
     )
 
@@ -106,7 +107,11 @@ def what_to_do(report: Path, record_command: str, deliberate_slowdown: str | Non
 
 def point_input(point: PointMetrics, baseline: Baseline) -> PointInput:
     """What gate/decision.py needs of a measured point and its baseline."""
-    reference = baseline.point(point.concurrency)
+    reference = (
+        baseline.point(point.concurrency)
+        if point.load is None
+        else baseline.rate_points.get(point.load)
+    )
     references: dict[str, Reference] = {}
     if reference is not None:
         for metric in THROUGHPUT_METRICS:
@@ -127,6 +132,7 @@ def point_input(point: PointMetrics, baseline: Baseline) -> PointInput:
         references=references,
         client_bound=point.client_bound,
         boots=boots_of(point),
+        load=point.load,
     )
 
 
@@ -135,7 +141,7 @@ def success_failure(point: PointMetrics, min_success_rate: float, depth: int) ->
         return None
     reasons = ", ".join(f"{reason}: {count}" for reason, count in sorted(point.errors.items()))
     return (
-        f"steps={depth} C={point.concurrency}: {point.ok}/{point.requests} requests succeeded "
+        f"steps={depth} {point.key}: {point.ok}/{point.requests} requests succeeded "
         f"({point.success_rate:.0%} < required {min_success_rate:.0%}); failures: {reasons}"
     )
 

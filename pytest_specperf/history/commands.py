@@ -157,14 +157,17 @@ def write_trend_plots(
     """The trend plot of each series with a change point (every series with ``every``)."""
     if not have_matplotlib():
         return []
-    rows = {(p["run_seq"], p["depth"], p["concurrency"]): p for p in store.points()}
+    rows = {
+        (p["run_seq"], p["depth"], p["concurrency"], p.get("load") or ""): p for p in store.points()
+    }
     written = []
     for series in found.series:
         changes = [c for c in found.changes if c.key == series.key]
         if not changes and not every:
             continue
         point_rows = [
-            rows[(n.seq, series.key.depth, series.key.concurrency)] for n in series.nights
+            rows[(n.seq, series.key.depth, series.key.concurrency, series.key.load)]
+            for n in series.nights
         ]
         path = out_dir / plot_name(series)
         written.append(draw_trend(series, changes, path, point_rows))

@@ -29,7 +29,8 @@ def have_matplotlib() -> bool:
 
 def plot_name(series: Series) -> str:
     key = series.key
-    raw = f"trend-{key.workload}-steps{key.depth}-c{key.concurrency}-{key.metric}.png"
+    point = key.load.replace("=", "") if key.load else f"c{key.concurrency}"
+    raw = f"trend-{key.workload}-steps{key.depth}-{point}-{key.metric}.png"
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", raw)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults, Speedup
+from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults, Speedup, Verdict
 
 # Sets the tested commit of a run (else `git rev-parse HEAD`): a CI job that tests another
 # checkout than its working directory, or a demo whose "nights" stand for several commits.
@@ -93,8 +93,14 @@ def _speedup(results: RunResults, depth: int, concurrency: int) -> Speedup | Non
     return None
 
 
-def _outcome(run: DepthRun, concurrency: int) -> str | None:
-    found = {v.outcome for v in run.verdicts if v.concurrency == concurrency}
+def _point_verdicts(run: DepthRun, point: PointMetrics) -> list[Verdict]:
+    if point.load is not None:
+        return [v for v in run.verdicts if v.load == point.load]
+    return [v for v in run.verdicts if v.concurrency == point.concurrency and v.load is None]
+
+
+def _outcome(run: DepthRun, point: PointMetrics) -> str | None:
+    found = {v.outcome for v in _point_verdicts(run, point)}
     for outcome in _OUTCOME_ORDER:
         if outcome in found:
             return outcome
@@ -120,13 +126,17 @@ def point_rows(results: RunResults) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for run in results.runs:
         server = run.server
-        for point in run.points:
-            speedup = _speedup(results, run.depth, point.concurrency)
+        for point in [*run.points, *run.rate_points]:
+            speedup = (
+                _speedup(results, run.depth, point.concurrency) if point.load is None else None
+            )
             accept = point.accept_length
             rows.append(
                 {
                     "depth": run.depth,
-                    "concurrency": point.concurrency,
+                    # An open-loop point: concurrency 0, its load the key.
+                    "concurrency": point.concurrency if point.load is None else 0,
+                    "load": point.load or "",
                     "agg_tok_s": point.agg_tok_s,
                     "per_req_tok_s": point.per_req_tok_s,
                     "accept_length": accept,
@@ -138,13 +148,11 @@ def point_rows(results: RunResults) -> list[dict[str, Any]]:
                     "max_running_requests": server.max_running_requests if server else None,
                     "speedup_agg": speedup.agg if speedup is not None else None,
                     "speedup_per_req": speedup.per_req if speedup is not None else None,
-                    "outcome": _outcome(run, point.concurrency),
+                    "outcome": _outcome(run, point),
                     "samples_json": to_json(_sample_figures(point)),
                     "intervals_json": to_json(point.intervals),
                     "position_accept_json": to_json(point.position_accept_rate),
-                    "verdicts_json": to_json(
-                        [v for v in run.verdicts if v.concurrency == point.concurrency]
-                    ),
+                    "verdicts_json": to_json(_point_verdicts(run, point)),
                     "point_json": to_json(point),
                 }
             )

@@ -1,6 +1,6 @@
 """The nightly series read back from the store's rows (pure: rows in, series out).
 
-One series per (profile, hardware, workload, depth, concurrency, metric): the runs in the
+One series per (profile, hardware, workload, depth, concurrency or load, metric): the runs in the
 order they were written, each run's median of the metric, its samples, and beside the
 throughput the two factors it splits into (tok/s = accept length x verify steps/s).
 """
@@ -46,11 +46,17 @@ class SeriesKey:
     depth: int
     concurrency: int
     metric: str
+    # An open-loop point's load ("rate=4"; its concurrency 0); "": a closed-loop point.
+    load: str = ""
+
+    @property
+    def point(self) -> str:
+        return self.load or f"C={self.concurrency}"
 
     def __str__(self) -> str:
         return (
             f"{self.profile} {self.hardware} {self.workload} steps={self.depth} "
-            f"C={self.concurrency} {self.metric}"
+            f"{self.point} {self.metric}"
         )
 
 
@@ -105,6 +111,7 @@ def build_series(
                 int(point["depth"]),
                 int(point["concurrency"]),
                 metric,
+                str(point.get("load") or ""),
             )
             series = found.setdefault(key, Series(key))
             series.nights.append(night_of(run))

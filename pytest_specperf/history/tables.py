@@ -57,5 +57,7 @@ points = sa.Table(
     sa.Column("position_accept_json", sa.Text),
     sa.Column("verdicts_json", sa.Text),
     sa.Column("point_json", sa.Text),
-    sa.UniqueConstraint("run_seq", "depth", "concurrency", name="uq_points_run_point"),
+    # An open-loop point's load ("rate=4", "trace"; its concurrency 0); "": closed loop.
+    sa.Column("load", sa.String(64), nullable=False, server_default=""),
+    sa.UniqueConstraint("run_seq", "depth", "concurrency", "load", name="uq_points_run_point"),
 )

@@ -33,6 +33,7 @@ CSV_RUN_FIELDS = (
 CSV_POINT_FIELDS = (
     "depth",
     "concurrency",
+    "load",
     "agg_tok_s",
     "per_req_tok_s",
     "accept_length",

@@ -25,6 +25,10 @@ class GenerateMeta(msgspec.Struct):
     e2e_latency: float | None = None
     # Verify steps by correct drafts (SGLang 0.5.12 sends it as spec_accept_histogram too).
     spec_correct_drafts_histogram: list[int] | None = None
+    # Times the scheduler retracted the request (KV pool full) and prompt tokens it found in
+    # the prefix cache.
+    num_retractions: int | None = None
+    cached_tokens: int | None = None
 
 
 class CompletionUsage(msgspec.Struct):

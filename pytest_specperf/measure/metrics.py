@@ -120,6 +120,8 @@ def point_metrics(
     verify = sum(r.spec_verify_ct or 0 for r in good)
     verified_tokens = sum(r.completion_tokens for r in good if r.spec_verify_ct)
     histogram = merge_histograms(r.accept_histogram for r in good)
+    retractions = [r.num_retractions for r in good if r.num_retractions is not None]
+    cached = [r.cached_tokens for r in good if r.cached_tokens is not None]
     return PointMetrics(
         concurrency=concurrency,
         requests=len(records),
@@ -140,4 +142,6 @@ def point_metrics(
         accept_histogram=histogram,
         position_accept_rate=position_accept_rates(histogram),
         truth_problems=truth_problems(records),
+        retractions=sum(retractions) if retractions else None,
+        cached_tokens=sum(cached) if cached else None,
     )

@@ -17,7 +17,13 @@ import msgspec
 
 from pytest_specperf.measure.goodput import merge_goodput
 from pytest_specperf.results.acceptance import merge_histograms
-from pytest_specperf.results.schema import DepthRun, Interval, Percentiles, PointMetrics
+from pytest_specperf.results.schema import (
+    DepthRun,
+    Interval,
+    Percentiles,
+    PointMetrics,
+    ServerLoad,
+)
 
 # (samples) -> (median, interval or None): stats.summarize's signature.
 Summarize = Callable[[Sequence[float]], tuple[float, Interval | None]]
@@ -99,8 +105,12 @@ def merge_samples(
     samples = _flatten(points)
     if not samples:
         raise ValueError("merge_samples needs at least one sample")
-    concurrency = {sample.concurrency for sample in samples}
-    if len(concurrency) != 1:
+    loads = {sample.load for sample in samples}
+    if len(loads) != 1:
+        raise ValueError(f"samples of different loads cannot merge: {sorted(map(str, loads))}")
+    # An open-loop point's concurrency is what its client saw in flight: it varies by sample.
+    concurrency = {sample.concurrency for sample in samples if sample.load is None}
+    if len(concurrency) > 1:
         raise ValueError(f"samples of different concurrencies cannot merge: {sorted(concurrency)}")
     if len(samples) == 1:
         return samples[0]
@@ -124,8 +134,11 @@ def merge_samples(
     agg = medians["agg_tok_s"]
     goodput = [sample.goodput for sample in samples if sample.goodput is not None]
     cpus = [sample.server_cpu for sample in samples if sample.server_cpu is not None]
+    retractions = [s.retractions for s in samples if s.retractions is not None]
+    cached = [s.cached_tokens for s in samples if s.cached_tokens is not None]
+    loads_seen = [s.server_load for s in samples if s.server_load is not None]
     return PointMetrics(
-        concurrency=samples[0].concurrency,
+        concurrency=max(sample.concurrency for sample in samples),
         requests=sum(sample.requests for sample in samples),
         ok=sum(sample.ok for sample in samples),
         failed=sum(sample.failed for sample in samples),
@@ -151,6 +164,27 @@ def merge_samples(
         goodput=merge_goodput(goodput) if goodput else None,
         refined=any(sample.refined for sample in samples),
         server_cpu=min(cpus, key=lambda cpu: cpu.share) if cpus else None,
+        load=samples[0].load,
+        request_rate=samples[0].request_rate,
+        send_lag_s=_median_percentiles([sample.send_lag_s for sample in samples]),
+        retractions=sum(retractions) if retractions else None,
+        cached_tokens=sum(cached) if cached else None,
+        server_load=_busiest_load(loads_seen),
+    )
+
+
+def _busiest_load(loads: Sequence[ServerLoad]) -> ServerLoad | None:
+    """Over samples: the most running and queued requests seen, the retractions summed."""
+    if not loads:
+        return None
+    running = [load.running_max for load in loads if load.running_max is not None]
+    queued = [load.queued_max for load in loads if load.queued_max is not None]
+    retracted = [load.retractions for load in loads if load.retractions is not None]
+    return ServerLoad(
+        running_max=max(running) if running else None,
+        queued_max=max(queued) if queued else None,
+        retractions=sum(retracted) if retracted else None,
+        polls=sum(load.polls for load in loads),
     )
 
 
@@ -160,12 +194,18 @@ def split_by_boot(run: DepthRun, summarize: Summarize | None = None) -> list[Dep
     boots = sorted({boot for point in run.points for boot in point.boots()})
     if len(boots) <= 1:
         return [run]
-    split: list[DepthRun] = []
-    for boot in boots:
-        points = []
-        for point in run.points:
+
+    def of_boot(points: Sequence[PointMetrics], boot: int) -> list[PointMetrics]:
+        found = []
+        for point in points:
             mine = [sample for sample in point.all_samples() if sample.boot == boot]
             if mine:
-                points.append(merge_samples(mine, summarize))
-        split.append(msgspec.structs.replace(run, points=points))
-    return split
+                found.append(merge_samples(mine, summarize))
+        return found
+
+    return [
+        msgspec.structs.replace(
+            run, points=of_boot(run.points, boot), rate_points=of_boot(run.rate_points, boot)
+        )
+        for boot in boots
+    ]

@@ -108,6 +108,8 @@ class Response:
             record.spec_verify_ct = meta.spec_verify_ct
             record.server_e2e_s = meta.e2e_latency
             record.accept_histogram = meta.spec_correct_drafts_histogram
+            record.num_retractions = meta.num_retractions
+            record.cached_tokens = meta.cached_tokens
 
     def _completions_chunk(self, chunk: StreamChunk, now: float) -> None:
         record = self.record

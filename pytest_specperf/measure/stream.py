@@ -504,6 +504,15 @@ class StreamClient:
         self._connection = await self._connect()
         return self._connection, False
 
+    async def connect(self) -> bool:
+        """Open the connection now, before a request needs it (an open loop keeps a few ready
+        so a send is not held up by a connect); False if it cannot be opened."""
+        try:
+            await self._ready_connection()
+        except RequestFailed:
+            return False
+        return True
+
     async def stream(self, request: bytes, completions: bool) -> RequestRecord:
         """One request, start to end; never raises for anything the server does.
 

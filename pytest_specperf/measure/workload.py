@@ -13,6 +13,12 @@ Three workloads (``--specperf-workload``), each a preset of the fields below:
 - ``long-context``: the realistic sampling over prompts of 8k-24k words, each built
   deterministically from the shipped prompt file (no download); prefill and KV per request
   dominate.
+- ``long-context-32k``: the same over two prompts, of 8k and 32k words: where KV capacity
+  per depth bounds the running requests (a preset longer than the model's context is refused).
+- ``trace`` (``--specperf-workload=trace:PATH``): the prompts and output lengths of a request
+  trace (measure/trace.py), sampled like realistic with ``ignore_eos`` (each request produces
+  its trace's output length), sent on the trace's schedule as one open-loop point per depth
+  and in trace order by the closed-loop points.
 """
 
 from __future__ import annotations
@@ -21,19 +27,29 @@ import functools
 import hashlib
 import json
 from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 
+from pytest_specperf.measure.trace import read_trace, trace_prompts
+
 Endpoint = Literal["generate", "completions"]
-WorkloadName = Literal["greedy-synthetic", "realistic", "long-context"]
-WORKLOADS: tuple[WorkloadName, ...] = ("greedy-synthetic", "realistic", "long-context")
+WorkloadName = Literal["greedy-synthetic", "realistic", "long-context", "long-context-32k", "trace"]
+WORKLOADS: tuple[WorkloadName, ...] = (
+    "greedy-synthetic",
+    "realistic",
+    "long-context",
+    "long-context-32k",
+    "trace",
+)
 DEFAULT_WORKLOAD: WorkloadName = "greedy-synthetic"
 REALISTIC_TEMPERATURE = 0.7
 REALISTIC_TOP_P = 0.95
 # Words of each long-context prompt (the simulator counts a word as a token; a real
 # tokenizer gives more tokens than words).
 LONG_CONTEXT_WORDS: tuple[int, ...] = (8_000, 12_000, 16_000, 24_000)
+LONG_CONTEXT_32K_WORDS: tuple[int, ...] = (8_000, 32_000)
 SEED_CONCURRENCY: tuple[int, ...] = (1, 4, 16, 32, 64)
 # A fixed prompt keeps prefill identical run to run; its word count is its simulator token count.
 _PROMPT = (
@@ -62,6 +78,13 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
     # The measured loop runs at least this long (warm-up excluded), sending past N if needed.
     min_point_seconds: float = 0.0
     warmup_requests: int = 2
+    # Output tokens of request i: output_lengths[i % len] (a trace's); empty: max_new_tokens.
+    output_lengths: tuple[int, ...] = ()
+    # A trace workload: the trace file's name and content digest, and its send schedule
+    # (seconds after the first send, in replay order; measure/trace.py).
+    trace: str | None = None
+    trace_offsets_s: tuple[float, ...] = ()
+    trace_speed: float = 1.0
     warmup_max_new_tokens: int = 32
     request_timeout_s: float = 600.0
     stall_timeout_s: float = 60.0
@@ -80,6 +103,20 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
 
     def prompt_for(self, index: int) -> str:
         return self.prompts[index % len(self.prompts)]
+
+    def max_new_tokens_for(self, index: int) -> int:
+        if self.output_lengths:
+            return self.output_lengths[index % len(self.output_lengths)]
+        return self.max_new_tokens
+
+    @property
+    def longest_request_tokens(self) -> int:
+        """Prompt words plus output tokens of the longest request (a word is a token on the
+        simulator and the smoke models' tokenizer; more on a real one)."""
+        return max(
+            len(self.prompt_for(i).split()) + self.max_new_tokens_for(i)
+            for i in range(max(len(self.prompts), len(self.output_lengths), 1))
+        )
 
     def key(self) -> dict[str, Any]:
         """The fields that make figures comparable: a baseline is only valid for these.
@@ -100,6 +137,11 @@ class Workload(msgspec.Struct, frozen=True, kw_only=True):
         if len(self.prompts) > 1:
             key["prompts"] = len(self.prompts)
             key["prompt_set"] = prompt_set_digest(self.prompts)
+        if self.output_lengths:
+            key["output_tokens"] = sum(self.output_lengths)
+        if self.trace is not None:
+            key["trace"] = self.trace
+            key["trace_speed"] = self.trace_speed
         return key
 
 
@@ -115,12 +157,12 @@ def realistic_prompts() -> tuple[str, ...]:
 
 
 @functools.cache
-def long_context_prompts() -> tuple[str, ...]:
-    """One prompt per LONG_CONTEXT_WORDS size: shipped prompts stacked as numbered documents
+def long_context_prompts(sizes: tuple[int, ...] = LONG_CONTEXT_WORDS) -> tuple[str, ...]:
+    """One prompt per size (words): shipped prompts stacked as numbered documents
     (starting at a different one for each size) up to the size, then one question."""
     source = realistic_prompts()
     prompts: list[str] = []
-    for index, words in enumerate(LONG_CONTEXT_WORDS):
+    for index, words in enumerate(sizes):
         parts = ["Below are documents from our team's shared folder."]
         count = len(parts[0].split())
         position = index * 7
@@ -146,14 +188,34 @@ def workload_preset(name: WorkloadName, **fields: Any) -> Workload:
         preset = {**sampled, "prompts": realistic_prompts()}
     elif name == "long-context":
         preset = {**sampled, "prompts": long_context_prompts()}
+    elif name == "long-context-32k":
+        preset = {**sampled, "prompts": long_context_prompts(LONG_CONTEXT_32K_WORDS)}
+    elif name == "trace":
+        preset = {**sampled, "ignore_eos": True}
     given = {field: value for field, value in fields.items() if value is not None}
     return Workload(name=name, **{**preset, **given})
 
 
-def _sampling(workload: Workload, max_new_tokens: int | None) -> dict[str, Any]:
+def trace_workload(path: Path, speed: float = 1.0, **fields: Any) -> Workload:
+    """The ``trace`` workload of the trace at ``path``: its prompts, output lengths and send
+    schedule (at ``speed``: 2 sends twice as fast); ``fields`` as in workload_preset."""
+    trace = read_trace(path)
+    prompts, outputs = trace_prompts(trace)
+    return workload_preset(
+        "trace",
+        **fields,
+        prompts=prompts,
+        output_lengths=outputs,
+        trace=f"{trace.name}@{trace.digest}",
+        trace_offsets_s=tuple(trace.offsets_s(speed)),
+        trace_speed=speed,
+    )
+
+
+def _sampling(workload: Workload, max_new_tokens: int | None, index: int = 0) -> dict[str, Any]:
     params: dict[str, Any] = {
         "temperature": workload.temperature,
-        "max_new_tokens": max_new_tokens or workload.max_new_tokens,
+        "max_new_tokens": max_new_tokens or workload.max_new_tokens_for(index),
         "ignore_eos": workload.ignore_eos,
     }
     if workload.top_p is not None:
@@ -167,7 +229,7 @@ def generate_body(
     """A streaming SGLang native ``/generate`` request (prompt ``index`` of the set)."""
     return {
         "text": workload.prompt_for(index),
-        "sampling_params": _sampling(workload, max_new_tokens),
+        "sampling_params": _sampling(workload, max_new_tokens, index),
         "stream": True,
     }
 
@@ -176,7 +238,7 @@ def completions_body(
     workload: Workload, model: str, *, max_new_tokens: int | None = None, index: int = 0
 ) -> dict[str, Any]:
     """A streaming OpenAI-compatible ``/v1/completions`` request with a usage chunk."""
-    params = _sampling(workload, max_new_tokens)
+    params = _sampling(workload, max_new_tokens, index)
     body: dict[str, Any] = {
         "model": model,
         "prompt": workload.prompt_for(index),

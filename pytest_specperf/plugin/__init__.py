@@ -26,10 +26,14 @@ from pytest_specperf.plugin.configure import (
     settings_from,
 )
 from pytest_specperf.plugin.fixtures import (
+    load_id,
     specperf_concurrency,
     specperf_depth,
     specperf_gate,
+    specperf_load,
+    specperf_open_point,
     specperf_point,
+    specperf_rate_search,
     specperf_session,
     specperf_settings,
     specperf_sweep,
@@ -48,7 +52,10 @@ __all__ = [  # the fixtures, found by pytest on this plugin module
     "specperf_concurrency",
     "specperf_depth",
     "specperf_gate",
+    "specperf_load",
+    "specperf_open_point",
     "specperf_point",
+    "specperf_rate_search",
     "specperf_session",
     "specperf_settings",
     "specperf_sweep",
@@ -99,6 +106,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "specperf_phase(n): order of a check within a depth (0 first, 2 after the points)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "specperf_rate_search: runs only with --specperf-request-rate and --specperf-slo",
     )
     config.pluginmanager.register(run, PLUGIN_NAME)
     run.benchmark_output = quiet_benchmark_unless_asked(config)
@@ -193,16 +204,36 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             settings.concurrency,
             ids=[f"c{c}" for c in settings.concurrency],
         )
+    if "specperf_load" in metafunc.fixturenames:
+        # No open-loop point asked for: the tests are deselected (pytest_collection_modifyitems).
+        loads = settings.open_loads or ("none",)
+        metafunc.parametrize("specperf_load", loads, ids=[load_id(load) for load in loads])
 
 
-def _item_order(item: pytest.Item) -> tuple[int, int, int]:
+def _item_order(item: pytest.Item) -> tuple[int, int, int, int]:
     callspec = getattr(item, "callspec", None)
     params = callspec.params if callspec else {}
     depth = int(params.get("specperf_depth", 0))
     concurrency = int(params.get("specperf_concurrency", 0))
     marker = item.get_closest_marker("specperf_phase")
     phase = int(marker.args[0]) if marker is not None else 1
-    return depth, phase, concurrency
+    # Open-loop points after the closed-loop ones of their phase, in the order asked for.
+    settings = item.config.stash[settings_key]
+    load = params.get("specperf_load")
+    open_index = settings.open_loads.index(load) + 1 if load in settings.open_loads else 0
+    return depth, phase, open_index, concurrency
+
+
+def _not_asked_for(item: pytest.Item) -> bool:
+    """An open-loop test of a run without open-loop points, or a rate search without rates
+    and SLOs: deselected, not skipped (the run asked for none of it)."""
+    settings = item.config.stash[settings_key]
+    fixtures = getattr(item, "fixturenames", ())
+    if "specperf_load" in fixtures and not settings.open_loads:
+        return True
+    if item.get_closest_marker("specperf_rate_search") is not None:
+        return not (settings.request_rates and settings.slo is not None)
+    return False
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -215,6 +246,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     specperf_items = [i for i in items if "specperf_depth" in getattr(i, "fixturenames", ())]
     if not specperf_items:
         return
+    unasked = [i for i in specperf_items if _not_asked_for(i)]
+    if unasked:
+        config.hook.pytest_deselected(items=unasked)
+        specperf_items = [i for i in specperf_items if i not in unasked]
+        items[:] = [i for i in items if i not in unasked]
     others = [i for i in items if i not in specperf_items]
     specperf_items.sort(key=_item_order)
     for item in specperf_items:

@@ -20,9 +20,10 @@ from pytest_specperf.plugin.configure import server_gpus, worker_slot
 from pytest_specperf.plugin.gate import SpecperfGate
 from pytest_specperf.plugin.session import SpecperfRun
 from pytest_specperf.plugin.terminal import live_progress
-from pytest_specperf.results.schema import DepthRun, PointMetrics
+from pytest_specperf.results.schema import DepthRun, PointMetrics, RateSearch
 from pytest_specperf.run.ab.comparison import ab_head_point, run_and_record_ab
-from pytest_specperf.run.depth_session import DepthSession, ServerDied
+from pytest_specperf.run.depth_session import DepthSession
+from pytest_specperf.run.sampling import ServerDied
 
 
 def _run(config: pytest.Config) -> SpecperfRun:
@@ -139,6 +140,47 @@ def specperf_point(
     yield point
     if recorded:
         add_gate_figures(benchmark, request.node.user_properties)
+
+
+@pytest.fixture
+def specperf_load(request: pytest.FixtureRequest) -> str:
+    """An open-loop point's key: ``trace`` or ``rate=4`` (``--specperf-request-rate``)."""
+    return str(request.param)
+
+
+def load_id(load: str) -> str:
+    """A test id for an open-loop point: ``trace``, ``rate4``, ``rate0.5-burstiness0.5``."""
+    return load.replace("=", "").replace(",", "-")
+
+
+@pytest.fixture
+def specperf_open_point(
+    request: pytest.FixtureRequest, specperf_session: DepthSession, specperf_load: str
+) -> PointMetrics:
+    """The measured open-loop point (depth, load); measured on first use."""
+    _stop_if_failed(specperf_session, "not measured")
+    if specperf_session.settings.ab_mode:
+        pytest.skip("A/B mode compares the closed-loop points; open-loop points are not run")
+    try:
+        point = specperf_session.open_loop.measure(specperf_load)
+    except ServerDied:
+        point = None
+    if point is None:
+        _fail_or_skip(specperf_session, "not measured")
+    return point
+
+
+@pytest.fixture
+def specperf_rate_search(specperf_session: DepthSession) -> RateSearch:
+    """This depth's highest request rate meeting the SLOs (searched on first use)."""
+    _stop_if_failed(specperf_session, "not searched")
+    try:
+        found = specperf_session.open_loop.search_rate()
+    except ServerDied:
+        found = None
+    if found is None:
+        _fail_or_skip(specperf_session, "not searched")
+    return found
 
 
 def _benchmark_fixture(request: pytest.FixtureRequest) -> Any | None:

@@ -34,6 +34,7 @@ from pytest_specperf.gate.decision import (
     points_to_confirm,
 )
 from pytest_specperf.measure import lossless
+from pytest_specperf.plugin.open_loop_gate import OpenLoopChecks
 from pytest_specperf.plugin.terminal import RECORDED_PROPERTY
 from pytest_specperf.results.formats import count, number
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
@@ -114,7 +115,7 @@ def _settle(outcome: Outcome) -> None:
         pytest.skip(outcome.skip)
 
 
-class SpecperfGate:
+class SpecperfGate(OpenLoopChecks):
     def __new__(cls, *args: Any, ab: AbRun | None = None, **kwargs: Any) -> SpecperfGate:
         """``SpecperfGate(session, properties, ab=comparison)`` is an AbGate (A/B mode)."""
         chosen = AbGate if ab is not None and cls is SpecperfGate else cls
@@ -216,7 +217,7 @@ class SpecperfGate:
                 f"not comparable; {advice}"
             )
         every = self.verdicts(path, baseline)
-        verdicts = [v for v in every if v.concurrency is None]
+        verdicts = [v for v in every if v.concurrency is None and v.load is None]
         unjudged = [v.message for v in every if v.outcome == "unjudged"]
         if not verdicts and unjudged and len(unjudged) == len(every):
             # Every point was client-bound: nothing was left to pool, and saying so beats a skip.
@@ -274,7 +275,7 @@ class SpecperfGate:
         def record(results: RunResults) -> None:
             run = results.depth(depth)
             if run is not None:
-                run.verdicts = list(verdicts)
+                run.verdicts = list(verdicts) + [v for v in run.verdicts if v.load is not None]
 
         self.session.store.update(record)
         return verdicts

@@ -22,6 +22,7 @@ from pytest_specperf.results.formats import (
     millis,
     number,
 )
+from pytest_specperf.results.open_loop_report import open_loop_tables
 from pytest_specperf.results.plot_style import Plot
 from pytest_specperf.results.recommendation_report import (
     goodput_table,
@@ -135,7 +136,9 @@ def depth_table(run: DepthRun) -> Table:
     points = sorted(run.points, key=lambda p: p.concurrency)
     header, rows = point_table(run)
     notes = [
-        f"C={point.concurrency}: {note}" for point in points for note in point_notes(run, point)
+        f"{point.key}: {note}"
+        for point in [*points, *run.rate_points]
+        for note in point_notes(run, point)
     ]
     min_max = min_max_note([run])
     if min_max:
@@ -211,6 +214,7 @@ def full_report(
     blocks += speculation_blocks(runs, comparisons)
     if slo is not None:
         blocks.append(goodput_table(runs, slo).text())
+    blocks += [table.text() for table in open_loop_tables(runs, slo)]
     if recommendation is not None:
         blocks.append(recommendation_text(recommendation))
     return "\n\n".join(blocks)
@@ -357,7 +361,7 @@ MD_REPEATED_HEADER = (
 def _md_point_row(point: PointMetrics, repeated: bool) -> list[str]:
     ttft = f"{millis(point.ttft_s.p50)}/{millis(point.ttft_s.p99)}" if point.ttft_s else "-"
     row = [
-        str(point.concurrency),
+        str(point.concurrency) if point.load is None else point.key,
         _with_interval(point.agg_tok_s, point.intervals.get("agg_tok_s")),
         _with_interval(point.per_req_tok_s, point.intervals.get("per_req_tok_s")),
     ]
@@ -387,7 +391,7 @@ def point_notes(run: DepthRun, point: PointMetrics) -> list[str]:
             "failures: " + ", ".join(f"{why}: {n}" for why, n in sorted(point.errors.items()))
         )
     running = run.server.max_running_requests if run.server else None
-    if running is not None and point.concurrency > running:
+    if running is not None and point.load is None and point.concurrency > running:
         notes.append(
             f"C={point.concurrency} exceeds the server's max_running_requests ({running}): "
             f"{point.concurrency - running} requests wait in its queue at a time, so TTFT and "
@@ -397,8 +401,9 @@ def point_notes(run: DepthRun, point: PointMetrics) -> list[str]:
 
 
 def point_table(run: DepthRun) -> tuple[list[str], list[list[str]]]:
-    """The header and rows of a depth's table (medians with intervals when repeated)."""
-    points = sorted(run.points, key=lambda p: p.concurrency)
+    """The header and rows of a depth's table (medians with intervals when repeated); its
+    open-loop points (C column: their load) after the closed-loop ones."""
+    points = [*sorted(run.points, key=lambda p: p.concurrency), *run.rate_points]
     repeated = any(len(p.samples) > 1 or p.intervals for p in points)
     level = _level_text(_interval_level([run]))
     header = (
@@ -443,6 +448,11 @@ def goodput_section(context: ReportContext) -> str | None:
     return goodput_table(context.runs, context.slo).markdown(level=2)
 
 
+def open_loop_section(context: ReportContext) -> str | None:
+    tables = open_loop_tables(context.runs, context.slo)
+    return "\n\n".join(table.markdown(level=2) for table in tables) or None
+
+
 def recommendation_section(context: ReportContext) -> str | None:
     if context.recommendation is None:
         return None
@@ -476,6 +486,7 @@ MARKDOWN_SECTIONS: tuple[Section, ...] = (
     tradeoff_section,
     speculation_section,
     goodput_section,
+    open_loop_section,
     recommendation_section,
     plots_section,
 )

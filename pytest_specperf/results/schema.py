@@ -38,6 +38,13 @@ class RequestRecord(msgspec.Struct, kw_only=True):
     server_e2e_s: float | None = None
     # Verify steps by correct drafts (SGLang's spec_correct_drafts_histogram); see acceptance.py.
     accept_histogram: list[int] | None = None
+    # Open loop (measure/openloop.py): when the schedule said to send it (``start``: when it
+    # was sent).
+    scheduled: float | None = None
+    # meta_info of the last chunk: times SGLang retracted it (KV pool full: back to the queue),
+    # and prompt tokens it found in the prefix cache.
+    num_retractions: int | None = None
+    cached_tokens: int | None = None
 
 
 class ClientHealth(msgspec.Struct, frozen=True, kw_only=True):
@@ -112,6 +119,26 @@ CPU_BOUND_MEANING = (
 )
 
 
+class SendTime(msgspec.Struct, frozen=True, array_like=True):
+    """One request of an open-loop point: when the schedule said to send it and when it was
+    sent, seconds after the point's first scheduled send (JSON: ``[scheduled, sent]``)."""
+
+    scheduled: float
+    sent: float
+
+
+class ServerLoad(msgspec.Struct, frozen=True, kw_only=True):
+    """What the server said of its own load while a point ran: SGLang's ``/metrics`` gauges
+    ``sglang:num_running_reqs`` and ``sglang:num_queue_reqs``, polled (their highest), and
+    ``sglang:num_retracted_requests_total`` over the point (None: not served; SGLang serves
+    them with ``--enable-metrics``)."""
+
+    running_max: int | None = None
+    queued_max: int | None = None
+    retractions: int | None = None
+    polls: int = 0
+
+
 class ServerCpu(msgspec.Struct, frozen=True, kw_only=True):
     """The server's busiest process while a sample ran (server/cpu_use.py): its name and its
     CPU time over the sample's wall time (1.0: one core flat out)."""
@@ -132,7 +159,12 @@ class ServerCpu(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class PointMetrics(msgspec.Struct, kw_only=True):
-    """The figures of one (depth, concurrency) point; definitions in metrics.py."""
+    """The figures of one (depth, concurrency) point; definitions in metrics.py.
+
+    An open-loop point (``load`` set: requests sent on a schedule, not when earlier ones end)
+    is kept in ``DepthRun.rate_points``, keyed by ``load``; its ``concurrency`` is the most
+    requests the client had in flight at once.
+    """
 
     concurrency: int
     requests: int
@@ -174,6 +206,24 @@ class PointMetrics(msgspec.Struct, kw_only=True):
     # The server's busiest process during the sample (None: not a server this run started);
     # with repeats, the least busy of the samples' (CPU-bound only if every sample was).
     server_cpu: ServerCpu | None = None
+    # Open loop: the schedule's key ("rate=4", "rate=4,burstiness=0.5", "trace"; None: a
+    # closed-loop point), the offered request rate (requests/s over the schedule), each
+    # request's scheduled and actual send, and how late the sends were (s).
+    load: str | None = None
+    request_rate: float | None = None
+    send_times: list[SendTime] = []
+    send_lag_s: Percentiles | None = None
+    # Retractions (summed meta_info num_retractions) and prompt tokens found in the prefix
+    # cache (summed meta_info cached_tokens), over the successful requests.
+    retractions: int | None = None
+    cached_tokens: int | None = None
+    # The server's own count of its running and queued requests during the point.
+    server_load: ServerLoad | None = None
+
+    @property
+    def key(self) -> str:
+        """The point's name in baselines, verdicts and history: ``C=4`` or its load."""
+        return self.load if self.load is not None else f"C={self.concurrency}"
 
     @property
     def success_rate(self) -> float:
@@ -245,6 +295,8 @@ class Verdict(msgspec.Struct, kw_only=True):
     # An improvement: the command that re-records the baseline, to run after review.
     refresh_command: str | None = None
     message: str = ""
+    # An open-loop point's load ("rate=4", "trace"); its concurrency is then None.
+    load: str | None = None
 
 
 class SelfTest(msgspec.Struct, kw_only=True):
@@ -311,6 +363,32 @@ class Warmup(msgspec.Struct, kw_only=True):
     max_seconds: float | None = None
 
 
+class RateProbe(msgspec.Struct, frozen=True, kw_only=True):
+    """One rate the SLO search measured (measure/ratesearch.py)."""
+
+    rate: float
+    meets_slo: bool
+    attainment: float
+    goodput_tok_s: float
+    agg_tok_s: float
+    # The achieved request rate (finished requests over the point's wall time).
+    achieved_rate: float
+
+
+class RateSearch(msgspec.Struct, kw_only=True):
+    """The highest request rate meeting the SLOs, found by bracketing then bisecting
+    (measure/ratesearch.py); ``max_rate`` None: not even the lowest rate probed met them."""
+
+    max_rate: float | None
+    # The bracket at the end: the highest rate that met, the lowest that did not (None: not
+    # found within the probes allowed).
+    low: float | None = None
+    high: float | None = None
+    probes: list[RateProbe] = []
+    # Why the search stopped: "resolution", "probes", "no rate met", "every rate met".
+    stopped_by: str = ""
+
+
 class DepthRun(msgspec.Struct, kw_only=True):
     """One server (one speculation depth) and the points measured on it."""
 
@@ -333,6 +411,16 @@ class DepthRun(msgspec.Struct, kw_only=True):
     self_test: SelfTest | None = None
     # One per boot of the depth: each boot's warm-up before its first measured sample.
     warmups: list[Warmup] = []
+    # Open-loop points (--specperf-request-rate, a trace workload), by their ``load``.
+    rate_points: list[PointMetrics] = []
+    # With --specperf-request-rate and --specperf-slo: the highest rate that met the SLOs.
+    rate_search: RateSearch | None = None
+
+    def rate_point(self, load: str) -> PointMetrics | None:
+        for item in self.rate_points:
+            if item.load == load:
+                return item
+        return None
 
     def point(self, concurrency: int) -> PointMetrics | None:
         for item in self.points:

@@ -59,6 +59,8 @@ VERDICT_HEADER = (
 
 
 def _verdict_where(verdict: Verdict) -> str:
+    if verdict.load is not None:
+        return f"steps={verdict.depth} {verdict.load}"
     if verdict.concurrency is None:
         return f"steps={verdict.depth} (all points pooled)"
     return f"steps={verdict.depth} C={verdict.concurrency}"
@@ -66,8 +68,10 @@ def _verdict_where(verdict: Verdict) -> str:
 
 def _verdict_order(verdict: Verdict) -> tuple[int, int, int, str]:
     rank = VERDICT_ORDER.index(verdict.outcome) if verdict.outcome in VERDICT_ORDER else 99
-    # A depth's pooled verdict after its points.
+    # A depth's pooled verdict after its points (and its open-loop points before it).
     concurrency = verdict.concurrency if verdict.concurrency is not None else 1 << 30
+    if verdict.load is not None:
+        concurrency = (1 << 30) - 1
     return rank, verdict.depth, concurrency, verdict.metric
 
 

@@ -97,8 +97,16 @@ def key_options(
         parts.append(f"--specperf-hardware={s.hardware}")
     workload = workload or s.workload
     if workload.name != DEFAULT_WORKLOAD:
-        parts.append(f"--specperf-workload={workload.name}")
-    parts.append(f"--specperf-max-new-tokens={workload.max_new_tokens}")
+        parts.append(f"--specperf-workload={s.workload_option or workload.name}")
+    if workload.trace is None:
+        parts.append(f"--specperf-max-new-tokens={workload.max_new_tokens}")
+    elif s.trace_speed != 1.0:
+        parts.append(f"--specperf-trace-speed={s.trace_speed:g}")
+    if s.request_rates:
+        parts.append(f"--specperf-request-rate={','.join(f'{r:g}' for r in s.request_rates)}")
+        parts.append(f"--specperf-rate-seconds={s.rate_seconds:g}")
+        if s.burstiness != 1.0:
+            parts.append(f"--specperf-burstiness={s.burstiness:g}")
     if workload.temperature != workload_preset(workload.name).temperature:
         parts.append(f"--specperf-temperature={workload.temperature:g}")
     if workload.endpoint != "generate":

@@ -16,10 +16,13 @@ from pytest_specperf.errors import ServerArgumentsRefused, SpecperfError
 from pytest_specperf.measure.repeats import interleaved, merge_samples
 from pytest_specperf.results.schema import DepthRun, PointMetrics, ServerSummary
 from pytest_specperf.results.store import ResultsStore
+from pytest_specperf.run.open_loop import OpenLoopPoints, with_metrics
 from pytest_specperf.run.run_record import RunRecord
 from pytest_specperf.run.sampling import (
     PointObserver,
     Sampler,
+    ServerDied,
+    ServerGone,
     Target,
     describe_exit,
     settle_after,
@@ -36,14 +39,6 @@ from pytest_specperf.server.process import (
     launch,
     summarize_server_info,
 )
-
-
-class ServerDied(SpecperfError):
-    """The server process exited while a point was being measured."""
-
-
-class ServerGone(SpecperfError):
-    """The server of this depth failed earlier; later points cannot be measured."""
 
 
 class SamplingPlan:
@@ -96,6 +91,8 @@ class DepthSession:
         self.gpus: tuple[str, ...] | None = None
         # Under xdist: (this worker's index, the workers); the rotation's share of the vCPUs.
         self.worker: tuple[int, int] = (0, 1)
+        # Open-loop points by load, those measured in full, and the SLO rate search.
+        self.open_loop = OpenLoopPoints(self, self.plan.repeats)
 
     # -- lifecycle ---------------------------------------------------------------------
     def launch_command(self, port: int) -> LaunchCommand:
@@ -106,7 +103,7 @@ class DepthSession:
             backend=s.backend,
             host="127.0.0.1",
             port=port,
-            server_args=s.server_args,
+            server_args=with_metrics(s),
             api_key=s.api_key,
             model_path=self.model_path,
             python=s.python,

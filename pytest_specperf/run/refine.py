@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 
 from pytest_specperf.gate.recommend import refine_concurrencies
-from pytest_specperf.run.depth_session import DepthSession, ServerDied
+from pytest_specperf.run.depth_session import DepthSession
+from pytest_specperf.run.sampling import ServerDied
 
 
 def refine(sessions: list[DepthSession]) -> list[str]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from pytest_specperf.config.settings import Settings
+from pytest_specperf.errors import SpecperfError
 from pytest_specperf.measure import loop as event_loop
 from pytest_specperf.measure.point import measure_point
 from pytest_specperf.measure.warmup import warm_up
@@ -22,6 +23,14 @@ from pytest_specperf.server.process import ServerProcess
 
 # How long a point whose connections broke waits for the server process to be seen gone.
 CONNECTION_LOSS_SETTLE_S = 2.0
+
+
+class ServerDied(SpecperfError):
+    """The server process exited while a point was being measured."""
+
+
+class ServerGone(SpecperfError):
+    """The server of this depth failed earlier; later points cannot be measured."""
 
 
 def settle_after(sample: PointMetrics) -> float:
@@ -162,6 +171,7 @@ class Sampler:
                     slo=s.slo,
                     client_procs=s.client_procs,
                     on_request_done=request_done,
+                    watch_load=s.watch_server_load,
                 )
             )
         finally:

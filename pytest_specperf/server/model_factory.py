@@ -117,6 +117,15 @@ FACTORIES: dict[str, Callable[[], dict[str, Any]]] = {
 }
 
 
+def factory_context_length(name: str) -> int | None:
+    """The context (max_position_embeddings) of a model the factory builds; None: unknown."""
+    factory = FACTORIES.get(name)
+    if factory is None:
+        return None
+    value = factory().get("max_position_embeddings")
+    return int(value) if isinstance(value, int) else None
+
+
 def tokenizer_json() -> dict[str, Any]:
     words = [f"w{i}" for i in range(VOCAB_SIZE - len(_SPECIAL_TOKENS))]
     vocab = {token: index for index, token in enumerate((*_SPECIAL_TOKENS, *words))}

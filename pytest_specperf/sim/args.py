@@ -253,7 +253,16 @@ def _add_memory_and_runtime_flags(g: argparse._ArgumentGroup) -> None:
         help="Context length (default: the profile's).",
     )
     g.add_argument("--load-format", default="auto", help="Reported only.")
-    g.add_argument("--disable-radix-cache", action="store_true", help="Reported only.")
+    g.add_argument(
+        "--disable-radix-cache",
+        action="store_true",
+        help="No prefix cache: every prefill computes the whole prompt.",
+    )
+    g.add_argument(
+        "--enable-metrics",
+        action="store_true",
+        help="Serve SGLang's Prometheus /metrics (running and queued requests, retractions).",
+    )
     g.add_argument("--cuda-graph-max-bs", type=_positive_int, default=None, help="Reported only.")
     g.add_argument("--sampling-backend", default=None, help="Reported only.")
     g.add_argument(
@@ -582,6 +591,7 @@ def _reported_server_args(
         context_length=ns.context_length,
         load_format=ns.load_format,
         disable_radix_cache=ns.disable_radix_cache,
+        enable_metrics=ns.enable_metrics,
         cuda_graph_max_bs=ns.cuda_graph_max_bs or 256,
         sampling_backend=ns.sampling_backend or "flashinfer",
         random_seed=seed,

@@ -43,6 +43,33 @@ class GenerationRequest:
     include_usage: bool
     # A digest of the prompt's content: greedy outputs are a function of it.
     prompt_key: str = ""
+    # The prompt's prefix-cache keys: one per whole block of PREFIX_BLOCK words, each a
+    # digest of the prompt up to the block's end (equal keys: equal prefixes).
+    prefix_blocks: tuple[str, ...] = ()
+
+
+# Words of one prefix-cache block (SGLang's radix cache matches token by token; the simulator
+# matches whole blocks of this many words, a word being a token).
+PREFIX_BLOCK = 64
+
+
+def prefix_blocks(content: Any) -> tuple[str, ...]:
+    """Chained digests of each whole PREFIX_BLOCK-word block of a text prompt (a list of
+    token ids: of its ids); () for anything else."""
+    if isinstance(content, list) and len(content) == 1:
+        content = content[0]
+    if isinstance(content, str):
+        words: list[Any] = content.split()
+    elif isinstance(content, list) and all(isinstance(i, int) for i in content):
+        words = content
+    else:
+        return ()
+    chain = hashlib.blake2b(digest_size=8)
+    keys: list[str] = []
+    for start in range(0, len(words) - PREFIX_BLOCK + 1, PREFIX_BLOCK):
+        chain.update(" ".join(map(str, words[start : start + PREFIX_BLOCK])).encode())
+        keys.append(chain.hexdigest())
+    return tuple(keys)
 
 
 def parse_generation(endpoint: Endpoint, body: dict[str, Any]) -> GenerationRequest:
@@ -53,17 +80,26 @@ def parse_generation(endpoint: Endpoint, body: dict[str, Any]) -> GenerationRequ
             raise BadRequest("sampling_params must be an object")
         prompt = _count_prompt(body.get("text"), body.get("input_ids"))
         content: Any = [body.get("text"), body.get("input_ids")]
+        cacheable: Any = (
+            body.get("input_ids") if body.get("input_ids") is not None else body.get("text")
+        )
         max_new = _int_field(sampling, "max_new_tokens", DEFAULT_GENERATE_MAX_NEW)
         params = sampling
     else:
         if endpoint is Endpoint.CHAT:
             prompt = _count_chat_prompt(body.get("messages"))
             content = body.get("messages")
+            cacheable = " ".join(
+                m["content"]
+                for m in content
+                if isinstance(m, dict) and isinstance(m.get("content"), str)
+            )
             default_max = DEFAULT_CHAT_MAX_TOKENS
             max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
         else:
             prompt = _count_prompt(body.get("prompt"), None)
             content = body.get("prompt")
+            cacheable = content
             default_max = DEFAULT_COMPLETIONS_MAX_TOKENS
             max_tokens = body.get("max_tokens")
         max_new = _int_field({"max_tokens": max_tokens}, "max_tokens", default_max)
@@ -79,6 +115,7 @@ def parse_generation(endpoint: Endpoint, body: dict[str, Any]) -> GenerationRequ
         stream=bool(body.get("stream", False)),
         include_usage=bool(isinstance(options, dict) and options.get("include_usage")),
         prompt_key=_digest(content),
+        prefix_blocks=prefix_blocks(cacheable),
     )
 
 

@@ -54,10 +54,10 @@ def meta_info(
         "finish_reason": finish,
         "prompt_tokens": req.prompt_tokens,
         "weight_version": "default",
-        "num_retractions": 0,
+        "num_retractions": req.num_retractions,
         "reasoning_tokens": 0,
         "completion_tokens": count,
-        "cached_tokens": 0,
+        "cached_tokens": req.cached_tokens,
         "cached_tokens_details": None,
         "dp_rank": None,
     }

@@ -108,6 +108,33 @@ async def slow_down(request: web.Request) -> web.Response:
     return json_response(None)
 
 
+async def metrics(request: web.Request) -> web.Response:
+    """SGLang's Prometheus gauges of its load (served, as SGLang, with --enable-metrics)."""
+    st = _state(request)
+    if not st.config.server_args.get("enable_metrics"):
+        return web.Response(status=404, text="Not Found")
+    sched = st.scheduler
+    labels = (
+        f'{{model_name="{st.config.served_model_name}",engine_type="unified",'
+        'tp_rank="0",pp_rank="0"}'
+    )
+    lines = [
+        "# HELP sglang:num_running_reqs The number of running requests.",
+        "# TYPE sglang:num_running_reqs gauge",
+        f"sglang:num_running_reqs{labels} {len(sched.running)}.0",
+        "# HELP sglang:num_queue_reqs The number of requests in the waiting queue.",
+        "# TYPE sglang:num_queue_reqs gauge",
+        f"sglang:num_queue_reqs{labels} {len(sched.waiting)}.0",
+        "# HELP sglang:num_retracted_requests_total Total number of retracted requests.",
+        "# TYPE sglang:num_retracted_requests_total counter",
+        f"sglang:num_retracted_requests_total{labels} {sched.retractions_total}.0",
+        "# HELP sglang:token_usage The token usage.",
+        "# TYPE sglang:token_usage gauge",
+        f"sglang:token_usage{labels} {sched.kv_used / max(1, st.config.max_total_num_tokens):.4f}",
+    ]
+    return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+
+
 async def ground_truth(request: web.Request) -> web.Response:
     return json_response(_state(request).scheduler.ground_truth())
 
@@ -162,6 +189,7 @@ async def _serve_generation(request: web.Request, endpoint: Endpoint) -> web.Str
         parsed.ignore_eos,
         parsed.stop,
         parsed.prompt_key,
+        parsed.prefix_blocks,
     )
     if not sched.fits_ever(req):
         return error_response("request needs more KV tokens than the server has", 400)
@@ -270,6 +298,7 @@ def build_app(state: SimState) -> web.Application:
     r.add_put("/generate", generate)
     r.add_post("/v1/completions", completions)
     r.add_post("/v1/chat/completions", chat_completions)
+    r.add_get("/metrics", metrics)
     r.add_get("/sim/ground_truth", ground_truth)
     r.add_post("/sim/reset_ground_truth", reset_ground_truth)
     return app

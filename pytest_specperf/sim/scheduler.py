@@ -1,5 +1,15 @@
 """Continuous-batching scheduler: one asyncio task, absolute-deadline clock.
 
+KV as SGLang keeps it: a running request holds its prompt and the tokens it produced so
+far. Admission reserves what the waiting request and the running ones are still expected to
+write, at SGLang's new-token ratio (0.7 of the tokens left, decaying to 0.098 over 600 decode
+steps); when a decode step would overflow the pool, requests are retracted in SGLang's order
+(fewest output tokens first, then longest prompt) back to the head of the queue, each counted
+in its ``num_retractions``, and the ratio is re-estimated as SGLang does. A radix-like prefix
+cache (whole blocks of the prompt, parse.PREFIX_BLOCK words, kept in the pool's free space and
+evicted least recently used; off with --disable-radix-cache) spares the prefill of a prefix
+seen before; a request's ``cached_tokens`` says how much.
+
 The scheduler never awaits a client: each step it pushes (token count, finished) into the
 per-request queues and the HTTP handlers drain them at their own pace. Steps are scheduled
 against absolute deadlines on the loop's monotonic clock (`next_deadline += step_time`), so
@@ -11,19 +21,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import random
 import signal
 import sys
 import time
 import uuid
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_specperf.sim import model
 from pytest_specperf.sim.args import SimConfig
+from pytest_specperf.sim.kv_pool import prefill_tokens, retract
 from pytest_specperf.sim.noise import NoiseModel
+
+# SGLang's schedule constants (envs SGLANG_INIT_NEW_TOKEN_RATIO, SGLANG_MIN_NEW_TOKEN_RATIO_
+# FACTOR, SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS, SGLANG_RETRACT_DECODE_STEPS and
+# SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION, 0.5.23).
+INIT_NEW_TOKEN_RATIO = 0.7
+MIN_NEW_TOKEN_RATIO = INIT_NEW_TOKEN_RATIO * 0.14
+NEW_TOKEN_RATIO_DECAY = (INIT_NEW_TOKEN_RATIO - MIN_NEW_TOKEN_RATIO) / 600
+RETRACT_DECODE_STEPS = 20
+CLIP_MAX_NEW_TOKENS = 4096
 
 
 @dataclass(frozen=True)
@@ -61,10 +82,26 @@ class SimRequest:
     first_emit: float | None = None
     last_emit: float | None = None
     aborted: bool = False
+    # The prompt's prefix-cache keys (parse.prefix_blocks), what the last prefill found
+    # cached, and how often the request was retracted (KV pool full).
+    prefix_blocks: tuple[str, ...] = ()
+    cached_tokens: int = 0
+    num_retractions: int = 0
 
     @property
     def kv_need(self) -> int:
+        """KV tokens the request needs at its longest: what must fit the pool at all."""
         return self.prompt_tokens + self.max_new_tokens
+
+    @property
+    def kv_held(self) -> int:
+        """KV tokens the request holds now: its prompt and its output so far."""
+        return self.prompt_tokens + len(self.tokens)
+
+    def kv_expected(self, ratio: float) -> float:
+        """What admission reserves for it: held now plus ``ratio`` of the output to come."""
+        left = min(self.max_new_tokens - len(self.tokens), CLIP_MAX_NEW_TOKENS)
+        return self.kv_held + ratio * max(0, left)
 
     def record(self) -> dict[str, Any]:
         return {
@@ -80,6 +117,8 @@ class SimRequest:
             "last_emit": self.last_emit,
             "finish_reason": self.finish,
             "aborted": self.aborted,
+            "num_retractions": self.num_retractions,
+            "cached_tokens": self.cached_tokens,
         }
 
 
@@ -132,7 +171,13 @@ class Scheduler:
         self.width = model.verify_width(config.chain, config.num_draft_tokens)
         self.waiting: deque[SimRequest] = deque()
         self.running: list[SimRequest] = []
-        self.kv_used = 0
+        self.new_token_ratio = INIT_NEW_TOKEN_RATIO
+        self.retractions_total = 0
+        self.running_max = 0
+        # Prefix-cache blocks, least recently used first (None: --disable-radix-cache).
+        self.prefix_cache: OrderedDict[str, None] | None = (
+            None if config.server_args.get("disable_radix_cache") else OrderedDict()
+        )
         self.forward_sleep_s = 0.0
         self._rng = random.Random(f"{config.seed}:steps")
         self.noise = NoiseModel(
@@ -167,6 +212,7 @@ class Scheduler:
         ignore_eos: bool,
         stop: tuple[str, ...] = (),
         prompt_key: str = "",
+        prefix_blocks: tuple[str, ...] = (),
     ) -> SimRequest:
         """Create a request (seeded by arrival order); `submit` queues it.
 
@@ -194,6 +240,7 @@ class Scheduler:
                 else f"{self.config.seed}:sampled:{idx}"
             ),
             corrupt_output=self.config.corrupt_output and temperature == 0,
+            prefix_blocks=prefix_blocks,
         )
 
     def fits_ever(self, req: SimRequest) -> bool:
@@ -212,9 +259,13 @@ class Scheduler:
         req.finish = {"type": "abort", "message": "client disconnected"}
         if req in self.running:
             self.running.remove(req)
-            self.kv_used -= req.kv_need
         elif req in self.waiting:
             self.waiting.remove(req)
+
+    @property
+    def kv_used(self) -> int:
+        """KV tokens the running requests hold."""
+        return sum(r.kv_held for r in self.running)
 
     @property
     def busy(self) -> bool:
@@ -233,6 +284,10 @@ class Scheduler:
             "kv_used": self.kv_used,
             "max_total_num_tokens": self.config.max_total_num_tokens,
             "max_running_requests": self.config.max_running_requests,
+            "running_max": self.running_max,
+            "retractions": self.retractions_total,
+            "new_token_ratio": self.new_token_ratio,
+            "prefix_cache_blocks": None if self.prefix_cache is None else len(self.prefix_cache),
             "noise_factor": self.noise_factor,
             "clock": "time.monotonic",
         }
@@ -278,17 +333,21 @@ class Scheduler:
         return self.config.cold_shape_ms / 1000.0 / self.config.speedup
 
     def _admit(self) -> list[SimRequest]:
+        """FIFO admission (model.admit_count) of what fits: each waiting request's expected
+        KV against the pool less what the running ones are expected to hold."""
+        ratio = self.new_token_ratio
+        reserved = math.ceil(sum(r.kv_expected(ratio) for r in self.running))
         count = model.admit_count(
-            (r.kv_need for r in self.waiting),
+            (math.ceil(r.kv_expected(ratio)) for r in self.waiting),
             len(self.running),
-            self.kv_used,
+            reserved,
             self.config.max_running_requests,
             self.config.max_total_num_tokens,
         )
         admitted = [self.waiting.popleft() for _ in range(count)]
-        self.kv_used += sum(r.kv_need for r in admitted)
         # Admitted requests hold their slot from now on (an abort frees it).
         self.running.extend(admitted)
+        self.running_max = max(self.running_max, len(self.running))
         return admitted
 
     async def run(self) -> None:
@@ -307,12 +366,31 @@ class Scheduler:
             admitted = self._admit()
             if admitted:
                 for r in admitted:
-                    r.admitted = now
+                    if r.admitted is None:
+                        r.admitted = now
+                # The pool's free space, the prefix cache's room (kv_used is fixed here).
+                free = max(0, self.config.max_total_num_tokens - self.kv_used)
                 model_ms = model.prefill_ms(
-                    self.profile, len(admitted), sum(r.prompt_tokens for r in admitted)
+                    self.profile,
+                    len(admitted),
+                    sum(prefill_tokens(self.prefix_cache, r, free) for r in admitted),
                 )
                 batch = admitted
             else:
+                # Retract what the next decode step would overflow (sim/kv_pool.py).
+                self.running, retracted, ratio = retract(
+                    self.running,
+                    self.waiting,
+                    self.config.max_total_num_tokens,
+                    self.width,
+                    RETRACT_DECODE_STEPS,
+                )
+                self.retractions_total += retracted
+                if ratio is not None:
+                    self.new_token_ratio = ratio
+                self.new_token_ratio = max(
+                    MIN_NEW_TOKEN_RATIO, self.new_token_ratio - NEW_TOKEN_RATIO_DECAY
+                )
                 batch = list(self.running)
                 model_ms = model.decode_step_ms(self.profile, len(batch), self.chain, self.width)
             cold = self._cold_seconds("prefill" if admitted else "decode", batch)
@@ -393,7 +471,6 @@ class Scheduler:
         keep: list[SimRequest] = []
         for r in self.running:
             if r.finish is not None:
-                self.kv_used -= r.kv_need
                 if r.verify_ct and not r.aborted:
                     self.lifetime_tokens += len(r.tokens)
             else:

@@ -43,7 +43,7 @@ def test_recording_run_reports_recorded_tests_with_their_figures(
             "RECORDED *test_throughput_floor[[]steps3-c4[]]: steps=3 C=4: agg * tok/s, "
             "per-req * tok/s, 8/8 ok",
             "baseline steps=3: wrote *steps-3.json",
-            "*= 4 skipped, 6 recorded in *",
+            "*= 4 skipped, 2 deselected, 6 recorded in *",
         ]
     )
     # Only the checks that need another depth, the control, --specperf-slo or

@@ -95,7 +95,7 @@ def test_sglang_flags_the_sim_does_not_model_are_accepted_with_a_warning() -> No
         [
             "--chunked-prefill-size",
             "4096",
-            "--enable-metrics",
+            "--enable-mixed-chunk",
             "--cuda-graph-bs-decode",
             "1",
             "2",
@@ -108,15 +108,15 @@ def test_sglang_flags_the_sim_does_not_model_are_accepted_with_a_warning() -> No
     assert cfg.port == 1234
     assert [w.split()[2] for w in cfg.warnings] == [
         "--chunked-prefill-size",
-        "--enable-metrics",
+        "--enable-mixed-chunk",
         "--cuda-graph-bs-decode",
         "--no-enable-tf32-matmul",
     ]
 
 
 def test_unmodelled_sglang_switch_takes_no_value_as_in_sglang() -> None:
-    with pytest.raises(UsageError, match="--enable-metrics: ignored explicit argument"):
-        parse_args(["--enable-metrics=yes"])
+    with pytest.raises(UsageError, match="--enable-mixed-chunk: ignored explicit argument"):
+        parse_args(["--enable-mixed-chunk=yes"])
 
 
 @pytest.mark.parametrize(

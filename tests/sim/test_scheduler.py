@@ -62,14 +62,66 @@ def test_requests_beyond_max_running_wait_fifo() -> None:
 
 
 def test_kv_budget_limits_admission() -> None:
+    """Admission reserves what a request is expected to write (SGLang's new-token ratio,
+    0.7 of 100 at first): three of 10 + 70 fit in 250, a fourth does not."""
+
     async def go() -> None:
         s = make([], max_total_num_tokens=250)
         s.start()
-        reqs = [s.new_request(10, 100, 0.0, True) for _ in range(3)]  # 110 each
+        reqs = [s.new_request(10, 100, 0.0, True) for _ in range(4)]  # 110 each at most
         seen = await peak_running(s, reqs, lambda: s.kv_used <= 250)
         await s.stop()
-        assert seen == 2
+        assert seen == 3
         assert not s.fits_ever(s.new_request(200, 100, 0.0, True))
+
+    asyncio.run(go())
+
+
+def test_a_full_pool_retracts_the_newest_output_back_to_the_queue() -> None:
+    """Three requests admitted at 10 + 70 grow to 110 each: the pool of 250 overflows, the
+    scheduler retracts (each request still finishes whole), counts it per request and never
+    lets the running requests hold more than the pool."""
+
+    async def go() -> None:
+        s = make([], max_total_num_tokens=250)
+        s.start()
+        reqs = [s.new_request(10, 100, 0.0, True) for _ in range(3)]
+        await peak_running(s, reqs, lambda: s.kv_used <= 250)
+        await s.stop()
+        assert all(len(r.tokens) == 100 for r in reqs)
+        assert sum(r.num_retractions for r in reqs) == s.retractions_total >= 1
+
+    asyncio.run(go())
+
+
+def test_a_repeated_prefix_is_not_prefilled_again() -> None:
+    async def go() -> None:
+        s = make([])
+        s.start()
+        blocks = ("a", "b", "c")
+        first = s.new_request(200, 4, 0.0, True, prefix_blocks=blocks)
+        s.submit(first)
+        await drain(first)
+        again = s.new_request(200, 4, 0.0, True, prefix_blocks=(*blocks[:2], "d"))
+        s.submit(again)
+        await drain(again)
+        await s.stop()
+        assert first.cached_tokens == 0
+        assert again.cached_tokens == 2 * 64
+
+    asyncio.run(go())
+
+
+def test_disable_radix_cache_caches_nothing() -> None:
+    async def go() -> None:
+        s = make(["--disable-radix-cache"])
+        s.start()
+        for _ in range(2):
+            r = s.new_request(200, 4, 0.0, True, prefix_blocks=("a", "b"))
+            s.submit(r)
+            await drain(r)
+        await s.stop()
+        assert r.cached_tokens == 0
 
     asyncio.run(go())
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import importlib.machinery
 import importlib.metadata
+import importlib.util
 import io
 import re
 import sys
@@ -456,3 +458,63 @@ def missing_fields(names: Iterable[str] | None = None) -> list[str]:
         return []
     known = _names_in_source(sglang_source_root(), wanted)
     return [name for name in wanted if name not in known]
+
+
+class _WordTokenizer:
+    """A tokenizer stand-in for SGLang's Mooncake replay: no chat template (SGLang then joins
+    the messages itself), one token a word."""
+
+    def apply_chat_template(self, *args: Any, **kwargs: Any) -> str:
+        raise ValueError("no chat template")
+
+    def encode(self, text: str) -> list[int]:
+        return list(range(len(text.split())))
+
+
+def _mooncake_module() -> Any:
+    """SGLang's ``sglang.benchmark.datasets.mooncake``, without its package's ``__init__``:
+    that imports every dataset loader, and MMMU's needs Hugging Face ``datasets``, which the
+    Mooncake reader does not use (and the contract install leaves out)."""
+    name = "sglang.benchmark.datasets"
+    if name not in sys.modules:
+        benchmark = _import("sglang.benchmark")
+        package = importlib.util.module_from_spec(
+            importlib.machinery.ModuleSpec(name, None, is_package=True)
+        )
+        package.__path__ = [str(Path(benchmark.__file__).parent / "datasets")]
+        sys.modules[name] = package
+    return _import(f"{name}.mooncake")
+
+
+def sglang_mooncake_rows(path: Path) -> list[dict[str, Any]]:
+    """The trace's rows as SGLang's ``MooncakeDataset.load`` reads them (file order)."""
+    mooncake = _mooncake_module()
+    dataset = mooncake.MooncakeDataset(
+        dataset_path=str(path), mooncake_workload="mooncake", num_requests=1 << 30
+    )
+    rows: list[dict[str, Any]] = dataset.load()
+    return rows
+
+
+def sglang_mooncake_replay(path: Path) -> list[tuple[float, int]]:
+    """(seconds after the first request, output length) of each request as SGLang's
+    ``get_mooncake_request_over_time`` yields them, one round each, in its send order.
+
+    Run with a slowdown factor of 0, so nothing sleeps; the send offset is then read from the
+    rows SGLang sorted in place (its replay sorts them by timestamp before sending)."""
+    import asyncio
+
+    mooncake = _mooncake_module()
+    rows = sglang_mooncake_rows(path)
+
+    async def collect() -> list[int]:
+        return [
+            row.output_len
+            async for row in mooncake.get_mooncake_request_over_time(rows, _WordTokenizer(), 0.0, 1)
+        ]
+
+    outputs = asyncio.run(collect())
+    first = rows[0]["timestamp"] if rows else 0
+    return [
+        ((row["timestamp"] - first) / 1000.0, out) for row, out in zip(rows, outputs, strict=True)
+    ]

@@ -15,7 +15,8 @@ from pytest_specperf.measure.warmup import WarmupPlan
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.results.schema import Warmup
 from pytest_specperf.results.store import ResultsStore
-from pytest_specperf.run.depth_session import DepthSession, ServerDied
+from pytest_specperf.run.depth_session import DepthSession
+from pytest_specperf.run.sampling import ServerDied
 from tests.support.points import make_point
 
 

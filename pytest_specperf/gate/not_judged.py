@@ -1,0 +1,80 @@
+"""The verdicts of points the gate could not judge on their figures: a figure the baseline
+has and the run did not measure (a failure), a point the load generator bounded (neither pass
+nor fail); the baseline's side of a figure (``Reference``) and the metrics' labels."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pytest_specperf.gate.noise import MetricNoise
+from pytest_specperf.results.schema import Verdict
+
+LABELS = {
+    "agg_tok_s": "agg tok/s",
+    "per_req_tok_s": "per-req tok/s",
+    "accept_length": "accept length",
+    "ttft_s": "TTFT s",
+    "itl_s": "ITL s",
+}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The baseline's side of one figure of one point."""
+
+    figure: float
+    samples: Sequence[float] = ()
+    boots: int = 1
+    noise: MetricNoise | None = None
+    published: bool = False
+    tolerance: float = 0.10
+
+
+def where(depth: int, concurrency: int | None, load: str | None = None) -> str:
+    """``steps=3 C=16``, ``steps=3 rate=4`` (an open-loop point) or ``steps=3`` (the depth)."""
+    if load is not None:
+        return f"steps={depth} {load}"
+    return f"steps={depth} C={concurrency}" if concurrency is not None else f"steps={depth}"
+
+
+def not_measured(
+    depth: int, concurrency: int, metric: str, ref: Reference, path: str, load: str | None = None
+) -> Verdict:
+    """A figure the baseline has and this run did not measure: a failure, not a pass."""
+    return Verdict(
+        depth=depth,
+        concurrency=None if load is not None else concurrency,
+        load=load,
+        metric=metric,
+        outcome="regression",
+        baseline=ref.figure,
+        message=(
+            f"{where(depth, concurrency, load)}: {LABELS.get(metric, metric)} was not measured; "
+            f"baseline {ref.figure:,.1f} [{path}]"
+        ),
+    )
+
+
+CLIENT_BOUND_ADVICE = (
+    "rerun with more client processes (--specperf-client-procs N), on a less busy client "
+    "machine, or at a lower concurrency"
+)
+
+
+def unjudged(
+    depth: int, concurrency: int, metric: str, reason: str, load: str | None = None
+) -> Verdict:
+    """A point the load generator bounded: its figures say nothing about the server, so it
+    neither passes nor fails; the message says why and what to do."""
+    return Verdict(
+        depth=depth,
+        concurrency=None if load is not None else concurrency,
+        load=load,
+        metric=metric,
+        outcome="unjudged",
+        message=(
+            f"{where(depth, concurrency, load)}: not judged (neither pass nor fail): the load "
+            f"generator was the bottleneck, not the server ({reason}); {CLIENT_BOUND_ADVICE}"
+        ),
+    )
