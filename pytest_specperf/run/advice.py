@@ -95,9 +95,11 @@ def key_options(
     parts.append(f"--specperf-baselines={baselines or s.baselines_option}")
     if s.hardware:
         parts.append(f"--specperf-hardware={s.hardware}")
+    # The run's own workload as typed (a trace's path), another one (a baseline's) by name.
+    typed = s.workload_option if workload is None else None
     workload = workload or s.workload
     if workload.name != DEFAULT_WORKLOAD:
-        parts.append(f"--specperf-workload={s.workload_option or workload.name}")
+        parts.append(f"--specperf-workload={typed or workload.name}")
     if workload.trace is None:
         parts.append(f"--specperf-max-new-tokens={workload.max_new_tokens}")
     elif s.trace_speed != 1.0:
