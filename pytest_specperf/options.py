@@ -36,9 +36,13 @@ from pytest_specperf.measure.workload import (
 from pytest_specperf.profiles import DEFAULT_PROFILE, Profile, resolve_profile
 from pytest_specperf.results.schema import Slo
 from pytest_specperf.run_profiles import RunProfile, resolve_run_profile, with_run_profile
+from pytest_specperf.server.cpu_use import SERVER_CPU_PLACEMENTS, ServerCpuPlacement
 from pytest_specperf.server.gpus import parse_gpu_ids
 from pytest_specperf.server.launch import BACKENDS, Backend
-from pytest_specperf.server.process import DEFAULT_LAUNCH_TIMEOUT_S
+from pytest_specperf.server.process import (
+    DEFAULT_BOOT_SILENCE_TIMEOUT_S,
+    DEFAULT_LAUNCH_TIMEOUT_S,
+)
 
 API_KEY_ENV = "SPECPERF_API_KEY"
 ALLOW_DOWNGRADE_FLAG = "--specperf-allow-baseline-downgrade"
@@ -353,6 +357,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
         parse=_float_in(0.0, low_open=True),
     ),
     OptionSpec(
+        "--specperf-boot-silence-timeout",
+        "boot_silence_timeout",
+        "fail a boot whose server log has had no new line for this many seconds while it is "
+        "not yet healthy, with the log tail and what its processes are doing, instead of "
+        "waiting out --specperf-launch-timeout (0: off); generous enough for CUDA graph capture",
+        default=f"{DEFAULT_BOOT_SILENCE_TIMEOUT_S:g}",
+        parse=_float_in(0.0),
+    ),
+    OptionSpec(
         "--specperf-sim-speedup",
         "sim_speedup",
         "simulator only: divide every simulated time by this factor",
@@ -564,12 +577,24 @@ OPTIONS: tuple[OptionSpec, ...] = (
         parse=lambda option, raw: ",".join(parse_gpu_ids(option, raw)) if raw else None,
     ),
     OptionSpec(
+        "--specperf-server-cpu",
+        "server_cpu",
+        "where the server's busiest process (SGLang's scheduler) runs: none (where the OS puts "
+        "it), rotate (before each sample, pinned to the next of its vCPUs in turn, the same "
+        "order every boot; under -n each worker turns over its own share), pin-fastest (the "
+        "free vCPUs' single-thread speed timed before each boot, the process pinned to the "
+        "fastest), sglang-affinity (SGLANG_SET_CPU_AFFINITY=1 in the server's environment: "
+        "SGLang binds each scheduler to its GPU's share of the physical cores) "
+        "(Linux; not with --specperf-url)",
+        default=None,
+        parse=lambda option, raw: (
+            parse_choice(option, raw, SERVER_CPU_PLACEMENTS) if raw is not None else None
+        ),
+    ),
+    OptionSpec(
         "--specperf-rotate-server-cpu",
         "rotate_server_cpu",
-        "before each sample, pin the server's busiest process (SGLang's scheduler) to the next "
-        "of its vCPUs in turn, the same order every boot: a boot of a CPU-bound server averages "
-        "over the runner's vCPUs instead of drawing one; under -n each worker turns over its "
-        "own share of them (Linux; not with --specperf-url)",
+        "the same as --specperf-server-cpu=rotate",
         parse=_flag,
         kind="flag",
         ini=False,
@@ -770,10 +795,22 @@ class Settings:
     base_url: str | None = None
     ab_max_pairs: int = 8
     ab_boot_together: bool = False
-    # --specperf-rotate-server-cpu: each sample's busiest server process on the next vCPU.
-    rotate_server_cpu: bool = False
+    # --specperf-server-cpu (server/cpu_use.py): where the server's busiest process runs.
+    server_cpu: ServerCpuPlacement = "none"
+    # --specperf-boot-silence-timeout: a boot whose log is silent this long fails (0: off).
+    boot_silence_timeout_s: float = DEFAULT_BOOT_SILENCE_TIMEOUT_S
     # The server's interpreter (None: this one); the base side of A/B mode sets it.
     python: str | None = None
+
+    @property
+    def pins_server_process(self) -> bool:
+        """Whether the suite pins the server's busiest process before each sample."""
+        return self.server_cpu in ("rotate", "pin-fastest")
+
+    @property
+    def rotate_server_cpu(self) -> bool:
+        """--specperf-rotate-server-cpu, now --specperf-server-cpu=rotate."""
+        return self.server_cpu == "rotate"
 
     @property
     def ab_mode(self) -> bool:
@@ -871,7 +908,8 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         base_url=values["base_url"],
         ab_max_pairs=_ab_max_pairs(values),
         ab_boot_together=_ab_boot_together(values),
-        rotate_server_cpu=_rotate_server_cpu(values),
+        server_cpu=_server_cpu(values),
+        boot_silence_timeout_s=values["boot_silence_timeout"],
         history=_history_location(values["history"], rootdir),
         history_on_change=values["history_on_change"],
         profile_option=values["profile"],
@@ -944,16 +982,27 @@ def _ab_boot_together(values: Mapping[str, Any]) -> bool:
     return together
 
 
-def _rotate_server_cpu(values: Mapping[str, Any]) -> bool:
-    rotate = bool(values["rotate_server_cpu"])
-    if rotate and values["url"]:
+def _server_cpu(values: Mapping[str, Any]) -> ServerCpuPlacement:
+    """--specperf-server-cpu, with --specperf-rotate-server-cpu as its older spelling."""
+    chosen: ServerCpuPlacement | None = values["server_cpu"]
+    if values["rotate_server_cpu"]:
+        if chosen not in (None, "rotate"):
+            raise UsageError(
+                f"--specperf-rotate-server-cpu and --specperf-server-cpu={chosen} name two "
+                "placements; keep one"
+            )
+        chosen = "rotate"
+    placement: ServerCpuPlacement = chosen or "none"
+    if placement == "none":
+        return placement
+    if values["url"]:
         raise UsageError(
-            "--specperf-rotate-server-cpu: pins the processes of a server this run starts; "
-            "not with --specperf-url"
+            f"--specperf-server-cpu={placement}: places the processes of a server this run "
+            "starts; not with --specperf-url"
         )
-    if rotate and not hasattr(os, "sched_setaffinity"):
-        raise UsageError("--specperf-rotate-server-cpu: this platform cannot pin a process")
-    return rotate
+    if not hasattr(os, "sched_setaffinity"):
+        raise UsageError(f"--specperf-server-cpu={placement}: this platform cannot pin a process")
+    return placement
 
 
 def _calibrate_boots(values: Mapping[str, Any]) -> int:

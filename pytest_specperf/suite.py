@@ -6,6 +6,7 @@ Plain code, no pytest: the plugin's fixtures and ``specperf bench`` drive it.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import signal
 from collections.abc import Callable
@@ -48,12 +49,14 @@ from pytest_specperf.results.schema import (
     ServerSummary,
     Speedup,
     Warmup,
+    point_bound,
 )
 from pytest_specperf.results.speedup import control_run, depth_speedups, speedups
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.self_test import measure_with, run_self_test
 from pytest_specperf.server import cpu_use
-from pytest_specperf.server.gpus import gpu_env
+from pytest_specperf.server.gpu_use import ServerGpus
+from pytest_specperf.server.gpus import gpu_env, visible_gpus
 from pytest_specperf.server.hardware import hardware_key
 from pytest_specperf.server.launch import LaunchCommand, build_launch
 from pytest_specperf.server.model_factory import build_model
@@ -163,6 +166,11 @@ class DepthSession:
         # reading (a sample's or the warm-up's: which process to pin next); reboot() clears both.
         self.rotation: cpu_use.CoreRotation | None = None
         self.last_cpu: tuple[cpu_use.CpuSnapshot, cpu_use.CpuSnapshot] | None = None
+        # --specperf-server-cpu=pin-fastest: the free vCPUs' speeds timed before this boot.
+        self.free_core_speeds: dict[int, float] = {}
+        # The launched server's GPUs through NVML (server/gpu_use.py), opened each boot;
+        # None: not a real server this run launched, or no NVML.
+        self.server_gpus: ServerGpus | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
     def launch_command(self, port: int) -> LaunchCommand:
@@ -180,6 +188,8 @@ class DepthSession:
             sim_speedup=s.sim_speedup if s.backend == "sim" else None,
         )
         command.env.update(gpu_env(self.gpus))
+        if s.server_cpu == "sglang-affinity":
+            command.env.update(cpu_use.SGLANG_AFFINITY_ENV)
         return command
 
     @property
@@ -206,6 +216,8 @@ class DepthSession:
                 if s.profile.model_factory:
                     self.model_path = str(build_model(s.profile.model_factory))
                 timeout = s.profile.launch_timeout_s or s.launch_timeout_s
+                if s.server_cpu == "pin-fastest":
+                    self._time_free_cores()
                 self.server = launch(
                     self.launch_command,
                     host="127.0.0.1",
@@ -213,6 +225,7 @@ class DepthSession:
                     launch_timeout_s=timeout,
                     api_key=s.api_key,
                     started=self._server_started,
+                    silence_timeout_s=s.boot_silence_timeout_s,
                 )
                 self.base_url = self.server.url
             assert self.base_url is not None
@@ -232,10 +245,29 @@ class DepthSession:
             summary.launch_command = self.server.command.display()
             summary.boot_s = self.server.boot_s
             summary.gpus = list(self.gpus) if self.gpus is not None else None
+            summary.cpu_placement = s.server_cpu
+            summary.free_core_speeds = dict(self.free_core_speeds) or None
+            if self.rotation is not None and s.server_cpu == "pin-fastest":
+                summary.pinned_core = self.rotation.cores[0]
+        if self.server is not None and s.backend == "sglang":
+            self.server_gpus = ServerGpus.open(
+                self.gpus if self.gpus is not None else visible_gpus(), summary.tp_size
+            )
         self.summary = summary
         self.hardware = hardware_key(info, override=s.hardware, tp_size=summary.tp_size)
         self._record_run()
         return summary
+
+    def _time_free_cores(self) -> None:
+        """pin-fastest: this worker's vCPUs timed while nothing of the server runs yet, the
+        fastest kept as the one vCPU of this boot's rotation."""
+        cores = cpu_use.CoreRotation.for_worker(
+            cpu_use.allowed_cores(os.getpid()), *self.worker
+        ).cores
+        self.free_core_speeds = cpu_use.time_cores(cores)
+        fastest = cpu_use.fastest_core(self.free_core_speeds)
+        # None timed: an empty rotation, so that nothing is pinned (not a rotation over all).
+        self.rotation = cpu_use.CoreRotation([fastest] if fastest is not None else [])
 
     def _server_started(self, server: ServerProcess) -> None:
         """Held from the moment it runs: an interrupt during its boot still stops it."""
@@ -273,7 +305,7 @@ class DepthSession:
         self.server.stop()
         self.server = None
         self.boot += 1
-        self.rotation = self.last_cpu = None
+        self.rotation = self.last_cpu = self.server_gpus = None
         return self.open(fresh=False)
 
     def interrupt(self, exc: BaseException) -> None:
@@ -423,8 +455,9 @@ class DepthSession:
 
         server_pid = self.server.pid if self.server is not None else None
         cpu_before = cpu_use.snapshot(server_pid) if server_pid is not None else None
-        if s.rotate_server_cpu and server_pid is not None and cpu_before is not None:
+        if s.pins_server_process and server_pid is not None and cpu_before is not None:
             self._pin_next_core(server_pid, cpu_before)
+        gpu_reader = self.server_gpus.sampler().start() if self.server_gpus is not None else None
         try:
             sample = event_loop.run(
                 measure_point(
@@ -446,6 +479,7 @@ class DepthSession:
             raise
         finally:
             self.activity = None
+            gpu_use = gpu_reader.stop() if gpu_reader is not None else None
             if self.observer is not None:
                 self.observer.point_finished()
         cpu_after = cpu_use.snapshot(server_pid) if server_pid is not None else None
@@ -453,6 +487,8 @@ class DepthSession:
             self.last_cpu = (cpu_before, cpu_after)
             found = cpu_use.busiest(cpu_before, cpu_after)
             sample.server_cpu = cpu_use.with_core_speed(found) if found is not None else None
+        sample.gpu = gpu_use
+        sample.bound = point_bound(sample.server_cpu, gpu_use)
         sample.boot = self.boot
         sample.refined = refined
         # Every draft position of this depth, accepted or not (a short histogram stops early).
@@ -504,7 +540,7 @@ class DepthSession:
         self.activity = f"warming up (boot {self.boot + 1})"
         # With --specperf-rotate-server-cpu: which process works hardest under the warm-up's
         # load names the one to pin for the boot's first sample.
-        server_pid = self.server.pid if s.rotate_server_cpu and self.server is not None else None
+        server_pid = self.server.pid if s.pins_server_process and self.server is not None else None
         cpu_before = cpu_use.snapshot(server_pid) if server_pid is not None else None
         warmup = event_loop.run(
             warm_up(

@@ -140,6 +140,35 @@ def test_rotation_puts_each_sample_of_a_cpu_bound_server_on_the_next_vcpu(
     assert [s["server_cpu"]["core"] for s in points[4]["samples"]] == order[1::2]
 
 
+def test_pin_fastest_times_the_free_vcpus_and_keeps_the_server_on_the_fastest(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """--specperf-server-cpu=pin-fastest: every vCPU this run may use is timed before the boot,
+    and every sample of the server ran on the fastest of them. The simulator has no GPU:
+    its GPU fields stay empty."""
+    pytester.runpytest_subprocess(
+        "perf_tests",
+        "--spec-steps=3",
+        "--specperf-server-arg=--sim-cpu-bound",
+        "--specperf-server-cpu=pin-fastest",
+        "--specperf-repeats=2",
+        *FAST_ARGS,
+    )
+    run = suite_results(suite_dir)["runs"][0]
+    server = run["server"]
+    speeds = {int(core): speed for core, speed in server["free_core_speeds"].items()}
+    assert set(speeds) == set(os.sched_getaffinity(0))
+    assert server["cpu_placement"] == "pin-fastest"
+    assert speeds[server["pinned_core"]] == max(speeds.values())
+    samples = [s for p in run["points"] for s in p["samples"]]
+    assert {s["server_cpu"]["core"] for s in samples} == {server["pinned_core"]}
+    assert all(s.get("gpu") is None for s in samples)
+    # Without GPU figures only a scheduler flat out is called anything (CPU-bound).
+    for sample in samples:
+        cpu_bound = sample["server_cpu"]["share"] >= 0.9
+        assert sample.get("bound") == ("cpu-bound" if cpu_bound else None)
+
+
 def test_url_mode_measures_an_existing_server_without_booting(
     running_sim: str, pytester: pytest.Pytester, suite_dir: Path
 ) -> None:
