@@ -167,3 +167,24 @@ class ServerGpus:
 
     def sampler(self, interval_s: float = READ_INTERVAL_S) -> GpuSampler:
         return GpuSampler(self.nvml, self.handles, interval_s)
+
+
+def describe_gpus(gpu_ids: Sequence[str] | None = None, nvml: Any | None = None) -> str | None:
+    """Each GPU's busy share and memory now, one line each (None: NVML not readable), for a
+    boot that stopped without a word: a hung kernel shows busy, a wedged driver no answer."""
+    nvml = load_nvml() if nvml is None else nvml
+    if nvml is None:
+        return None
+    lines = []
+    for index, handle in enumerate(device_handles(nvml, gpu_ids, None)):
+        try:
+            busy = nvml.nvmlDeviceGetUtilizationRates(handle).gpu
+            memory = nvml.nvmlDeviceGetMemoryInfo(handle)
+        except nvml.NVMLError as exc:
+            lines.append(f"GPU {index}: NVML error: {exc}")
+            continue
+        lines.append(
+            f"GPU {index}: {busy}% busy, {memory.used / 2**30:.1f} of "
+            f"{memory.total / 2**30:.1f} GiB in use"
+        )
+    return "\n".join(lines) or None

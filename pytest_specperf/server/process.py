@@ -30,6 +30,8 @@ import psutil
 from pytest_specperf import interrupts
 from pytest_specperf.errors import ServerStartError, ServerUnreachableError
 from pytest_specperf.results.schema import ServerSummary
+from pytest_specperf.server.gpu_use import describe_gpus
+from pytest_specperf.server.gpus import visible_gpus
 from pytest_specperf.server.info import first_internal_state, read_server_info
 from pytest_specperf.server.launch import LaunchCommand
 from pytest_specperf.server.watchdog import (
@@ -334,13 +336,15 @@ class ServerProcess:
     def _silent_boot_message(self, silent_s: float, started: float) -> str:
         assert self.process is not None
         alive = "still runs" if self.process.poll() is None else "has exited"
+        gpus = describe_gpus(visible_gpus({**os.environ, **self.command.env}))
         return (
             f"server stopped without a word during launch: its log has not grown for "
             f"{silent_s:.0f} s ({time.monotonic() - started:.0f} s after launch; the limit is "
             f"--specperf-boot-silence-timeout={self.silence_timeout_s:g}) and /health_generate "
             f"never answered; the server process {alive} (log: {self.log_path})\n"
             f"--- what its processes are doing ---\n{describe_tree(self.process.pid)}\n"
-            f"--- server log tail ---\n{self.log_tail()}"
+            + (f"--- its GPUs ---\n{gpus}\n" if gpus else "")
+            + f"--- server log tail ---\n{self.log_tail()}"
         )
 
     def stop(self) -> None:

@@ -71,6 +71,11 @@ class FakeNvml:
             raise NVMLError("GPU is lost")
         return handle.power_mw
 
+    def nvmlDeviceGetMemoryInfo(self, handle: FakeGpu) -> Any:
+        if handle.broken:
+            raise NVMLError("GPU is lost")
+        return SimpleNamespace(used=130 * 2**30, total=140 * 2**30, free=10 * 2**30)
+
     def nvmlSystemGetDriverVersion(self) -> str | bytes:
         return self.driver
 

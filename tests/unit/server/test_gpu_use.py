@@ -7,7 +7,7 @@ import time
 import pytest
 
 from pytest_specperf.server import gpu_use
-from pytest_specperf.server.gpu_use import GpuSampler, ServerGpus, device_handles
+from pytest_specperf.server.gpu_use import GpuSampler, ServerGpus, describe_gpus, device_handles
 from tests.unit.server.fake_nvml import FakeGpu, FakeNvml
 
 
@@ -83,3 +83,10 @@ def test_open_names_the_gpus_from_str_or_bytes() -> None:
     nvml = FakeNvml([FakeGpu(name=b"NVIDIA H200"), FakeGpu(uuid="GPU-b", name="NVIDIA H200")])
     opened = ServerGpus.open(None, None, nvml=nvml)
     assert opened is not None and opened.names() == ["NVIDIA H200", "NVIDIA H200"]
+
+
+def test_a_silent_boot_is_told_what_its_gpus_are_doing() -> None:
+    nvml = FakeNvml([FakeGpu(busy=[100]), FakeGpu(uuid="GPU-b", broken=True)])
+    assert describe_gpus(None, nvml=nvml) == (
+        "GPU 0: 100% busy, 130.0 of 140.0 GiB in use\nGPU 1: NVML error: GPU is lost"
+    )
