@@ -48,11 +48,13 @@ from pytest_specperf.results.schema import (
     SelfTest,
     ServerSummary,
     Speedup,
+    Testbed,
     Warmup,
     point_bound,
 )
 from pytest_specperf.results.speedup import control_run, depth_speedups, speedups
 from pytest_specperf.results.store import ResultsStore
+from pytest_specperf.results.testbed import measured as measured_testbed
 from pytest_specperf.self_test import measure_with, run_self_test
 from pytest_specperf.server import cpu_use
 from pytest_specperf.server.gpu_use import ServerGpus
@@ -67,6 +69,7 @@ from pytest_specperf.server.process import (
     launch,
     summarize_server_info,
 )
+from pytest_specperf.server.testbed import collect as collect_testbed
 
 
 class ServerDied(SpecperfError):
@@ -171,6 +174,8 @@ class DepthSession:
         # The launched server's GPUs through NVML (server/gpu_use.py), opened each boot;
         # None: not a real server this run launched, or no NVML.
         self.server_gpus: ServerGpus | None = None
+        # The machine this boot runs on (server/testbed.py); None: a server given by URL.
+        self.testbed: Testbed | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
     def launch_command(self, port: int) -> LaunchCommand:
@@ -253,6 +258,15 @@ class DepthSession:
             self.server_gpus = ServerGpus.open(
                 self.gpus if self.gpus is not None else visible_gpus(), summary.tp_size
             )
+        if self.server is not None:
+            self.testbed = collect_testbed(
+                gpus=self.server_gpus,
+                python=s.python,
+                sglang_reported=summary.version,
+                real_server=s.backend == "sglang",
+            )
+            if summary.pinned_core is not None:
+                self.testbed.core_speed = self.free_core_speeds.get(summary.pinned_core)
         self.summary = summary
         self.hardware = hardware_key(info, override=s.hardware, tp_size=summary.tp_size)
         self._record_run()
@@ -572,6 +586,8 @@ class DepthSession:
     def _add_point(self, results: RunResults, point: PointMetrics) -> None:
         run = self._run_in(results)
         _put_point(run, point)
+        if self.testbed is not None:
+            run.testbed = measured_testbed(self.testbed, run.points)
         run.accept_histogram = merge_histograms(p.accept_histogram for p in run.points)
         run.position_accept_rate = position_accept_rates(run.accept_histogram, self.depth or None)
         results.speedup = speedups(results.runs)
@@ -713,6 +729,8 @@ class DepthSession:
             run = self._run_in(results)
             run.server = self.summary
             run.hardware = self.hardware
+            if self.testbed is not None:
+                run.testbed = measured_testbed(self.testbed, run.points)
             results.slo = self.settings.slo
 
         self.store.update(change)

@@ -24,8 +24,8 @@ work=${WORK_DIR:-/tmp/specperf-testbed-proof}
 rm -rf "${work:?}/$phase"
 mkdir -p "$work/$phase"
 # Whether the GPU fields can be filled here (nvidia-ml-py and a driver), said up front.
-"$python" -c 'import pynvml; pynvml.nvmlInit(); print("NVML: driver", pynvml.nvmlSystemGetDriverVersion())' \
-  2>&1 | tail -1 | tee "$work/$phase/nvml.txt"
+{ "$python" -c 'import pynvml; pynvml.nvmlInit(); print("NVML: driver", pynvml.nvmlSystemGetDriverVersion())' \
+  2>&1 || true; } | tail -1 | sed 's/^/NVML: /' | tee "$work/$phase/nvml.txt"
 "$python" scripts/gpu_testbed_proof.py "$work" "$phase" || echo "gpu_testbed_proof.py exited $?"
 left=$(pgrep -fc 'sglang.launch_server|sglang::' || true)
 echo "sglang processes left: ${left:-0}" | tee -a "$work/$phase/summary.md"

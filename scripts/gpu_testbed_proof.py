@@ -185,7 +185,8 @@ def placement(work: Path, summary: Summary) -> None:
         for run in results.runs if results is not None else []:
             if run.server is not None and run.server.free_core_speeds:
                 speeds = ", ".join(
-                    f"{core}: {speed:.2f}" for core, speed in sorted(run.server.free_core_speeds.items())
+                    f"{core}: {speed:.2f}"
+                    for core, speed in sorted(run.server.free_core_speeds.items())
                 )
                 summary.add(f"  vCPUs timed before the last boot (M loops/s): {speeds}")
                 summary.add(f"  pinned to vCPU {run.server.pinned_core}")

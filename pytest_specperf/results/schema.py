@@ -355,6 +355,30 @@ class Warmup(msgspec.Struct, kw_only=True):
     max_seconds: float | None = None
 
 
+class Testbed(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The machine a run (or a baseline) was measured on (server/testbed.py collects it,
+    results/testbed.py fills in the measured figures and compares two). Every field is None
+    where it could not be read: on the simulator, or without NVML, the GPU fields stay empty.
+    """
+
+    cpu_model: str | None = None
+    # The single-thread speed of the vCPUs the server's busiest process ran on, M loop
+    # iterations/s (server/cpu_use.py core_speed): the median over the samples that timed one
+    # (CPU-bound ones), else the vCPU --specperf-server-cpu=pin-fastest chose.
+    core_speed: float | None = None
+    gpu_name: str | None = None
+    gpus: int | None = None
+    # Means over the samples' GPU readings (GpuUse): MHz and W.
+    sm_clock_mhz: float | None = None
+    power_w: float | None = None
+    driver: str | None = None
+    # The CUDA version the driver supports (NVML), e.g. "13.0".
+    cuda: str | None = None
+    # The server's own interpreter's packages (torch's local version names its CUDA build).
+    torch: str | None = None
+    sglang: str | None = None
+
+
 class DepthRun(msgspec.Struct, kw_only=True):
     """One server (one speculation depth) and the points measured on it."""
 
@@ -377,6 +401,8 @@ class DepthRun(msgspec.Struct, kw_only=True):
     self_test: SelfTest | None = None
     # One per boot of the depth: each boot's warm-up before its first measured sample.
     warmups: list[Warmup] = []
+    # The machine it ran on (None: a run older than the fingerprint, or not collected).
+    testbed: Testbed | None = None
 
     def point(self, concurrency: int) -> PointMetrics | None:
         for item in self.points:

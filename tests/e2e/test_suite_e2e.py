@@ -71,6 +71,38 @@ def test_recorded_baselines_pass_and_slowdown_fails_the_floors(
     slow.stdout.fnmatch_lines(["*steps=3 C=*: agg tok/s * < floor*why: agg -*: acceptance *"])
 
 
+def test_a_red_verdict_on_another_machine_says_so_first(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """The baseline carries its machine's fingerprint; a run on another CPU model (here: the
+    file says so) gets the difference as the first line of its failure. The simulator
+    fills no GPU field."""
+    record = pytester.runpytest_subprocess(
+        "perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-update-baselines"
+    )
+    assert record.ret == 0
+    path = suite_dir / "baselines/qwen3.5-122b-a10b-fp8-tp4-mtp/sim-x10/steps-3.json"
+    baseline = json.loads(path.read_text())
+    testbed = baseline["testbed"]
+    assert testbed["cpu_model"] and not {"gpu_name", "driver", "cuda", "torch"} & set(testbed)
+    testbed["cpu_model"] = "AMD EPYC 9654 96-Core Processor"
+    path.write_text(json.dumps(baseline))
+
+    slow = pytester.runpytest_subprocess(
+        "perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-server-arg=--sim-slowdown=0.2"
+    )
+    slow.stdout.fnmatch_lines(
+        [
+            "*_ test_throughput_floor[[]steps3-c1[]] _*",
+            "testbed differs from the baseline's: CPU * vs AMD EPYC 9654 96-Core Processor",
+            "steps=3 C=1 agg * < floor *",
+        ],
+        consecutive=True,
+    )
+    run = suite_results(suite_dir)["runs"][0]
+    assert run["testbed"]["cpu_model"] != testbed["cpu_model"]
+
+
 def test_three_depths_boot_once_each_and_show_the_trade_off(
     pytester: pytest.Pytester, suite_dir: Path
 ) -> None:
