@@ -37,8 +37,10 @@ from pytest_specperf.results.schema import (
     PointMetrics,
     Slo,
     SloCapacity,
+    Testbed,
 )
 from pytest_specperf.results.speedup import point_speedup
+from pytest_specperf.results.testbed import merged as merged_testbed
 from pytest_specperf.server.hardware import slug
 
 BASELINE_SCHEMA_VERSION = 2
@@ -107,6 +109,9 @@ class Baseline(msgspec.Struct, kw_only=True):
     # (gate/recommend.py slo_capacity); gated with no tolerance, like KV capacity.
     slo: Slo | None = None
     slo_max_concurrency: int | None = None
+    # The machine it was recorded on (its boots' measured figures: medians); None: recorded
+    # before the fingerprint existed. A run on another machine says so first in its verdict.
+    testbed: Testbed | None = None
 
     def point(self, concurrency: int) -> BaselinePoint | None:
         return self.points.get(str(concurrency))
@@ -325,6 +330,7 @@ def baseline_from_runs(
         server=_portable_server(msgspec.to_builtins(server)) if server else None,
         slo=slo if capacity is not None else None,
         slo_max_concurrency=capacity.max_concurrency if capacity is not None else None,
+        testbed=merged_testbed([r.testbed for r in runs]),
     )
 
 

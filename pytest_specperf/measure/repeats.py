@@ -17,7 +17,13 @@ import msgspec
 
 from pytest_specperf.measure.goodput import merge_goodput
 from pytest_specperf.results.acceptance import merge_histograms
-from pytest_specperf.results.schema import DepthRun, Interval, Percentiles, PointMetrics
+from pytest_specperf.results.schema import (
+    Bound,
+    DepthRun,
+    Interval,
+    Percentiles,
+    PointMetrics,
+)
 
 # (samples) -> (median, interval or None): stats.summarize's signature.
 Summarize = Callable[[Sequence[float]], tuple[float, Interval | None]]
@@ -124,6 +130,7 @@ def merge_samples(
     agg = medians["agg_tok_s"]
     goodput = [sample.goodput for sample in samples if sample.goodput is not None]
     cpus = [sample.server_cpu for sample in samples if sample.server_cpu is not None]
+    gpus = [sample.gpu for sample in samples if sample.gpu is not None]
     return PointMetrics(
         concurrency=samples[0].concurrency,
         requests=sum(sample.requests for sample in samples),
@@ -151,7 +158,17 @@ def merge_samples(
         goodput=merge_goodput(goodput) if goodput else None,
         refined=any(sample.refined for sample in samples),
         server_cpu=min(cpus, key=lambda cpu: cpu.share) if cpus else None,
+        gpu=min(gpus, key=lambda gpu: gpu.busy) if gpus else None,
+        bound=_merged_bound(samples),
     )
+
+
+def _merged_bound(samples: Sequence[PointMetrics]) -> Bound | None:
+    """The samples' bound when they agree, mixed when they differ, None if one was not read."""
+    bounds = {sample.bound for sample in samples}
+    if None in bounds:
+        return None
+    return bounds.pop() if len(bounds) == 1 else "mixed"
 
 
 def split_by_boot(run: DepthRun, summarize: Summarize | None = None) -> list[DepthRun]:

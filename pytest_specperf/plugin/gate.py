@@ -38,6 +38,7 @@ from pytest_specperf.plugin.terminal import RECORDED_PROPERTY
 from pytest_specperf.results.formats import count, number
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
 from pytest_specperf.results.speculation_report import self_test_line
+from pytest_specperf.results.testbed import differs_line
 from pytest_specperf.run import depth_checks
 from pytest_specperf.run.advice import Recording, deliberate_slowdown, record_command, record_hint
 from pytest_specperf.run.baselines import load_baseline_safely
@@ -53,6 +54,13 @@ ONE_SERVER = (
 
 class BaselineDriftWarning(UserWarning):
     """The server's SGLang version differs from the baseline's."""
+
+
+class TestbedDiffers(UserWarning):
+    """A verdict's run was measured on another machine than its baseline (a red verdict says
+    so in its first line instead)."""
+
+    __test__ = False  # not a test class, whatever pytest's naming rules say
 
 
 class BaselineImprovement(UserWarning):
@@ -276,6 +284,8 @@ class SpecperfGate:
         if unjudged:
             pytest.fail("\n".join(dict.fromkeys(unjudged)), pytrace=False)
         failures = gate.failure_lines(verdicts, point)
+        # The machine first: a red on another runner than the baseline's may be the runner.
+        testbed = self._testbed_differs()
         if failures:
             headlines = [gate.headline(v) for v in verdicts if v.outcome == "regression"]
             advice = gate.what_to_do(
@@ -283,9 +293,20 @@ class SpecperfGate:
                 self._hint(),
                 deliberate_slowdown(self.settings),
             )
-            pytest.fail("\n".join(["; ".join(headlines), *failures, advice]), pytrace=False)
+            lines = [*testbed, "; ".join(headlines), *failures, advice]
+            pytest.fail("\n".join(lines), pytrace=False)
+        for line in testbed:
+            warnings.warn(TestbedDiffers(line), stacklevel=3)
         for improved in (v for v in verdicts if v.outcome == "improvement"):
             warnings.warn(BaselineImprovement(improved.message), stacklevel=3)
+
+    def _testbed_differs(self) -> list[str]:
+        """``testbed differs from the baseline's: ...`` when it does (else nothing)."""
+        _, baseline, _ = load_baseline_safely(self.session)
+        if baseline is None:
+            return []
+        line = differs_line(self.session.run_snapshot().testbed, baseline.testbed)
+        return [line] if line else []
 
     def require_kv_capacity(self) -> None:
         summary = self.session.summary
