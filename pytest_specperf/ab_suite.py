@@ -18,7 +18,15 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from pytest_specperf.errors import SpecperfError
-from pytest_specperf.gate.ab import AbRun, AbSettings, BootPoint, Pair, boot_point, look
+from pytest_specperf.gate.ab import (
+    AbRun,
+    AbSettings,
+    BootPoint,
+    Pair,
+    PairPrior,
+    boot_point,
+    look,
+)
 from pytest_specperf.options import Settings
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults
 from pytest_specperf.results.store import ResultsStore
@@ -50,9 +58,20 @@ def boot_order(pair: int) -> tuple[Side, Side]:
 MeasurePair = Callable[[int, tuple[Side, Side]], tuple[dict[Side, DepthRun], float]]
 
 
-def run_ab(settings: Settings, depth: int, *, measure: MeasurePair | None = None) -> AbRun:
+# issue 38: the runner's history as a prior, looked up by the hardware key of the first boot.
+PriorLookup = Callable[[str], PairPrior | None]
+
+
+def run_ab(
+    settings: Settings,
+    depth: int,
+    *,
+    measure: MeasurePair | None = None,
+    prior: PriorLookup | None = None,
+) -> AbRun:
     """Pairs of boots until decided (default ``measure``: fresh DepthSessions, one after the
-    other, or booted together with --specperf-ab-boot-together)."""
+    other, or booted together with --specperf-ab-boot-together); ``prior``: the pair spread
+    the runner's history shows, for the hardware the boots ran on (--specperf-history)."""
     ab_settings = AbSettings(
         alpha=settings.alpha,
         min_effect=settings.min_effect,
@@ -83,7 +102,9 @@ def run_ab(settings: Settings, depth: int, *, measure: MeasurePair | None = None
             result.failure = f"steps={depth} A/B: pair {index + 1} measured no point on both sides"
             return result
         result.pairs.append(pair)
-        result.last = look(depth, result.pairs, ab_settings)
+        if prior is not None and index == 0:
+            result.prior = prior(sides["head"].hardware)
+        result.last = look(depth, result.pairs, ab_settings, result.prior)
         if result.last.outcome != "continue":
             break
     return result
@@ -143,11 +164,11 @@ def ab_head_point(ab: AbRun, concurrency: int) -> PointMetrics | None:
     return ab.head_run.point(concurrency) if ab.head_run is not None else None
 
 
-def run_and_record_ab(session: DepthSession) -> AbRun:
+def run_and_record_ab(session: DepthSession, prior: PriorLookup | None = None) -> AbRun:
     """The depth's comparison; the latest head boot's run becomes the depth's run in this
     run's results.json (so the report and plots show head), and the comparison's failure,
     if any, the depth's failure."""
-    found = run_ab(session.settings, session.depth)
+    found = run_ab(session.settings, session.depth, prior=prior)
     head = found.head_run
 
     def record(results: RunResults) -> None:

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from pytest_specperf import interrupts
-from pytest_specperf.ab_suite import ab_head_point, run_and_record_ab
+from pytest_specperf.ab_suite import PriorLookup, ab_head_point, run_and_record_ab
 from pytest_specperf.commands import Recording, record_command
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import SpecperfError, UsageError
-from pytest_specperf.gate.ab import AbRun
+from pytest_specperf.gate.ab import AbRun, PairPrior
 from pytest_specperf.gate.coverage import (
     depths_without_verdict,
     no_verdict_line,
@@ -53,6 +53,7 @@ from pytest_specperf.results.benchmark import (
 )
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults
+from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.store import (
     ResultsStore,
     git_commit,
@@ -533,7 +534,7 @@ def _ab_run(config: pytest.Config, session: DepthSession) -> AbRun | None:
         return None
     runs = config.stash.setdefault(ab_runs_key, {})
     if session.depth not in runs:
-        runs[session.depth] = run_and_record_ab(session)
+        runs[session.depth] = run_and_record_ab(session, _ab_prior(config, session))
     found = runs[session.depth]
     if found.head_run is None and session.failure is None:
         session.fail_run(found.failure or f"steps={session.depth} A/B: nothing was measured")
@@ -610,7 +611,52 @@ def specperf_gate(request: pytest.FixtureRequest, specperf_session: DepthSession
     _stop_if_failed(specperf_session, "not checked")
     ab = _ab_run(request.config, specperf_session)
     _stop_if_failed(specperf_session, "not checked")
-    return SpecperfGate(specperf_session, request.node.user_properties, ab=ab)
+    runner = None if ab is not None else _runner_spread(request.config, specperf_session)
+    return SpecperfGate(specperf_session, request.node.user_properties, ab=ab, runner=runner)
+
+
+# -- issue 38: the history's spread between runs, handed to the gate as plain data ----------
+_spreads_key = pytest.StashKey[dict[tuple[int, str], RunnerSpread | None]]()
+
+
+def _runner_spread(
+    config: pytest.Config, session: DepthSession, hardware: str | None = None
+) -> RunnerSpread | None:
+    """--specperf-history: the spread between this runner's earlier comparable runs of the
+    depth (None: no store, or too few such runs in it)."""
+    recorder = config.stash.get(history_key, None)
+    if recorder is None:
+        return None
+    from pytest_specperf.history.spread import depth_spread  # only with a store (see above)
+
+    key = (session.depth, hardware or session.hardware)
+    cache = config.stash.setdefault(_spreads_key, {})
+    if key not in cache:
+        s = session.settings
+        cache[key] = depth_spread(
+            recorder.store,
+            profile=s.profile.name,
+            hardware=key[1],
+            backend=s.backend,
+            depth=session.depth,
+            workload=s.workload.key(),
+            concurrencies=set(s.concurrency),
+            exclude_run=config.stash[run_id_key],
+        )
+    return cache[key]
+
+
+def _ab_prior(config: pytest.Config, session: DepthSession) -> PriorLookup | None:
+    """--specperf-history in A/B mode: the runner's pair spread, once the first boot has named
+    the hardware."""
+    if config.stash.get(history_key, None) is None:
+        return None
+
+    def lookup(hardware: str) -> PairPrior | None:
+        found = _runner_spread(config, session, hardware)
+        return PairPrior.from_runner(found) if found is not None else None
+
+    return lookup
 
 
 @pytest.hookimpl(wrapper=True)

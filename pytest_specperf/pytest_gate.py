@@ -38,6 +38,7 @@ from pytest_specperf.results.acceptance import (
 from pytest_specperf.results.formats import count, number
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
 from pytest_specperf.results.speculation_report import self_test_line
+from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.suite import DepthSession, load_baseline_safely
 
 PROPERTY_PREFIX = "specperf."
@@ -74,14 +75,17 @@ class SpecperfGate:
         session: DepthSession,
         properties: list[tuple[str, object]] | None = None,
         ab: AbRun | None = None,
+        runner: RunnerSpread | None = None,
     ) -> None:
         """``properties``: where figures go (a test's ``user_properties``, as record_property);
         ``ab``: in A/B mode, the depth's comparison (throughput is judged by it, and every
-        check that needs a baseline file skips)."""
+        check that needs a baseline file skips); ``runner``: the spread between this
+        runner's earlier runs, from --specperf-history (issue 38), None without one."""
         self.session = session
         self.settings = session.settings
         self.properties = properties if properties is not None else []
         self.ab = ab
+        self.runner = runner
 
     def _skip_in_ab_mode(self) -> None:
         if self.ab is not None:
@@ -278,7 +282,7 @@ class SpecperfGate:
             return cached
         self.session.measure_all()
         points = [
-            gate.point_input(measured, baseline)
+            gate.point_input(measured, baseline, self.runner)
             for concurrency in self.settings.concurrency
             if (measured := self.session.points.get(concurrency)) is not None
         ]
