@@ -51,7 +51,7 @@ from pytest_specperf.results.benchmark import (
     wants_benchmark_output,
     without_benchmark_banner,
 )
-from pytest_specperf.results.report import full_report
+from pytest_specperf.results.report import floor_lines, full_report
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults
 from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.store import (
@@ -834,6 +834,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             recommendation=results.recommendation,
         )
     )
+    for line in floor_lines(results.runs):  # issue 38: how wide, and from where
+        terminalreporter.write_line(line)
     for line in config.stash.get(_refine_lines_key, []):
         terminalreporter.write_line(line)
     for _, ab in sorted(config.stash.get(ab_runs_key, {}).items()):

@@ -446,6 +446,18 @@ def _verdict_summary(verdicts: Sequence[Verdict]) -> str:
     return f"**{summary}**" if any(counts.get(outcome) for outcome in _FAILING) else summary
 
 
+def floor_lines(runs: Sequence[DepthRun]) -> list[str]:
+    """Each depth's pooled floor and where its width comes from (the calibration, or the
+    runner's history with --specperf-history): shown in the terminal and in report.md."""
+    return [
+        f"gate floor: steps={v.depth}: {v.floor - 1:+.1%} vs baseline ({v.outcome}, "
+        f"{v.measured - 1:+.1%}); width: {v.noise_source}"
+        for run in runs
+        for v in run.verdicts
+        if v.concurrency is None and v.floor is not None and v.measured is not None
+    ]
+
+
 def verdict_section(context: ReportContext) -> str:
     """Regressions, then improvements (with the command that re-records the baseline), then
     passes (folded: there are many), each with its figures; what was not judged (its test
@@ -454,6 +466,9 @@ def verdict_section(context: ReportContext) -> str:
     if not verdicts:
         return "## Verdict\n\nno verdicts recorded"
     blocks = ["## Verdict", _verdict_summary(verdicts)]
+    floors = floor_lines(context.runs)
+    if floors:
+        blocks.append("\n".join(f"- {line}" for line in floors))
     for outcome in dict.fromkeys((*VERDICT_ORDER, *(v.outcome for v in verdicts))):
         group = [v for v in verdicts if v.outcome == outcome]
         if not group:
