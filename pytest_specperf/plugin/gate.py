@@ -38,6 +38,7 @@ from pytest_specperf.plugin.terminal import RECORDED_PROPERTY
 from pytest_specperf.results.formats import count, number
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
 from pytest_specperf.results.speculation_report import self_test_line
+from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.testbed import differs_line
 from pytest_specperf.run import depth_checks
 from pytest_specperf.run.advice import Recording, deliberate_slowdown, record_command, record_hint
@@ -127,14 +128,18 @@ class SpecperfGate:
         session: DepthSession,
         properties: list[tuple[str, object]] | None = None,
         ab: AbRun | None = None,
+        runner: RunnerSpread | None = None,
     ) -> None:
         """``properties``: where figures go (a test's ``user_properties``, as record_property);
-        ``ab``: in A/B mode, the depth's comparison (the gate is then an AbGate)."""
+        ``ab``: in A/B mode, the depth's comparison (the gate is then an AbGate);
+        ``runner``: the spread between this runner's earlier runs, from --specperf-history
+        (issue 38), None without one."""
         self.session = session
         self.settings = session.settings
         self.properties = properties if properties is not None else []
         self.figures = Figures(self.properties)
         self.ab = ab
+        self.runner = runner
 
     def _recording(self, what: str) -> bool:
         """True in a recording run, after noting what this test recorded."""
@@ -236,7 +241,7 @@ class SpecperfGate:
             return cached
         self.session.measure_all()
         points = [
-            gate.point_input(measured, baseline)
+            gate.point_input(measured, baseline, self.runner)
             for concurrency in self.settings.concurrency
             if (measured := self.session.points.get(concurrency)) is not None
         ]
