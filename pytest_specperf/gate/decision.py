@@ -181,11 +181,11 @@ def compare(
     se = math.sqrt(boot_variance + within_variance)
     dof = noise.dof
     source = noise.description
-    if ref.runner is not None and runner_se(ref.runner) > se:
+    if ref.runner is not None and ref.runner.between_runs and runner_se(ref.runner) > se:
         se, dof = runner_se(ref.runner), ref.runner.dof
         source = runner_source(ref.runner, noise.description)
     threshold = _threshold(se, alpha, dof, settings)
-    if noise.between is None and ref.runner is None:
+    if noise.between is None and (ref.runner is None or not ref.runner.between_runs):
         explicit = -math.log(1 - ref.tolerance)
         if explicit > threshold:
             threshold = explicit
@@ -255,7 +255,7 @@ def compare_depth(
             point_within.append(noise.within * math.sqrt(1 / len(current) + 1 / len(ref.samples)))
             dofs.append(noise.dof)
             sources.add(noise.description.split(" (")[0])
-            if ref.runner is not None:
+            if ref.runner is not None and ref.runner.between_runs:
                 runners.append(ref.runner)
         if point_within:
             within_terms.append(statistics.fmean(point_within))

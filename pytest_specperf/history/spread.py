@@ -36,15 +36,32 @@ def _points(run: Mapping[str, Any], concurrencies: set[int] | None) -> dict[int,
 
 
 def _pair_changes(results: Mapping[str, Any], depth: int) -> list[float]:
-    changes = []
+    """Each earlier comparison's pairs' log changes about that comparison's own mean: the prior
+    is of the spread between pairs, and comparisons differ in what they changed (an A/A sits
+    at 0, a flag change at +100%), so their changes are never pooled about one centre."""
+    deviations: list[float] = []
     for comparison in results.get("ab") or []:
         if comparison.get("depth") != depth:
             continue
-        for pair in comparison.get("pair_changes") or []:
-            change = pair.get("change")
-            if change is not None and change > -1:
-                changes.append(math.log1p(float(change)))
-    return changes
+        changes = [
+            math.log1p(float(pair["change"]))
+            for pair in comparison.get("pair_changes") or []
+            if pair.get("change") is not None and pair["change"] > -1
+        ]
+        if len(changes) < 2:
+            continue
+        center = sum(changes) / len(changes)
+        # sqrt(n / (n - 1)): a deviation from the comparison's own mean is that much smaller
+        # than one from the true mean.
+        scale = math.sqrt(len(changes) / (len(changes) - 1))
+        deviations += [(change - center) * scale for change in changes]
+    return deviations
+
+
+def _comparable(workload: Mapping[str, Any]) -> dict[str, Any]:
+    """A workload key as results.json holds it; runs recorded before the key named its
+    workload were all of the default one."""
+    return {"workload": "greedy-synthetic", **json.loads(json.dumps(dict(workload)))}
 
 
 def depth_spread(
@@ -61,7 +78,7 @@ def depth_spread(
     """The spread between earlier complete comparable runs at this depth (None: too few)."""
     levels: list[dict[int, float]] = []
     pairs: list[float] = []
-    comparable = json.loads(json.dumps(dict(workload)))  # as results.json holds it
+    comparable = _comparable(workload)
     for row in store.runs(complete_only=True):
         if row.get("run_id") == exclude_run:
             continue
@@ -76,7 +93,7 @@ def depth_spread(
         except ValueError:
             continue
         run = _depth_of(results, depth)
-        if run is None or dict(run.get("workload") or {}) != comparable:
+        if run is None or _comparable(run.get("workload") or {}) != comparable:
             continue
         if results.get("ab"):
             # An A/B run's depth run is its last head boot: its pairs are the figures.

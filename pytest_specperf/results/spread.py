@@ -46,6 +46,11 @@ class RunnerSpread:
         """The degrees of freedom the spread is taken to carry (runs - 1)."""
         return max(self.runs - 1, 1)
 
+    @property
+    def between_runs(self) -> bool:
+        """Whether enough earlier runs (not only A/B pairs) say how much runs differ."""
+        return self.runs >= MIN_HISTORY_RUNS
+
     def text(self) -> str:
         return f"{self.runs} history runs (spread {self.spread:.1%}, MAD)"
 
@@ -85,9 +90,19 @@ def runner_spread(
     """The spread of earlier runs' figures (each a mapping concurrency -> tok/s), or None with
     fewer than MIN_HISTORY_RUNS runs. ``pair_changes``: earlier A/B pairs' log changes."""
     levels = run_levels(runs)
-    if len(levels) < MIN_HISTORY_RUNS:
-        return None
     pair_spread = robust_spread(pair_changes) if len(pair_changes) >= MIN_HISTORY_RUNS else None
+    if len(levels) < MIN_HISTORY_RUNS:
+        if pair_spread is None:
+            return None
+        # Earlier A/B pairs alone: a prior for the next A/B, nothing for the baseline gate
+        # (``between_runs`` is False).
+        return RunnerSpread(
+            spread=pair_spread / math.sqrt(2),
+            runs=len(levels),
+            where=where,
+            pair_spread=pair_spread,
+            pairs=len(pair_changes),
+        )
     return RunnerSpread(
         spread=robust_spread(levels),
         runs=len(levels),
