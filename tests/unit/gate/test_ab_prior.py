@@ -13,6 +13,7 @@ from pytest_specperf.gate.ab import (
     BootPoint,
     Pair,
     PairPrior,
+    decided_by,
     estimate,
     estimate_with_prior,
     look,
@@ -92,3 +93,25 @@ def test_a_10_percent_slowdown_at_3_percent_spread_is_red_at_3_pairs_only_with_t
     # The estimate is the same mean of the pairs' changes; only its interval differs.
     assert with_prior.pooled.estimate.change == pytest.approx(alone.pooled.estimate.change)
     assert estimate([0.0, 0.1, -0.1], settings).wide is not None
+
+
+def test_with_a_prior_the_deciding_interval_names_kim_demets_and_its_looks() -> None:
+    settings = AbSettings(max_pairs=12)
+    pairs = [_pair(0.0, -0.12), _pair(0.01, -0.11), _pair(-0.01, -0.12)]
+    found = look(3, pairs, settings, PairPrior(0.03, 14, "10 runs"))
+    assert found.outcome == "regression"
+    sentence = decided_by(found, settings)
+    assert "(kim-demets spending over looks after pairs 3, 6, 9, 12, with the runner's prior)" in (
+        sentence
+    )
+    assert "pocock" not in sentence
+
+
+def test_with_a_prior_a_pair_between_looks_is_not_a_look() -> None:
+    settings = AbSettings(max_pairs=12)
+    pairs = [_pair(0.0, 0.0), _pair(0.01, 0.0), _pair(0.0, 0.01), _pair(0.0, 0.0)]
+    found = look(3, pairs, settings, PairPrior(0.03, 14, "10 runs"))
+    assert decided_by(found, settings) == (
+        "no interval after 4 pairs: not a look (kim-demets spending over looks after pairs "
+        "3, 6, 9, 12, with the runner's prior)"
+    )
