@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from tests.support.sglang_contract import launch_flag_arities, sglang_version  # noqa: E402
+from tools.generated_file import write_or_check  # noqa: E402
 
 TABLE = REPO / "pytest_specperf" / "sim" / "sglang_flags.py"
 
@@ -50,14 +51,7 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if the table is stale")
     args = parser.parse_args()
     text = render(sglang_version(), launch_flag_arities())
-    if args.check:
-        if TABLE.read_text(encoding="utf-8") != text:
-            print(f"{TABLE} is stale: run python tools/gen_sim_sglang_flags.py")
-            return 1
-        return 0
-    TABLE.write_text(text, encoding="utf-8")
-    print(f"wrote {TABLE}")
-    return 0
+    return write_or_check(TABLE, text, check=args.check, generator="tools/gen_sim_sglang_flags.py")
 
 
 if __name__ == "__main__":

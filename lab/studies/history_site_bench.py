@@ -22,6 +22,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from pytest_specperf.history.rows import RunContext
 from pytest_specperf.history.site import build_site
@@ -49,6 +50,21 @@ def _latency(median_s: float) -> Percentiles:
     return Percentiles(median_s, median_s * 1.4, median_s * 2.0, median_s * 1.1)
 
 
+def _boots_point(concurrency: int, boots: int, agg: float, **fields: Any) -> PointMetrics:
+    """A point of ``boots`` boots of 10 s each, 2C requests of 500 tokens per boot, none failed."""
+    return PointMetrics(
+        concurrency=concurrency,
+        requests=2 * boots * concurrency,
+        ok=2 * boots * concurrency,
+        failed=0,
+        tokens=1000 * boots * concurrency,
+        wall_s=10.0 * boots,
+        agg_tok_s=agg,
+        per_req_tok_s=agg / concurrency,
+        **fields,
+    )
+
+
 def _point(rng: random.Random, depth: int, concurrency: int, slow: float) -> PointMetrics:
     accept = 1.0 if depth == 0 else 1.0 + 0.8 * depth * rng.uniform(0.97, 1.03)
     step_rate = 900.0 * concurrency**0.75 / (1 + 0.15 * depth) * slow
@@ -56,32 +72,18 @@ def _point(rng: random.Random, depth: int, concurrency: int, slow: float) -> Poi
     for boot in range(3):
         agg = step_rate * accept * math.exp(rng.gauss(0, 0.02))
         samples.append(
-            PointMetrics(
-                concurrency=concurrency,
-                requests=2 * concurrency,
-                ok=2 * concurrency,
-                failed=0,
-                tokens=1000 * concurrency,
-                wall_s=10.0,
-                agg_tok_s=agg,
-                per_req_tok_s=agg / concurrency,
-                accept_length=None if depth == 0 else accept,
-                boot=boot,
+            _boots_point(
+                concurrency, 1, agg, accept_length=None if depth == 0 else accept, boot=boot
             )
         )
     aggs = sorted(s.agg_tok_s for s in samples)
     agg = aggs[1]
     per_req = agg / concurrency
     rates = [0.85 ** (p + 1) for p in range(depth)]
-    return PointMetrics(
-        concurrency=concurrency,
-        requests=6 * concurrency,
-        ok=6 * concurrency,
-        failed=0,
-        tokens=3000 * concurrency,
-        wall_s=30.0,
-        agg_tok_s=agg,
-        per_req_tok_s=per_req,
+    return _boots_point(
+        concurrency,
+        3,
+        agg,
         ttft_s=_latency(0.02 + 0.002 * concurrency),
         itl_s=_latency(1.0 / per_req),
         tpot_s=_latency(1.0 / per_req),

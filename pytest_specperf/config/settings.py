@@ -130,6 +130,7 @@ class Settings:
     profile_option: str = DEFAULT_PROFILE
     profile_dirs: tuple[str, ...] = ()
     baselines_option: str = "baselines"
+    out_option: str = ".specperf"
     allow_baseline_downgrade: bool = False
     allow_no_baseline: bool = False
     warmup: WarmupPlan = field(default_factory=WarmupPlan)
@@ -198,6 +199,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         profile_option=values["profile"],
         profile_dirs=values["profile_dir"],
         baselines_option=values["baselines"],
+        out_option=values["out"],
         warmup=warmup_plan_from(values),
         time_budget_s=values["time_budget"],
         boot_estimate_s=values["boot_estimate"],

@@ -534,7 +534,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         ALLOW_DOWNGRADE_FLAG,
         "allow_baseline_downgrade",
         "let a recording replace a baseline with one of fewer boots or samples, another "
-        "workload or another sweep (refused otherwise, showing the old and new provenance)",
+        "workload or another sweep, losing what it held (refused otherwise, in one line naming "
+        "what would be lost); typed on purpose: no printed command carries it",
         parse=flag,
         kind="flag",
         ini=False,

@@ -81,12 +81,14 @@ def speedups(
     judged: Sequence[tuple[int, list[Speedup]]],
     baseline_at: Callable[[int], tuple[Path, Baseline | None]],
     workload_key: dict[str, object],
-) -> tuple[list[str], list[str]]:
+) -> tuple[list[str], list[str], Baseline | None]:
     """Each judged depth's speedups against its baseline's floors: (failures, why a depth
-    was not judged). ``baseline_at(depth)`` loads that depth's baseline (BaselineError: the
-    file is bad, a failure)."""
+    was not judged, the first baseline of another workload found, which a recording at this
+    run's settings must not replace). ``baseline_at(depth)`` loads that depth's baseline
+    (BaselineError: the file is bad, a failure)."""
     failures: list[str] = []
     unjudged: list[str] = []
+    incomparable: Baseline | None = None
     for depth, found in judged:
         try:
             path, baseline = baseline_at(depth)
@@ -101,9 +103,10 @@ def speedups(
         mismatch = floors.workload_mismatch(workload_key, baseline)
         if mismatch:
             unjudged.append(f"steps={depth}: {mismatch}: not comparable ({path})")
+            incomparable = incomparable or baseline
             continue
         failures += floors.speedup_failures(found, baseline, depth, path)
-    return failures, unjudged
+    return failures, unjudged, incomparable
 
 
 def goodput(point: PointMetrics, baseline: Baseline, slo: Slo, depth: int, path: Path) -> Outcome:

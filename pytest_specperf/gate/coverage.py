@@ -30,12 +30,12 @@ def depths_without_verdict(runs: Sequence[DepthRun], depths: Iterable[int]) -> l
     return sorted(set(depths) - judged)
 
 
-def no_verdict_line(reasons: Mapping[int, str], record_command: str, allow_flag: str) -> str:
-    """One line: which depths judged nothing, why, and how to record (or say it is exploratory)."""
+def no_verdict_line(reasons: Mapping[int, str], advice: str, allow_flag: str) -> str:
+    """One line: which depths judged nothing, why, what to run (``advice``: the commands, each
+    after a few words), or how to say the run is exploratory."""
     depths = ",".join(map(str, sorted(reasons)))
     why = "; ".join(f"steps={depth}: {reasons[depth]}" for depth in sorted(reasons))
     return (
         f"specperf: no throughput verdict for steps={depths}, so nothing was gated ({why}); "
-        f"record the baseline with: {record_command}; or, for an exploratory run, add "
-        f"{allow_flag}"
+        f"{advice}; or, for an exploratory run, add {allow_flag}"
     )

@@ -75,7 +75,7 @@ SHORT_LABELS = {"agg_tok_s": "agg", "per_req_tok_s": "per-req"}
 
 def headline(verdict: Verdict) -> str:
     """A regression in a few words, the figure included, for pytest's one-line short summary
-    (`steps=3 C=1 agg 856.8 < floor 964.2 (-20.0%)`: the change is against the baseline)."""
+    (`steps=3 C=1 agg 856.8 < floor 964.2 (-20.0% vs baseline)`)."""
     if verdict.measured is None or verdict.floor is None:
         return verdict.message.split(";")[0]
     if verdict.concurrency is None:
@@ -84,7 +84,9 @@ def headline(verdict: Verdict) -> str:
             f"< floor {verdict.floor - 1:+.1%}"
         )
     label = SHORT_LABELS.get(verdict.metric, verdict.metric)
-    change = f" ({verdict.measured / verdict.baseline - 1:+.1%})" if verdict.baseline else ""
+    change = (
+        f" ({verdict.measured / verdict.baseline - 1:+.1%} vs baseline)" if verdict.baseline else ""
+    )
     return (
         f"steps={verdict.depth} C={verdict.concurrency} {label} {verdict.measured:,.1f} "
         f"< floor {verdict.floor:,.1f}{change}"

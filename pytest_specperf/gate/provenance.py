@@ -90,3 +90,37 @@ def downgrade_message(path: str, old: Baseline, new: Baseline, reasons: list[str
         f"{path} would be downgraded: {'; '.join(reasons)} "
         f"(old: {provenance_of(old).describe()}; new: {provenance_of(new).describe()})"
     )
+
+
+def losses(old: Baseline, new: Baseline) -> list[str]:
+    """What replacing ``old`` with ``new`` would lose, each as a few words after "it would"
+    (``drop C=16, 32, 64``, ``lower samples 9 -> 1``); empty when nothing."""
+    before, after = provenance_of(old), provenance_of(new)
+    lost: list[str] = []
+    missing = sorted(set(before.concurrency) - set(after.concurrency))
+    if missing:
+        lost.append(f"drop C={', '.join(map(str, missing))}")
+    if after.samples < before.samples:
+        lost.append(f"lower samples per point {before.samples} -> {after.samples}")
+    if after.boots < before.boots:
+        lost.append(f"lower boots {before.boots} -> {after.boots}")
+    if before.source == "calibrated" and after.source != "calibrated":
+        lost.append("lose its calibration")
+    if before.workload and after.workload != before.workload:
+        changed = ", ".join(
+            f"{name} {before.workload.get(name)} -> {after.workload.get(name)}"
+            for name in sorted(set(before.workload) | set(after.workload))
+            if before.workload.get(name) != after.workload.get(name)
+        )
+        lost.append(f"replace its workload ({changed})")
+    return lost
+
+
+def refusal(path: str, old: Baseline, new: Baseline) -> str | None:
+    """``refusing to replace PATH: it would drop C=16, 32, 64 and lower samples per point
+    9 -> 1``: one line naming what a recording would lose; None when it loses nothing."""
+    lost = losses(old, new)
+    if not lost:
+        return None
+    said = lost[0] if len(lost) == 1 else f"{', '.join(lost[:-1])} and {lost[-1]}"
+    return f"refusing to replace {path}: it would {said}"

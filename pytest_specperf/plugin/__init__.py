@@ -36,7 +36,11 @@ from pytest_specperf.plugin.fixtures import (
 )
 from pytest_specperf.plugin.private_api import scope_scheduling
 from pytest_specperf.plugin.session import PLUGIN_NAME, SpecperfRun
-from pytest_specperf.plugin.terminal import recorded_status, summary_lines
+from pytest_specperf.plugin.terminal import (
+    make_room_for_not_recorded,
+    recorded_status,
+    summary_lines,
+)
 from pytest_specperf.plugin.xdist import depth_scope
 from pytest_specperf.run.budget import check_budget
 
@@ -230,9 +234,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def pytest_report_teststatus(report: pytest.TestReport) -> Any:
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
     """A test that recorded figures (--specperf-update-baselines) reads RECORDED / R."""
-    return recorded_status(report)
+    status = recorded_status(report)
+    if status is not None:
+        make_room_for_not_recorded(config)
+    return status
 
 
 @pytest.hookimpl(trylast=True)
@@ -251,5 +258,6 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     results = run.finished_results()
     if results is not None:
         terminalreporter.section("specperf results")
-    for line, red in summary_lines(run, results, terminalreporter.stats):
+    stopped = exitstatus == pytest.ExitCode.INTERRUPTED or interrupts.interrupted() is not None
+    for line, red in summary_lines(run, results, terminalreporter.stats, stopped=stopped):
         terminalreporter.write_line(line, red=red, bold=red)

@@ -41,7 +41,13 @@ from pytest_specperf.results.speculation_report import self_test_line
 from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.testbed import differs_line
 from pytest_specperf.run import depth_checks
-from pytest_specperf.run.advice import Recording, deliberate_slowdown, record_command, record_hint
+from pytest_specperf.run.advice import (
+    Recording,
+    deliberate_slowdown,
+    not_comparable_advice,
+    record_command,
+    record_hint,
+)
 from pytest_specperf.run.baselines import load_baseline_safely
 from pytest_specperf.run.depth_session import DepthSession
 
@@ -169,7 +175,10 @@ class SpecperfGate:
             warnings.warn(BaselineDriftWarning(drift), stacklevel=2)
         mismatch = gate.workload_mismatch(self.settings.workload.key(), baseline)
         if mismatch:
-            pytest.skip(f"{mismatch}: not comparable; re-record {path} with: {self._hint()}")
+            advice = not_comparable_advice(
+                self.settings, (self.session.depth,), baseline, self.session.hardware
+            )
+            pytest.skip(f"{mismatch}: not comparable with {path}; {advice}")
         return path, baseline
 
     def require_success(self, point: PointMetrics) -> None:
@@ -210,6 +219,15 @@ class SpecperfGate:
         if self._recording("throughput of the depth as a whole (pooled)"):
             return
         path, baseline = self.baseline()
+        if not any(baseline.point(c) is not None for c in self.settings.concurrency):
+            advice = not_comparable_advice(
+                self.settings, (self.session.depth,), baseline, self.session.hardware
+            )
+            levels = ",".join(sorted(baseline.points, key=int))
+            pytest.skip(
+                f"{path} has no figures for the measured concurrencies (it has C={levels}): "
+                f"not comparable; {advice}"
+            )
         every = self.verdicts(path, baseline)
         verdicts = [v for v in every if v.concurrency is None]
         unjudged = [v.message for v in every if v.outcome == "unjudged"]
@@ -388,14 +406,17 @@ class SpecperfGate:
             )
             return path, load_baseline(path)
 
-        failures, unjudged = checks.speedups(judged, baseline_at, s.workload.key())
+        failures, unjudged, incomparable = checks.speedups(judged, baseline_at, s.workload.key())
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
         if unjudged:
-            pytest.skip(
-                "; ".join(unjudged)
-                + f" (record with: {self._hint((0, *sorted({d for d, _ in judged})))})"
+            depths = (0, *sorted({d for d, _ in judged}))
+            advice = (
+                f"record with: {self._hint(depths)}"
+                if incomparable is None
+                else not_comparable_advice(s, depths, incomparable, self.session.hardware)
             )
+            pytest.skip(f"{'; '.join(unjudged)} ({advice})")
 
     def require_lossless(self) -> None:
         """This depth's greedy outputs equal those of every depth stored before it."""

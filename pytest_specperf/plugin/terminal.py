@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
 RECORDED_PROPERTY = "specperf.recorded"
 # The outcome such a test gets in pytest's reports and summary line ("4 recorded").
 RECORDED_CATEGORY = "recorded"
+# What the summary says instead when the depth's baseline was not written after all (the run
+# was interrupted, the recording refused or failed): "4 unrecorded".
+NOT_RECORDED_CATEGORY = "unrecorded"
+_WROTE = re.compile(r"steps=(\d+): wrote ")
+_DEPTH = re.compile(r"steps=(\d+)\b")
 
 
 def live_progress(config: pytest.Config) -> LiveProgress | None:
@@ -68,20 +74,52 @@ def recorded_status(
     return RECORDED_CATEGORY, "R", ("RECORDED", {"cyan": True})
 
 
-def recorded_lines(reports: list[Any]) -> list[str]:
-    """One line per recording test: what it recorded."""
+def make_room_for_not_recorded(config: pytest.Config) -> None:
+    """Let pytest's summary line show NOT_RECORDED_CATEGORY: it lists the outcomes it has
+    seen, and an interrupted run's summary does not look again (an empty list shows nothing)."""
+    reporter: Any = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.stats.setdefault(NOT_RECORDED_CATEGORY, [])
+
+
+def settle_recorded(
+    stats: dict[str, list[Any]], written: Iterable[str], interrupted: bool
+) -> list[str]:
+    """One line per recording test: RECORDED when its depth's baseline was written
+    (``written``: the lines of ``write_baselines``), else NOT RECORDED; such a test's report
+    moves to NOT_RECORDED_CATEGORY, so pytest's summary line does not count it as recorded.
+    An interrupted run records nothing (a baseline written before the signal is taken back)."""
+    wrote = (
+        set() if interrupted else {int(m.group(1)) for line in written if (m := _WROTE.match(line))}
+    )
     lines = []
-    for report in reports:
-        for name, value in getattr(report, "user_properties", ()):
-            if name == RECORDED_PROPERTY:
-                lines.append(f"RECORDED {report.nodeid}: {value}")
+    kept = []
+    for report in stats.get(RECORDED_CATEGORY, []):
+        values = [
+            v for name, v in getattr(report, "user_properties", ()) if name == RECORDED_PROPERTY
+        ]
+        depth = next((int(m.group(1)) for v in values if (m := _DEPTH.match(str(v)))), None)
+        if depth in wrote:
+            kept.append(report)
+            lines += [f"RECORDED {report.nodeid}: {value}" for value in values]
+            continue
+        stats.setdefault(NOT_RECORDED_CATEGORY, []).append(report)
+        why = (
+            "the run was interrupted"
+            if interrupted
+            else f"steps={depth}'s baseline was not written"
+        )
+        lines += [f"NOT RECORDED ({why}) {report.nodeid}: {value}" for value in values]
+    if RECORDED_CATEGORY in stats:
+        stats[RECORDED_CATEGORY] = kept
     return lines
 
 
 def summary_lines(
-    run: SpecperfRun, results: RunResults | None, stats: dict[str, list[Any]]
+    run: SpecperfRun, results: RunResults | None, stats: dict[str, list[Any]], *, stopped: bool
 ) -> list[tuple[str, bool]]:
-    """The run's terminal summary, line by line: (text, whether it is shown red and bold)."""
+    """The run's terminal summary, line by line: (text, whether it is shown red and bold).
+    ``stopped``: the run was interrupted (its recordings are NOT RECORDED)."""
     end = run.end
     red = [(end.no_verdict, True)] if end.no_verdict is not None else []
     if results is None:
@@ -100,7 +138,7 @@ def summary_lines(
         f"\nresults: {out_dir / 'results.json'}  report: {out_dir / 'report.md'}"
         " (plots and github-action-benchmark files beside it)",
         *end.artifacts,
-        *recorded_lines(stats.get(RECORDED_CATEGORY, [])),
+        *settle_recorded(stats, end.written, stopped),
         *(f"baseline {line}" for line in end.written),
         *end.history,
     ]

@@ -15,6 +15,7 @@ import msgspec
 
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.results.ab_report import AB_FOREST_PNG
+from pytest_specperf.results.formats import signed_percent
 from pytest_specperf.results.schema import AbChange, AbComparison, RunResults
 from pytest_specperf.results.tables import md_table
 
@@ -28,10 +29,6 @@ _HEADLINES = {
     "improvement": "improvement",
     "no-regression": "no regression",
 }
-
-
-def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.1%}"
 
 
 def _interval(change: AbChange) -> str:
@@ -59,10 +56,10 @@ def _depth_block(comparison: AbComparison) -> list[str]:
         rows = [
             [
                 "pooled" if change.concurrency is None else f"C={change.concurrency}",
-                f"**{_percent(change.change)}**",
+                f"**{signed_percent(change.change)}**",
                 _interval(change),
-                _percent(change.acceptance_change),
-                _percent(change.step_time_change),
+                signed_percent(change.acceptance_change),
+                signed_percent(change.step_time_change),
             ]
             for change in changes
         ]

@@ -5,15 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_specperf.results.formats import number
+from pytest_specperf.results.formats import number, signed_percent
 from pytest_specperf.results.schema import AbChange, AbComparison, AbPair
 from pytest_specperf.results.tables import md_table
 
 AB_FOREST_PNG = "ab-forest.png"
-
-
-def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.1%}"
 
 
 def _interval(change: AbChange) -> str:
@@ -52,10 +48,10 @@ def ab_markdown(comparisons: Sequence[AbComparison]) -> str | None:
                 "pooled" if change.concurrency is None else str(change.concurrency),
                 number(change.base_median),
                 number(change.head_median),
-                _percent(change.change),
+                signed_percent(change.change),
                 _interval(change),
-                _percent(change.acceptance_change),
-                _percent(change.step_time_change),
+                signed_percent(change.acceptance_change),
+                signed_percent(change.step_time_change),
                 change.why,
             ]
             for change in [*comparison.points, *([comparison.pooled] if comparison.pooled else [])]
@@ -91,9 +87,9 @@ def pairs_table(pairs: Sequence[AbPair]) -> str:
     for p in pairs:
         row = [
             str(p.pair),
-            _percent(p.change),
-            _percent(p.acceptance_change),
-            _percent(p.step_time_change),
+            signed_percent(p.change),
+            signed_percent(p.acceptance_change),
+            signed_percent(p.step_time_change),
         ]
         if timed:
             row += [number(p.base_core_speed), number(p.head_core_speed)]

@@ -26,6 +26,11 @@ def count(value: int | None) -> str:
     return MISSING if value is None else f"{value:,}"
 
 
+def signed_percent(value: float | None) -> str:
+    """``-0.0512`` -> ``-5.1%``: a change, its sign always shown."""
+    return MISSING if value is None else f"{value:+.1%}"
+
+
 def millis(seconds: float | None) -> str:
     """``0.0421`` s -> ``42`` (ms)."""
     return MISSING if seconds is None else f"{seconds * 1000:.0f}"

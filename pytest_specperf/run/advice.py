@@ -8,25 +8,40 @@ concurrency sweep, the tokens per request, an explicit hardware key) and nothing
 ``--specperf-server-arg`` such as ``--sim-slowdown`` is left out: a deliberate slowdown is not
 what a baseline should hold). When the baseline to be replaced was calibrated, the command
 calibrates again with as many boots and samples, so it is not refused as a downgrade.
+
+No printed command replaces a baseline with one measured at other settings: when a run is not
+comparable with its baseline (another workload, tokens, endpoint, or none of its
+concurrencies), the first command runs at the baseline's settings (``gate_command``), and the
+recording at the run's own settings goes to a directory of the user's own
+(``own_baselines_dir``). No printed command allows a downgrade.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from pytest_specperf.config.settings import Settings
-from pytest_specperf.config.table import ALLOW_DOWNGRADE_FLAG
 from pytest_specperf.errors import BaselineError
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.gate.floors import workload_mismatch
 from pytest_specperf.gate.provenance import Provenance, provenance_of
-from pytest_specperf.measure.workload import DEFAULT_WORKLOAD, workload_preset
+from pytest_specperf.measure.workload import (
+    DEFAULT_WORKLOAD,
+    WORKLOADS,
+    Workload,
+    workload_preset,
+)
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
 
 TEST_PATH = "perf_tests"
+# Where a recording at settings the configured baselines were not made at goes: a folder of
+# the run's out directory (the user's own, never the project's baselines), one per workload.
+OWN_BASELINES = "baselines"
 
 
 @dataclass(frozen=True)
@@ -36,7 +51,6 @@ class Recording:
     calibrate: bool = False
     boots: int = 1
     repeats: int = 1
-    allow_downgrade: bool = False
 
     def flags(self, *, attached: bool) -> list[str]:
         flags = ["--specperf-calibrate"] if self.calibrate else ["--specperf-update-baselines"]
@@ -44,29 +58,29 @@ class Recording:
             flags.append(f"--specperf-calibrate-boots={self.boots}")
         if self.repeats > 1:
             flags.append(f"--specperf-repeats={self.repeats}")
-        if self.allow_downgrade:
-            flags.append(ALLOW_DOWNGRADE_FLAG)
         return flags
 
 
-def recording_like(old: Baseline | None, *, allow_downgrade: bool = False) -> Recording:
+def recording_like(old: Baseline | None) -> Recording:
     """A recording that matches ``old``'s provenance (boots, samples), so it replaces it
     without downgrading it; a plain recording when there is none."""
     if old is None:
-        return Recording(allow_downgrade=allow_downgrade)
+        return Recording()
     found: Provenance = provenance_of(old)
     boots = max(found.boots, 1)
     repeats = max(-(-found.samples // boots), 1)  # samples per boot, rounded up
-    return Recording(
-        calibrate=found.source == "calibrated",
-        boots=boots,
-        repeats=repeats,
-        allow_downgrade=allow_downgrade,
-    )
+    return Recording(calibrate=found.source == "calibrated", boots=boots, repeats=repeats)
 
 
-def key_options(settings: Settings, *, concurrency: Iterable[int] | None = None) -> list[str]:
-    """The options that decide a baseline's key and location, as typed on a command line."""
+def key_options(
+    settings: Settings,
+    *,
+    concurrency: Iterable[int] | None = None,
+    workload: Workload | None = None,
+    baselines: str | None = None,
+) -> list[str]:
+    """The options that decide a baseline's key and location, as typed on a command line
+    (``workload``, ``concurrency`` and ``baselines`` in place of the run's own)."""
     s = settings
     parts: list[str] = []
     if s.url:
@@ -78,10 +92,10 @@ def key_options(settings: Settings, *, concurrency: Iterable[int] | None = None)
     if s.profile_option != DEFAULT_PROFILE or s.profile.name != DEFAULT_PROFILE:
         parts.append(f"--specperf-profile={s.profile_option}")
     parts += [f"--specperf-profile-dir={d}" for d in s.profile_dirs]
-    parts.append(f"--specperf-baselines={s.baselines_option}")
+    parts.append(f"--specperf-baselines={baselines or s.baselines_option}")
     if s.hardware:
         parts.append(f"--specperf-hardware={s.hardware}")
-    workload = s.workload
+    workload = workload or s.workload
     if workload.name != DEFAULT_WORKLOAD:
         parts.append(f"--specperf-workload={workload.name}")
     parts.append(f"--specperf-max-new-tokens={workload.max_new_tokens}")
@@ -100,10 +114,12 @@ def record_command(
     *,
     old: Baseline | None = None,
     recording: Recording | None = None,
+    baselines: str | None = None,
 ) -> str:
     """The pytest command that (re-)records the baselines of ``depths`` as the run keyed them.
 
     ``old``: the baseline it replaces; its sweep is kept and its provenance matched.
+    ``baselines``: another baselines directory than the run's (as typed).
     """
     how = recording if recording is not None else recording_like(old)
     concurrency = (
@@ -111,9 +127,8 @@ def record_command(
         if old is not None and old.points
         else None
     )
-    steps = ",".join(map(str, sorted(set(depths))))
-    parts = ["pytest", TEST_PATH, f"--spec-steps={steps}"]
-    parts += key_options(settings, concurrency=concurrency)
+    parts = ["pytest", TEST_PATH, _steps(depths)]
+    parts += key_options(settings, concurrency=concurrency, baselines=baselines)
     parts += how.flags(attached=settings.url is not None)
     return shlex.join(parts)
 
@@ -121,18 +136,15 @@ def record_command(
 def record_hint(
     settings: Settings, hardware: str, depth: int, depths: Iterable[int] | None = None
 ) -> str:
-    """The pasteable command that (re-)records this depth's baseline (or ``depths``')."""
+    """The pasteable command that (re-)records this depth's baseline (or ``depths``'), for a
+    run comparable with it (a mismatched one is told ``not_comparable_advice``)."""
     s = settings
     old: Baseline | None = None
     with contextlib.suppress(BaselineError):
         old = load_baseline(
             baseline_path(s.baselines_dir, s.profile.name, hardware, depth, s.workload.name)
         )
-    chosen = tuple(depths) if depths else (depth,)
-    if old is not None and workload_mismatch(s.workload.key(), old):
-        # Another workload's figures: replacing them is a deliberate downgrade.
-        return record_command(s, chosen, recording=Recording(allow_downgrade=True))
-    return record_command(s, chosen, old=old)
+    return record_command(s, tuple(depths) if depths else (depth,), old=old)
 
 
 def deliberate_slowdown(settings: Settings) -> str | None:
@@ -142,3 +154,149 @@ def deliberate_slowdown(settings: Settings) -> str | None:
     if s.inject_slowdown_s:
         given.append(f"--specperf-inject-slowdown={s.inject_slowdown_s:g}")
     return ", ".join(given) or None
+
+
+def baseline_workload(settings: Settings, baseline: Baseline) -> Workload | None:
+    """The workload the options can set that ``baseline`` was recorded with (its name, tokens,
+    temperature, endpoint); None when no options reproduce it (say, an edited prompt set)."""
+    recorded = baseline.workload
+    name = recorded.get("workload", settings.workload.name)
+    if name not in WORKLOADS:
+        return None
+    fields: dict[str, object] = {}
+    for field in ("max_new_tokens", "temperature", "endpoint"):
+        fields[field] = recorded.get(field, getattr(settings.workload, field))
+    try:
+        workload = workload_preset(name, **fields)
+    except (TypeError, ValueError):  # a field of a type the options cannot give
+        return None
+    return None if workload_mismatch(workload.key(), baseline) else workload
+
+
+def comparable_concurrency(settings: Settings, baseline: Baseline) -> list[int]:
+    """The run's concurrencies the baseline has figures for; when it has none of them, the
+    baseline's level nearest to each (a short run, still at the baseline's settings)."""
+    levels = sorted(int(c) for c in baseline.points)
+    shared = sorted(c for c in set(settings.concurrency) if c in levels)
+    if shared or not levels:
+        return shared
+    return sorted(
+        {min(levels, key=lambda level: (abs(level - c), level)) for c in settings.concurrency}
+    )
+
+
+def gate_command(settings: Settings, depths: Iterable[int], baseline: Baseline) -> str | None:
+    """The pytest command that gates ``depths`` against ``baseline`` at its own settings (its
+    workload and tokens, concurrencies it has), as this run would otherwise: records nothing.
+    None when no options reproduce the baseline's workload."""
+    workload = baseline_workload(settings, baseline)
+    if workload is None:
+        return None
+    parts = ["pytest", TEST_PATH]
+    if settings.run_profile:
+        parts.append(f"--specperf-run-profile={settings.run_profile}")
+    parts.append(_steps(depths))
+    parts += key_options(
+        settings, concurrency=comparable_concurrency(settings, baseline), workload=workload
+    )
+    return shlex.join(parts)
+
+
+def own_baselines_dir(settings: Settings) -> tuple[str, Path]:
+    """A baselines directory of the user's own for this run's workload: (as typed on a
+    command line, the path), a folder of the out directory, one per workload settings."""
+    workload = settings.workload
+    name = f"{workload.name}-{workload.max_new_tokens}-tokens"
+    if workload.temperature != workload_preset(workload.name).temperature:
+        name += f"-temperature-{workload.temperature:g}"
+    if workload.endpoint != "generate":
+        name += f"-{workload.endpoint}"
+    typed = str(Path(settings.out_option) / OWN_BASELINES / name)
+    return typed, settings.out_dir / OWN_BASELINES / name
+
+
+def own_record_command(settings: Settings, depths: Iterable[int], hardware: str) -> str:
+    """The command that records ``depths`` at this run's settings into the user's own
+    baselines directory (``own_baselines_dir``), keeping what an earlier such recording there
+    holds (its sweep, its samples)."""
+    typed, root = own_baselines_dir(settings)
+    old: Baseline | None = None
+    for depth in sorted(set(depths)):
+        try:
+            found = load_baseline(
+                baseline_path(root, settings.profile.name, hardware, depth, settings.workload.name)
+            )
+        except BaselineError:
+            continue
+        if found is not None and not workload_mismatch(settings.workload.key(), found):
+            old = found
+            break
+    return record_command(settings, depths, old=old, baselines=typed)
+
+
+def not_comparable_advice(
+    settings: Settings, depths: Iterable[int], baseline: Baseline, hardware: str
+) -> str:
+    """What to run when this run is not comparable with ``baseline``: first the run at the
+    baseline's settings, then a recording at the run's settings into a directory of the
+    user's own. Never a command that replaces ``baseline``."""
+    depths = sorted(set(depths))
+    gate = gate_command(settings, depths, baseline)
+    own = own_record_command(settings, depths, hardware)
+    typed, _ = own_baselines_dir(settings)
+    first = (
+        f"gate at the baseline's settings with: {gate}"
+        if gate is not None
+        else "no options reproduce the baseline's workload (its prompts differ from this version's)"
+    )
+    return (
+        f"{first}; or record a baseline at this run's settings in a directory of your own "
+        f"with: {own} (then gate with --specperf-baselines={typed})"
+    )
+
+
+@dataclass(frozen=True)
+class Unjudged:
+    """A depth whose throughput got no verdict: the baseline found (or None), and whether
+    this run is comparable with it."""
+
+    depth: int
+    hardware: str
+    baseline: Baseline | None
+    comparable: bool
+
+
+def no_verdict_advice(settings: Settings, unjudged: Sequence[Unjudged]) -> str:
+    """What to run for depths that judged nothing: a recording where there is no baseline
+    (or a comparable one the run could not judge), and for a baseline the run is not
+    comparable with, the run at its settings first (``not_comparable_advice``)."""
+    incomparable: dict[str, list[Unjudged]] = {}
+    rest: list[Unjudged] = []
+    for item in unjudged:
+        if item.baseline is None or item.comparable:
+            rest.append(item)
+            continue
+        key = json.dumps(
+            [item.baseline.workload, comparable_concurrency(settings, item.baseline)],
+            sort_keys=True,
+            default=str,
+        )
+        incomparable.setdefault(key, []).append(item)
+    advice: list[str] = []
+    if rest:
+        old = next((item.baseline for item in rest if item.baseline is not None), None)
+        command = record_command(settings, [item.depth for item in rest], old=old)
+        advice.append(f"record the baseline with: {command}")
+    for group in incomparable.values():
+        depths = [item.depth for item in group]
+        baseline = group[0].baseline
+        assert baseline is not None
+        said = not_comparable_advice(settings, depths, baseline, group[0].hardware)
+        if len(incomparable) > 1 or rest:
+            said = f"for steps={','.join(map(str, depths))}: {said}"
+        advice.append(said)
+    return "; ".join(advice)
+
+
+def _steps(depths: Iterable[int]) -> str:
+    return f"--spec-steps={','.join(map(str, sorted(set(depths))))}"

@@ -2,8 +2,8 @@
 recording run (--specperf-update-baselines, --specperf-calibrate).
 
 Nothing is written from a run that failed, was interrupted, never finished, missed a planned
-point or had a failed request; a baseline the new one would downgrade is kept unless
---specperf-allow-baseline-downgrade.
+point or had a failed request; a baseline the new one would downgrade is kept unless the
+user allowed that downgrade (an option typed on purpose: no printed command carries it).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from pathlib import Path
 
 from pytest_specperf import interrupts
 from pytest_specperf.config.settings import Settings
-from pytest_specperf.config.table import ALLOW_DOWNGRADE_FLAG
 from pytest_specperf.errors import BaselineError, SpecperfError
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.gate.baselines import (
@@ -25,12 +24,12 @@ from pytest_specperf.gate.baselines import (
     save_baseline,
 )
 from pytest_specperf.gate.floors import workload_mismatch
-from pytest_specperf.gate.provenance import downgrade_message, downgrade_reasons
+from pytest_specperf.gate.provenance import refusal
 from pytest_specperf.gate.review import incomplete_reason
 from pytest_specperf.measure.repeats import split_by_boot
 from pytest_specperf.results.schema import DepthRun
 from pytest_specperf.results.speedup import control_run
-from pytest_specperf.run.advice import record_command
+from pytest_specperf.run.advice import not_comparable_advice, own_record_command, record_command
 from pytest_specperf.run.depth_session import DepthSession
 
 
@@ -60,9 +59,9 @@ def write_baselines(
     Nothing is written from a run that failed, was interrupted, never finished (its process
     died), missed a planned point or had a failed request, nor from any depth when the test
     session itself did not pass (``session_problem`` says why). A baseline that the new one
-    would downgrade (fewer boots or samples, another workload or sweep) is kept unless
-    --specperf-allow-baseline-downgrade: the line shows the old and new provenance and the
-    command that re-records it as it was (see ``refused_downgrades``).
+    would downgrade (fewer boots or samples, another workload or sweep) is kept unless the
+    user allowed that downgrade: the line names what would be lost and what to run instead
+    (``_downgrade_refusal``).
     """
     lines: list[str] = []
     source = "url" if settings.url else settings.backend
@@ -92,9 +91,9 @@ def write_baselines(
                 slo=settings.slo,
             )
         try:
-            refusal = _downgrade_refusal(settings, baseline)
-            if refusal is not None:
-                lines.append(f"steps={run.depth}: {REFUSED_DOWNGRADE}: {refusal}")
+            refused = _downgrade_refusal(settings, baseline, run.hardware)
+            if refused is not None:
+                lines.append(f"steps={run.depth}: NOT written: {refused}")
                 continue
             path = _save_unless_interrupted(settings.baselines_dir, baseline)
         except SpecperfError as exc:
@@ -108,11 +107,14 @@ def write_baselines(
 
 
 # The start of a write_baselines line for a recording refused as a downgrade.
-REFUSED_DOWNGRADE = "NOT written (it would downgrade the baseline)"
+REFUSED_DOWNGRADE = "NOT written: refusing to replace"
 
 
-def _downgrade_refusal(settings: Settings, new: Baseline) -> str | None:
-    """Why writing ``new`` would downgrade the baseline it replaces (and what to run), or None."""
+def _downgrade_refusal(settings: Settings, new: Baseline, hardware: str) -> str | None:
+    """One line when writing ``new`` would lose something of the baseline it replaces (what,
+    and what to run instead), or None. The advice never replaces the baseline with figures
+    of other settings: the first command runs at the baseline's settings; a recording at
+    this run's settings goes to a directory of the user's own."""
     if settings.allow_baseline_downgrade:
         return None
     path = baseline_path(
@@ -121,14 +123,25 @@ def _downgrade_refusal(settings: Settings, new: Baseline) -> str | None:
     old = load_baseline(path)
     if old is None:
         return None
-    reasons = downgrade_reasons(old, new)
-    if not reasons:
+    message = refusal(str(path), old, new)
+    if message is None:
         return None
-    message = downgrade_message(str(path), old, new, reasons)
-    if not old.workload or old.workload == new.workload:
+    comparable = not workload_mismatch(settings.workload.key(), old) and any(
+        old.point(c) is not None for c in settings.concurrency
+    )
+    if comparable:
         like_before = record_command(settings, [new.depth], old=old)
-        message += f"; re-record it as it was with: {like_before}"
-    return f"{message}; or replace it anyway with {ALLOW_DOWNGRADE_FLAG}"
+        own = own_record_command(settings, [new.depth], hardware)
+        advice = (
+            f"re-record it as it was with: {like_before}; or record this run's settings "
+            f"in a directory of your own with: {own}"
+        )
+    else:
+        advice = not_comparable_advice(settings, [new.depth], old, hardware)
+    return (
+        f"{message}; {advice}; replacing it anyway, and losing that, takes an option you type "
+        "yourself (docs/how-to/baseline-safety.md)"
+    )
 
 
 def _save_unless_interrupted(root: Path, baseline: Baseline) -> Path | None:
@@ -161,7 +174,8 @@ def why_unjudged(
     settings: Settings, depth: int, hardware: str
 ) -> tuple[str, Baseline | None, bool]:
     """Why a depth's throughput got no verdict, as a few words: (reason, the baseline found
-    or None, whether it is another workload's, which a re-recording must replace on purpose)."""
+    or None, whether this run is not comparable with it: another workload, or none of its
+    concurrencies; a recording at this run's settings must not replace it)."""
     try:
         path = baseline_path(
             settings.baselines_dir, settings.profile.name, hardware, depth, settings.workload.name
@@ -179,7 +193,7 @@ def why_unjudged(
         levels = ",".join(sorted(baseline.points, key=int))
         return (
             f"{path} has no figures for the measured concurrencies (it has C={levels})",
-            (baseline),
-            False,
+            baseline,
+            True,
         )
     return f"every throughput check was skipped ({path})", baseline, False

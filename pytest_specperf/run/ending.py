@@ -10,7 +10,7 @@ from pytest_specperf.config.settings import Settings
 from pytest_specperf.config.table import ALLOW_NO_BASELINE_FLAG
 from pytest_specperf.gate.coverage import depths_without_verdict, no_verdict_line
 from pytest_specperf.results.schema import RunResults
-from pytest_specperf.run.advice import Recording, record_command
+from pytest_specperf.run.advice import Unjudged, no_verdict_advice
 from pytest_specperf.run.baselines import why_unjudged
 from pytest_specperf.run.depth_session import DepthSession
 from pytest_specperf.run.refine import refine
@@ -41,20 +41,12 @@ def no_verdict(settings: Settings, results: RunResults | None, gated: set[int]) 
     if not missing:
         return None
     reasons: dict[int, str] = {}
-    olds = []
-    downgrade = False
+    unjudged: list[Unjudged] = []
     for depth in missing:
         run = results.depth(depth) if results else None
         hardware = run.hardware if run is not None else settings.hardware or "unknown-hardware"
-        reason, old, other_workload = why_unjudged(settings, depth, hardware)
+        reason, old, not_comparable = why_unjudged(settings, depth, hardware)
         reasons[depth] = reason
-        downgrade = downgrade or other_workload
-        if old is not None:
-            olds.append(old)
-    command = record_command(
-        settings,
-        missing,
-        old=None if downgrade else (olds[0] if olds else None),
-        recording=Recording(allow_downgrade=True) if downgrade else None,
-    )
+        unjudged.append(Unjudged(depth, hardware, old, comparable=not not_comparable))
+    command = no_verdict_advice(settings, unjudged)
     return no_verdict_line(reasons, command, ALLOW_NO_BASELINE_FLAG)

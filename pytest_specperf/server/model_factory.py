@@ -41,16 +41,25 @@ _COMMON: dict[str, Any] = {
     "pad_token_id": 0,
 }
 
+# What every Qwen3-Next here has: the hybrid layout (full attention every 4th layer, partial
+# rotary), the linear attention's convolution, MoE in every layer, and one MTP layer.
+_QWEN3_NEXT: dict[str, Any] = {
+    **_COMMON,
+    "architectures": ["Qwen3NextForCausalLM"],
+    "model_type": "qwen3_next",
+    "full_attention_interval": 4,
+    "partial_rotary_factor": 0.25,
+    "linear_conv_kernel_dim": 4,
+    "decoder_sparse_step": 1,
+    "norm_topk_prob": True,
+    "num_nextn_predict_layers": 1,
+}
+
 
 def tiny_qwen3_next_config() -> dict[str, Any]:
     return {
-        **_COMMON,
-        "architectures": ["Qwen3NextForCausalLM"],
-        "model_type": "qwen3_next",
+        **_QWEN3_NEXT,
         "head_dim": 128,
-        "full_attention_interval": 4,
-        "partial_rotary_factor": 0.25,
-        "linear_conv_kernel_dim": 4,
         "linear_key_head_dim": 64,
         "linear_value_head_dim": 64,
         "linear_num_key_heads": 4,
@@ -59,9 +68,6 @@ def tiny_qwen3_next_config() -> dict[str, Any]:
         "num_experts_per_tok": 4,
         "moe_intermediate_size": 256,
         "shared_expert_intermediate_size": 256,
-        "decoder_sparse_step": 1,
-        "norm_topk_prob": True,
-        "num_nextn_predict_layers": 1,
     }
 
 
@@ -85,18 +91,13 @@ def qwen3_next_real_width_config() -> dict[str, Any]:
     the 32-wide linear-attention projection does not divide into 128-wide blocks.)
     """
     return {
-        **_COMMON,
-        "architectures": ["Qwen3NextForCausalLM"],
-        "model_type": "qwen3_next",
+        **_QWEN3_NEXT,
         "hidden_size": 2048,
         "intermediate_size": 5120,
         "num_hidden_layers": 48,
         "num_attention_heads": 16,
         "num_key_value_heads": 2,
         "head_dim": 256,
-        "full_attention_interval": 4,
-        "partial_rotary_factor": 0.25,
-        "linear_conv_kernel_dim": 4,
         "linear_key_head_dim": 128,
         "linear_value_head_dim": 128,
         "linear_num_key_heads": 16,
@@ -105,9 +106,6 @@ def qwen3_next_real_width_config() -> dict[str, Any]:
         "num_experts_per_tok": 10,
         "moe_intermediate_size": 512,
         "shared_expert_intermediate_size": 512,
-        "decoder_sparse_step": 1,
-        "norm_topk_prob": True,
-        "num_nextn_predict_layers": 1,
         "max_position_embeddings": 32768,
     }
 

@@ -1,8 +1,9 @@
 """Following the suite's own advice never damages a baseline, and a gate that judged nothing
-is not green: issue 24's reports, replayed on the simulator as a new user met them.
+is not green: issues 24 and 34's reports, replayed on the simulator as a new user met them.
 
 Every run works in a pytester directory with its own baselines directory (a copy of a shipped
-file where one is needed), so no command run here can touch the repository's baselines/.
+file where one is needed, or a git repository holding a copy of all of baselines/), so no
+command run here can touch the repository's baselines/.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ from pytest_specperf.server.profiles import DEFAULT_PROFILE
 from tests.support.data import REPO
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
+
+# A command as the suite prints it: from "pytest perf_tests" to the first ";", "(" or space
+# that does not start another option (the commands are shlex-joined; these paths need no
+# quotes).
+PRINTED_COMMAND = re.compile(r"\bpytest perf_tests(?: [^\s;()]+)+")
 
 # Small and fast, but without --specperf-allow-no-baseline (FAST_ARGS has it).
 TINY = [
@@ -91,7 +97,7 @@ def test_printed_refresh_command_rewrites_the_baseline_it_names_and_promote_refu
     regressed = pytester.runpytest_subprocess("perf_tests", *TINY, where, slow)
     assert regressed.ret == 1
     out = regressed.stdout.str()
-    assert re.search(r"steps=3 C=1 agg [\d,.]+ < floor [\d,.]+ \(-\d+\.\d%\)", out), out
+    assert re.search(r"steps=3 C=1 agg [\d,.]+ < floor [\d,.]+ \(-\d+\.\d% vs baseline\)", out), out
     assert f"what to do: open {suite_dir / '.specperf' / 'report.md'}" in out
     assert "slowed the server on purpose (--sim-slowdown=0.2)" in out
 
@@ -118,8 +124,9 @@ def test_a_recording_does_not_silently_downgrade_a_calibrated_baseline(
     pytester: pytest.Pytester, suite_dir: Path
 ) -> None:
     """The shipped calibrated steps-3 (3 boots, 9 samples per point, 1000 tokens, C=1..64) is
-    kept when a one-sample recording at another workload and sweep would replace it; the
-    line shows old and new provenance; --specperf-allow-baseline-downgrade replaces it."""
+    kept when a one-sample recording at another workload and sweep would replace it: one line
+    names what would be lost and what to run instead, and prints no command that allows the
+    downgrade; --specperf-allow-baseline-downgrade, typed deliberately, still replaces it."""
     path = suite_dir / "baselines" / DEFAULT_PROFILE / "sim-x5" / "steps-3.json"
     path.parent.mkdir(parents=True)
     shutil.copy(SHIPPED_STEPS_3, path)
@@ -130,13 +137,20 @@ def test_a_recording_does_not_silently_downgrade_a_calibrated_baseline(
     assert refused.ret == 1, refused.stdout.str()
     refused.stdout.fnmatch_lines(
         [
-            "baseline steps=3: NOT written (it would downgrade the baseline): *"
-            "a calibrated baseline would become an uncalibrated one*fewer boots (1 < 3)*"
-            "(old: calibrated, 3 boots, 9 samples per point, workload greedy-synthetic at "
-            "1000 tokens, C=1,4,16,32,64; new: recorded repeats, 1 boot, 1 sample per point, "
-            "workload greedy-synthetic at 100 tokens, C=1)*--specperf-allow-baseline-downgrade"
+            f"baseline steps=3: NOT written: refusing to replace {path}: it would drop "
+            "C=4, 16, 32, 64, lower samples per point 9 -> 1, lower boots 3 -> 1, lose its "
+            "calibration and replace its workload (max_new_tokens 1000 -> 100); gate at the "
+            "baseline's settings with: pytest perf_tests --spec-steps=3 *"
+            "--specperf-max-new-tokens=1000 --specperf-concurrency=1; or record a baseline at "
+            "this run's settings in a directory of your own with: *"
+            "--specperf-baselines=.specperf/baselines/greedy-synthetic-100-tokens *"
+            "replacing it anyway, and losing that, takes an option you type yourself "
+            "(docs/how-to/baseline-safety.md)"
         ]
     )
+    assert "allow-baseline-downgrade" not in refused.stdout.str()
+    summary = refused.stdout.lines[-1]
+    assert re.search(r"\d+ unrecorded in", summary) and " recorded" not in summary, summary
     assert path.read_bytes() == before
 
     allowed = pytester.runpytest_subprocess(
@@ -233,3 +247,154 @@ def test_options_that_can_be_checked_before_boot_are_usage_errors(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
     assert not (suite_dir / ".specperf").exists()
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh clone as far as the suite sees it: perf_tests and every shipped baseline,
+    committed to a git repository of its own, so `git diff` tells what a command changed."""
+    shutil.copytree(REPO / "perf_tests", pytester.path / "perf_tests")
+    shutil.copytree(REPO / "baselines", pytester.path / "baselines")
+    for args in (["init", "-q"], ["add", "baselines"], ["commit", "-q", "-m", "shipped"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            cwd=pytester.path,
+            check=True,
+            capture_output=True,
+        )
+    # pytest shortens the short summary's lines to the terminal's width unless in CI: the
+    # commands in skip reasons are read whole.
+    monkeypatch.setenv("CI", "1")
+    return pytester.path
+
+
+def _baselines_changes(project: Path) -> str:
+    """What `git diff --exit-code -- baselines/` and untracked files say; "" when clean."""
+    diff = subprocess.run(
+        ["git", "diff", "--exit-code", "--stat", "--", "baselines/"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--", "baselines/"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return "" if diff.returncode == 0 and not status.stdout else diff.stdout + status.stdout
+
+
+def _printed_commands(output: str) -> list[str]:
+    return list(dict.fromkeys(m.group(0) for m in PRINTED_COMMAND.finditer(output)))
+
+
+def _replay_every_printed_command(
+    pytester: pytest.Pytester, project: Path, output: str
+) -> dict[str, str]:
+    """Runs each command ``output`` printed, as printed; baselines/ must be as shipped after
+    every one. Their outputs, by command."""
+    commands = _printed_commands(output)
+    assert commands, output
+    outputs: dict[str, str] = {}
+    for command in commands:
+        argv = shlex.split(command)
+        assert argv[:2] == ["pytest", "perf_tests"], command
+        assert not any("allow-baseline-downgrade" in arg for arg in argv), command
+        ran = pytester.runpytest_subprocess(*argv[1:], "-p", "no:cacheprovider", "-rfs")
+        out = ran.stdout.str()
+        assert ran.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), f"{command}\n{out}"
+        assert _baselines_changes(project) == "", f"{command} changed baselines/:\n{out}"
+        outputs[command] = out
+    return outputs
+
+
+def _check_the_advice(project: Path, outputs: dict[str, str], tokens: int) -> None:
+    """The first printed command gates at the baseline's settings (judged: no "no throughput
+    verdict"), and the recording at the run's settings went to the user's own directory."""
+    gate, *rest = outputs
+    gate_argv = shlex.split(gate)
+    assert "--specperf-max-new-tokens=1000" in gate_argv, gate
+    assert not any(a.startswith(("--specperf-update", "--specperf-calibrate")) for a in gate_argv)
+    assert "no throughput verdict" not in outputs[gate], outputs[gate]
+    recordings = [c for c in rest if "--specperf-update-baselines" in shlex.split(c)]
+    assert recordings, rest
+    own = project / ".specperf" / "baselines" / f"greedy-synthetic-{tokens}-tokens"
+    written = own / DEFAULT_PROFILE / "sim-x5" / "steps-3.json"
+    assert f"baseline steps=3: wrote {written}" in outputs[recordings[0]]
+
+
+def test_issue_34_case_1_replayed_as_written_changes_no_shipped_baseline(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    """Issue 34, case 1, on a copy of the shipped baselines: the nightly run profile at 128
+    tokens and C=1,4 is not comparable with the calibrated 1000-token steps-3. It exits 1;
+    its first advice runs at the baseline's settings; no printed command records into
+    baselines/ or allows a downgrade; each, run as printed, leaves baselines/ as shipped
+    (the old advice replaced the calibrated file with one 128-token sample)."""
+    case_1 = [
+        "--specperf-run-profile=nightly",
+        "--specperf-backend=sim",
+        "--spec-steps=3",
+        "--specperf-concurrency=1,4",
+        "--specperf-max-new-tokens=128",
+    ]
+    first = pytester.runpytest_subprocess("perf_tests", *case_1, "-p", "no:cacheprovider", "-rfs")
+    out = first.stdout.str()
+    assert first.ret == pytest.ExitCode.TESTS_FAILED, out
+    line = next(x for x in first.stdout.lines if x.startswith("specperf: no throughput verdict"))
+    assert "(max_new_tokens: baseline 1000 vs run 128): not comparable" in line
+    advice = line.split("so nothing was gated (", 1)[1].split(")); ", 1)[1]
+    assert advice.startswith(
+        "gate at the baseline's settings with: pytest perf_tests --specperf-run-profile=nightly "
+        "--spec-steps=3 --specperf-backend=sim --specperf-sim-speedup=5 "
+        "--specperf-baselines=baselines --specperf-max-new-tokens=1000 "
+        "--specperf-concurrency=1,4;"
+    ), advice
+    for command in _printed_commands(out):
+        argv = shlex.split(command)
+        if "--specperf-update-baselines" in argv or "--specperf-calibrate" in argv:
+            assert "--specperf-baselines=baselines" not in argv, command
+
+    outputs = _replay_every_printed_command(pytester, project, out)
+    _check_the_advice(project, outputs, tokens=128)
+
+
+@pytest.mark.parametrize(
+    "mismatch",
+    [
+        pytest.param(
+            [
+                "--specperf-run-profile=pr",
+                "--specperf-concurrency=1",
+                "--specperf-max-new-tokens=64",
+            ],
+            id="pr-tokens",
+        ),
+        pytest.param(
+            ["--specperf-run-profile=nightly", "--specperf-concurrency=2"],
+            id="nightly-concurrency",
+        ),
+    ],
+)
+def test_every_printed_command_of_a_mismatched_run_profile_leaves_baselines_as_shipped(
+    pytester: pytest.Pytester, project: Path, mismatch: list[str]
+) -> None:
+    """The pr and nightly run profiles at settings the shipped baselines were not recorded
+    at (other tokens; a concurrency they lack): red, and every printed command, run as
+    printed, leaves baselines/ as shipped; the first gates at the baseline's settings.
+
+    The project's ini turns the warm-up off (as CI's perf step does: the simulator has no
+    cold shapes), which keeps four runs of this test to about a minute; the command lines
+    are the suite's own."""
+    (project / "pytest.ini").write_text("[pytest]\nspecperf_warmup_rounds = 0\n")
+    args = ["--specperf-backend=sim", "--spec-steps=3", *mismatch]
+    first = pytester.runpytest_subprocess("perf_tests", *args, "-p", "no:cacheprovider", "-rfs")
+    out = first.stdout.str()
+    assert first.ret == pytest.ExitCode.TESTS_FAILED, out
+    assert "specperf: no throughput verdict for steps=3" in out
+    tokens = 64 if "--specperf-max-new-tokens=64" in mismatch else 1000
+    outputs = _replay_every_printed_command(pytester, project, out)
+    _check_the_advice(project, outputs, tokens=tokens)

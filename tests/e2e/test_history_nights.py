@@ -7,56 +7,25 @@ one degree of freedom); the 5% of the issue's done-when is the full demo's job."
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.support.data import REPO
-
-DEMO = REPO / "lab" / "studies" / "nightly_demo.py"
+from tests.support.scripts import run_in_repo, run_slowdown_nights
 
 
 def test_a_slowdown_from_night_4_is_named_by_night_4(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(DEMO),
-            "--scenario=slowdown",
-            "--amount=0.5",
-            "--nights=6",
-            "--change-night=4",
-            "--depths=3",
-            "--concurrency=4",
-            "--tokens=32",
-            "--repeats=1",
-            "--min-point-seconds=0.2",
-            f"--work={tmp_path}",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        check=False,
-    )
+    done = run_slowdown_nights(tmp_path, "--depths=3", "--concurrency=4", timeout=900)
     assert "PASS: every change point names night04" in done.stdout, done.stdout + done.stderr
     assert "PASS: attribution 'step time'" in done.stdout
     # The store keeps every night, each complete, with its tested commit.
-    store = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest_specperf.cli",
-            "history",
-            "show",
-            "--history",
-            str(tmp_path / "history.sqlite"),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    shown = run_in_repo(
+        "-m",
+        "pytest_specperf.cli",
+        "history",
+        "show",
+        "--history",
+        str(tmp_path / "history.sqlite"),
+    )
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    store = shown.stdout
     assert [f"night0{n}" in store for n in range(1, 7)] == [True] * 6
     assert store.count(" complete ") == 6

@@ -19,8 +19,6 @@ import contextlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,9 +29,8 @@ from filelock import FileLock
 
 from pytest_specperf.history.report import findings
 from pytest_specperf.history.store import HistoryStore
-from tests.support.data import REPO
+from tests.support.scripts import run_in_repo, run_slowdown_nights
 
-DEMO = REPO / "lab" / "studies" / "nightly_demo.py"
 CHROMIUM = os.environ.get("SPECPERF_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("SPECPERF_CHROMEDRIVER", "/usr/bin/chromedriver")
 REQUIRE_BROWSER = os.environ.get("SPECPERF_REQUIRE_BROWSER") == "1"
@@ -94,28 +91,8 @@ def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run_nights(work: Path) -> Nights:
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(DEMO),
-            "--scenario=slowdown",
-            "--amount=0.5",
-            "--nights=6",
-            "--change-night=4",
-            "--depths=0,3",
-            "--concurrency=1,4",
-            "--tokens=32",
-            "--repeats=1",
-            "--min-point-seconds=0.2",
-            "--warmup-rounds=0",
-            f"--work={work}",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        check=False,
+    done = run_slowdown_nights(
+        work, "--depths=0,3", "--concurrency=1,4", "--warmup-rounds=0", timeout=600
     )
     assert "PASS: a throughput change point with an attribution" in done.stdout, (
         done.stdout + done.stderr
@@ -150,24 +127,15 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
 @pytest.fixture(scope="module")
 def site(nights: Nights, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site") / "site"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest_specperf.cli",
-            "history",
-            "site",
-            "--history",
-            str(nights.store),
-            "--out",
-            str(out),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        check=False,
+    done = run_in_repo(
+        "-m",
+        "pytest_specperf.cli",
+        "history",
+        "site",
+        "--history",
+        str(nights.store),
+        "--out",
+        str(out),
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "6 runs, 2 series pages" in done.stdout

@@ -30,7 +30,7 @@ import msgspec
 import psutil
 import pytest
 
-from pytest_specperf.results.schema import RunResults
+from pytest_specperf.results.schema import DepthRun, RunResults
 from tests.support.data import REPO
 from tests.support.e2e import FAST_ARGS, TAG_ENV, sim_processes
 
@@ -89,6 +89,12 @@ class SuiteRun:
     def results(self) -> RunResults:
         """results.json, decoded against the results schema (raises if invalid)."""
         return msgspec.json.decode((self.out_dir / "results.json").read_bytes(), type=RunResults)
+
+    def depth_run(self, depth: int) -> DepthRun:
+        """results.json's run of steps=``depth``; fails the test when it has none."""
+        run = self.results().depth(depth)
+        assert run is not None, f"results.json has no run of steps={depth}"
+        return run
 
     def baseline_files(self) -> list[Path]:
         return sorted(self.baselines_dir.rglob("*.json"))

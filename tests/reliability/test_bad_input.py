@@ -7,11 +7,10 @@ options tests/e2e does not cover.
 
 from __future__ import annotations
 
+import contextlib
 import socket
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ import pytest
 from pytest_specperf.server.launch import LaunchCommand, build_launch
 from pytest_specperf.server.process import ServerProcess, fetch_server_info, free_port, launch
 from pytest_specperf.server.profiles import DEFAULT_PROFILE, builtin_profiles
+from tests.support.json_http import json_server
 from tests.support.no_sglang import hiding_sglang
 
 BAD_OPTIONS = [
@@ -61,13 +61,19 @@ def test_bad_profile_field_is_one_usage_error_line(pytester: pytest.Pytester) ->
     assert "Traceback" not in result.stderr.str()
 
 
+def _usage_error_with_url(pytester: pytest.Pytester, url: str, within_s: float) -> pytest.RunResult:
+    """A run against ``--specperf-url=URL``: a usage error, within ``within_s`` seconds."""
+    started = time.monotonic()
+    result = pytester.runpytest_subprocess(f"--specperf-url={url}")
+    assert time.monotonic() - started < within_s
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    return result
+
+
 def test_unreachable_url_fails_within_seconds_naming_it(pytester: pytest.Pytester) -> None:
     """--specperf-url where nothing listens fails within 20 s with the URL in the message."""
     url = f"http://127.0.0.1:{free_port()}"
-    started = time.monotonic()
-    result = pytester.runpytest_subprocess(f"--specperf-url={url}")
-    assert time.monotonic() - started < 20
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result = _usage_error_with_url(pytester, url, within_s=20)
     result.stderr.fnmatch_lines([f"*cannot reach {url}: ConnectError*"])
 
 
@@ -77,10 +83,7 @@ def test_silent_url_fails_within_bound_naming_it(pytester: pytest.Pytester) -> N
         silent.bind(("127.0.0.1", 0))
         silent.listen(16)
         url = f"http://127.0.0.1:{silent.getsockname()[1]}"
-        started = time.monotonic()
-        result = pytester.runpytest_subprocess(f"--specperf-url={url}")
-        assert time.monotonic() - started < 40
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result = _usage_error_with_url(pytester, url, within_s=40)
     result.stderr.fnmatch_lines([f"*cannot reach {url}: ReadTimeout*"])
 
 
@@ -90,31 +93,11 @@ def sim_command(port: int) -> LaunchCommand:
     return build_launch(profile, 3, backend="sim", port=port, sim_speedup=10)
 
 
-class _AlwaysHealthy(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b'{"who": "someone else"}'
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        return
-
-
 @pytest.fixture
 def foreign_server() -> Iterator[int]:
     """Someone else's HTTP server on a loopback port, answering 200 to every GET."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _AlwaysHealthy)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield int(httpd.server_address[1])
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    with json_server({}, otherwise=(200, b'{"who": "someone else"}')) as port:
+        yield port
 
 
 @pytest.fixture
@@ -126,7 +109,11 @@ def taken_port() -> Iterator[int]:
         yield int(sock.getsockname()[1])
 
 
-def _launch_with_ports(ports: list[int], log_path: Path) -> tuple[ServerProcess, list[int]]:
+@contextlib.contextmanager
+def _launched_after(first_port: int, log_path: Path) -> Iterator[ServerProcess]:
+    """The simulator launched with ``first_port`` picked first, then a free port: it must end
+    up on the second port, having tried exactly those two; stopped when the block ends."""
+    ports = [first_port, free_port()]
     tried: list[int] = []
 
     def pick(host: str) -> int:
@@ -141,21 +128,21 @@ def _launch_with_ports(ports: list[int], log_path: Path) -> tuple[ServerProcess,
         api_key=None,
         pick_port=pick,
     )
-    return server, tried
+    try:
+        assert tried == ports
+        assert server.port == ports[1]
+        yield server
+    finally:
+        server.stop()
 
 
 def test_launch_retries_on_another_port_when_the_first_is_taken(
     tmp_path: Path, taken_port: int
 ) -> None:
     """The server cannot bind the first port it is given; launch retries on the next one."""
-    second = free_port()
-    server, tried = _launch_with_ports([taken_port, second], tmp_path / "server.log")
-    try:
-        assert tried == [taken_port, second]
-        assert server.port == second and server.alive()
+    with _launched_after(taken_port, tmp_path / "server.log") as server:
+        assert server.alive()
         assert fetch_server_info(server.url)["sim"]["speedup"] == 10
-    finally:
-        server.stop()
     assert server.process is not None and server.process.poll() is not None
 
 
@@ -163,14 +150,8 @@ def test_launch_does_not_take_a_foreign_server_for_its_own(
     tmp_path: Path, foreign_server: int
 ) -> None:
     """A port answered by someone else's server is not 'ready': launch retries elsewhere."""
-    second = free_port()
-    server, tried = _launch_with_ports([foreign_server, second], tmp_path / "server.log")
-    try:
-        assert tried == [foreign_server, second]
-        assert server.port == second
+    with _launched_after(foreign_server, tmp_path / "server.log") as server:
         assert "sim" in fetch_server_info(server.url)
-    finally:
-        server.stop()
 
 
 def test_default_backend_without_sglang_fails_before_boot_with_one_line(

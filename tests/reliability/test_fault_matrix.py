@@ -47,8 +47,7 @@ def test_results_json_keeps_the_points_measured_before_the_fault(
     scenario_run: ScenarioRunner, scenario: Scenario
 ) -> None:
     """results.json is valid against its schema and holds every point measured before the fault."""
-    run = scenario_run(scenario).results().depth(3)
-    assert run is not None
+    run = scenario_run(scenario).depth_run(3)
     for concurrency in scenario.clean_points:
         point = run.point(concurrency)
         assert point is not None, f"C={concurrency} missing from results.json"
@@ -64,8 +63,7 @@ def test_results_json_records_how_the_run_ended(
     scenario_run: ScenarioRunner, scenario: Scenario
 ) -> None:
     """The run's status is complete for a finished sweep, else failed with the reason."""
-    run = scenario_run(scenario).results().depth(3)
-    assert run is not None
+    run = scenario_run(scenario).depth_run(3)
     assert run.status == scenario.status
     if scenario.failure is None:
         assert run.failure is None

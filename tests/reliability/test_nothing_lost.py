@@ -33,10 +33,11 @@ def test_crash_fails_one_test_and_skips_the_rest_with_its_reason(
     test, accept length, per-position acceptance, SLO capacity, greedy outputs, speedup,
     self-test) skip naming it.
 
-    The KV check and C=1 ran before the crash and, in this recording run, read RECORDED.
+    The KV check and C=1 ran before the crash and, in this recording run, read RECORDED while
+    it ran; its summary counts them unrecorded, since no baseline was written.
     """
     run = scenario_run(CRASH)
-    assert run.outcomes() == {"errors": 1, "skipped": 8, "recorded": 2}
+    assert run.outcomes() == {"errors": 1, "skipped": 8, "unrecorded": 2}
     reason = "server (steps=3) was killed by SIGKILL while measuring C=4"
     assert f"not measured: {reason}" in run.output
     assert f"not judged: {reason}" in run.output

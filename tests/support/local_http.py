@@ -12,7 +12,6 @@ import socket
 import struct
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Literal
 
 
@@ -102,12 +101,7 @@ class LocalServer:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         assert self._server is not None
         self._server.close()
 

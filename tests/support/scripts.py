@@ -3,9 +3,14 @@ process, its output captured."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.support.data import REPO
+
+NIGHTLY_DEMO = REPO / "lab" / "studies" / "nightly_demo.py"
 
 
 def run_script(
@@ -18,4 +23,38 @@ def run_script(
         text=True,
         timeout=timeout,
         check=False,
+    )
+
+
+def run_in_repo(*arguments: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``python ARGUMENTS`` from the repository root, this checkout first on the import path
+    (also for the processes it starts); fails the test if it runs past ``timeout`` seconds."""
+    return subprocess.run(
+        [sys.executable, *arguments],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        check=False,
+    )
+
+
+def run_slowdown_nights(
+    work: Path, *arguments: str, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """lab/studies/nightly_demo.py's six simulator nights into ``work``, throughput halved from
+    night 4; ``arguments`` add its other options (depths, concurrency, ...)."""
+    return run_in_repo(
+        str(NIGHTLY_DEMO),
+        "--scenario=slowdown",
+        "--amount=0.5",
+        "--nights=6",
+        "--change-night=4",
+        "--tokens=32",
+        "--repeats=1",
+        "--min-point-seconds=0.2",
+        *arguments,
+        f"--work={work}",
+        timeout=timeout,
     )

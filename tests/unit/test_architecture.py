@@ -32,6 +32,14 @@ def _p(*names: str) -> tuple[str, ...]:
     return tuple(f"{PACKAGE}.{name}" if name else PACKAGE for name in names)
 
 
+def _never_imports(package: str, *forbidden: str, why: str = "") -> Rule:
+    """``package/ never imports a/, b/ or c/`` (then ``: why``), the text made from the lists."""
+    names = [f"{name}/" for name in forbidden]
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    text = f"{package}/ never imports {listed}" + (f": {why}" if why else ".")
+    return Rule(text, importers=_p(package), forbidden=_p(*forbidden))
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "Only plugin/ imports pytest (or xdist, pluggy).",
@@ -63,22 +71,16 @@ RULES: tuple[Rule, ...] = (
         importers=_p("plugin", "cli"),
         forbidden=_p("plugin", "cli"),
     ),
-    Rule(
-        "config/ never imports gate/, run/, plugin/ or cli/: the options are read before "
-        "anything is run or judged.",
-        importers=_p("config"),
-        forbidden=_p("gate", "run", "plugin", "cli"),
+    _never_imports(
+        "config",
+        "gate",
+        "run",
+        "plugin",
+        "cli",
+        why="the options are read before anything is run or judged.",
     ),
-    Rule(
-        "server/ never imports measure/, gate/, config/ or run/.",
-        importers=_p("server"),
-        forbidden=_p("measure", "gate", "config", "run"),
-    ),
-    Rule(
-        "measure/ never imports server/, gate/, config/ or run/.",
-        importers=_p("measure"),
-        forbidden=_p("server", "gate", "config", "run"),
-    ),
+    _never_imports("server", "measure", "gate", "config", "run"),
+    _never_imports("measure", "server", "gate", "config", "run"),
     Rule(
         "gate/ only decides: it never imports config/, run/, plugin/ or cli/ (plugin/gate.py, "
         "the pytest-facing side, imports gate/; A/B boots are run by run/ab/, gate/ab.py only "
@@ -94,12 +96,15 @@ RULES: tuple[Rule, ...] = (
         forbidden=_p("measure", "server"),
         allowed=_p("measure.repeats", "measure.workload", "server.hardware"),
     ),
-    Rule(
-        "results/ never imports measure/, server/, gate/, config/ or run/: what the reports "
-        "compute from results (speedups, tokens per verify step, a client that fell behind, "
-        "interval summaries) lives in results/.",
-        importers=_p("results"),
-        forbidden=_p("measure", "server", "gate", "config", "run"),
+    _never_imports(
+        "results",
+        "measure",
+        "server",
+        "gate",
+        "config",
+        "run",
+        why="what the reports compute from results (speedups, tokens per verify step, a client "
+        "that fell behind, interval summaries) lives in results/.",
     ),
     Rule(
         "results/schema.py, errors.py, files.py, depth.py, server/profiles.py, interrupts.py and "
@@ -115,22 +120,14 @@ RULES: tuple[Rule, ...] = (
         ),
         forbidden=_p(""),
     ),
-    Rule(
-        "history/ never imports server/, measure/, gate/, config/ or run/.",
-        importers=_p("history"),
-        forbidden=_p("server", "measure", "gate", "config", "run"),
-    ),
+    _never_imports("history", "server", "measure", "gate", "config", "run"),
     Rule(
         "Nothing outside history/ imports it but plugin/ and cli/ (its front ends).",
         importers=_p(""),
         forbidden=_p("history"),
         exempt=_p("history", "plugin", "cli"),
     ),
-    Rule(
-        "run/ never imports plugin/ or cli/: a run is plain code that both front ends drive.",
-        importers=_p("run"),
-        forbidden=_p("plugin", "cli"),
-    ),
+    _never_imports("run", "plugin", "cli", why="a run is plain code that both front ends drive."),
     Rule(
         "Nothing in the package imports tests/ or lab/: they are not shipped.",
         importers=_p(""),

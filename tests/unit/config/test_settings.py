@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import given
@@ -27,6 +28,8 @@ from pytest_specperf.errors import UsageError
 from pytest_specperf.measure.workload import SEED_CONCURRENCY
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
 
+T = TypeVar("T")
+
 # Nothing given: build_settings then sees each option's default, as the plugin would.
 DEFAULTS: dict[str, Any] = {spec.key: None for spec in OPTIONS}
 
@@ -40,6 +43,15 @@ def assert_one_line(error: UsageError, option: str) -> None:
     message = str(error)
     assert "\n" not in message and len(message.splitlines()) == 1
     assert message.startswith(option)
+
+
+def parsed_or_one_line_error(option: str, parse: Callable[[], T]) -> T | None:
+    """What ``parse()`` returns; None when it raised a one-line UsageError led by ``option``."""
+    try:
+        return parse()
+    except UsageError as exc:
+        assert_one_line(exc, option)
+        return None
 
 
 @pytest.mark.parametrize(
@@ -75,24 +87,18 @@ def test_parse_concurrency_accepts_the_seed_sweep() -> None:
 @given(st.text(max_size=40))
 def test_parse_depths_fuzz_gives_valid_depths_or_one_line_usage_error(raw: str) -> None:
     """Any string yields sorted unique depths within 0..16, or a one-line UsageError."""
-    try:
-        depths = parse_depths(raw)
-    except UsageError as exc:
-        assert_one_line(exc, "--spec-steps")
-        return
-    assert depths and list(depths) == sorted(set(depths))
-    assert all(0 <= depth <= MAX_DEPTH for depth in depths)
+    depths = parsed_or_one_line_error("--spec-steps", lambda: parse_depths(raw))
+    if depths is not None:
+        assert depths and list(depths) == sorted(set(depths))
+        assert all(0 <= depth <= MAX_DEPTH for depth in depths)
 
 
 @given(st.text(alphabet="0123456789, -+_x\t", max_size=30))
 def test_parse_concurrency_fuzz_gives_valid_levels_or_one_line_usage_error(raw: str) -> None:
     """Any string of digit-like characters yields levels in range, or a one-line UsageError."""
-    try:
-        levels = parse_concurrency(raw)
-    except UsageError as exc:
-        assert_one_line(exc, "--specperf-concurrency")
-        return
-    assert all(1 <= level <= MAX_CONCURRENCY for level in levels)
+    levels = parsed_or_one_line_error("--specperf-concurrency", lambda: parse_concurrency(raw))
+    if levels is not None:
+        assert all(1 <= level <= MAX_CONCURRENCY for level in levels)
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("0.5", 0.5), (2, 2.0), ("1e-3", 0.001)])
@@ -118,12 +124,9 @@ def test_parse_float_low_open_rejects_the_bound() -> None:
 @given(st.text(max_size=30))
 def test_parse_float_fuzz_gives_bounded_float_or_one_line_usage_error(raw: str) -> None:
     """Any string yields a float within the bounds, or a one-line UsageError."""
-    try:
-        value = parse_float("--opt", raw, low=0.0, high=2.0)
-    except UsageError as exc:
-        assert_one_line(exc, "--opt")
-        return
-    assert not math.isnan(value) and 0.0 <= value <= 2.0
+    value = parsed_or_one_line_error("--opt", lambda: parse_float("--opt", raw, low=0.0, high=2.0))
+    if value is not None:
+        assert not math.isnan(value) and 0.0 <= value <= 2.0
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("7", 7), (" 12 ", 12), (3, 3)])
@@ -143,12 +146,9 @@ def test_parse_positive_int_rejects_zero_negative_and_text(raw: str) -> None:
 @given(st.text(max_size=30))
 def test_parse_positive_int_fuzz_gives_positive_int_or_one_line_usage_error(raw: str) -> None:
     """Any string yields an int >= 1, or a one-line UsageError."""
-    try:
-        value = parse_positive_int("--n", raw)
-    except UsageError as exc:
-        assert_one_line(exc, "--n")
-        return
-    assert value >= 1
+    value = parsed_or_one_line_error("--n", lambda: parse_positive_int("--n", raw))
+    if value is not None:
+        assert value >= 1
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("sglang", "sglang"), (" SIM ", "sim")])
@@ -193,12 +193,9 @@ def test_parse_url_accepts_http_url_with_one_character_host() -> None:
 @given(st.text(max_size=40))
 def test_parse_url_fuzz_gives_http_url_or_one_line_usage_error(raw: str) -> None:
     """Any string yields an http(s) URL without a trailing slash, or a one-line UsageError."""
-    try:
-        url = parse_url(raw)
-    except UsageError as exc:
-        assert_one_line(exc, "--specperf-url")
-        return
-    assert url.startswith(("http://", "https://")) and not url.endswith("/")
+    url = parsed_or_one_line_error("--specperf-url", lambda: parse_url(raw))
+    if url is not None:
+        assert url.startswith(("http://", "https://")) and not url.endswith("/")
 
 
 def test_parse_server_args_splits_each_value_like_a_shell() -> None:
@@ -234,12 +231,9 @@ def test_parse_server_args_rejects_unbalanced_quote() -> None:
 @given(st.lists(st.text(max_size=20), max_size=4))
 def test_parse_server_args_fuzz_gives_flag_first_or_one_line_usage_error(raw: list[str]) -> None:
     """Any list of strings yields args led by a flag (or none), or a one-line UsageError."""
-    try:
-        args = parse_server_args(raw)
-    except UsageError as exc:
-        assert_one_line(exc, "--specperf-server-arg")
-        return
-    assert not args or args[0].startswith("-")
+    args = parsed_or_one_line_error("--specperf-server-arg", lambda: parse_server_args(raw))
+    if args is not None:
+        assert not args or args[0].startswith("-")
 
 
 def test_build_settings_from_defaults(tmp_path: Path) -> None:

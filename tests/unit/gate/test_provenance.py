@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from pytest_specperf.gate.baselines import Baseline, load_baseline
-from pytest_specperf.gate.provenance import downgrade_reasons, provenance_of
+from pytest_specperf.gate.provenance import downgrade_reasons, provenance_of, refusal
 from tests.unit.run.test_advice import SHIPPED_CALIBRATED
 
 
@@ -56,3 +56,26 @@ def test_the_same_provenance_or_more_is_no_downgrade() -> None:
     old = _calibrated()
     assert downgrade_reasons(old, old) == []
     assert downgrade_reasons(_one_sample_of(old), old) == []
+
+
+def test_the_refusal_names_the_points_and_samples_it_would_lose_in_one_line() -> None:
+    old = _calibrated()
+    line = refusal("bl/steps-3.json", old, _one_sample_of(old))
+    assert line == (
+        "refusing to replace bl/steps-3.json: it would drop C=16, 32, 64, lower samples per "
+        "point 9 -> 1, lower boots 3 -> 1 and lose its calibration"
+    )
+
+
+def test_the_refusal_names_the_workload_field_it_would_change() -> None:
+    old = _calibrated()
+    new = msgspec.structs.replace(old, workload={**old.workload, "max_new_tokens": 128})
+    assert refusal("p", old, new) == (
+        "refusing to replace p: it would replace its workload (max_new_tokens 1000 -> 128)"
+    )
+
+
+def test_nothing_lost_is_no_refusal() -> None:
+    old = _calibrated()
+    assert refusal("p", old, old) is None
+    assert refusal("p", _one_sample_of(old), old) is None

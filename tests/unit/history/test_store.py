@@ -52,17 +52,11 @@ def test_a_file_path_and_its_sqlite_url_are_one_store(tmp_path: Path) -> None:
 
 def test_an_older_schema_is_migrated_keeping_its_runs(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite"
-    engine = sa.create_engine(f"sqlite:///{path}")
-    config = Config()
-    config.set_main_option("script_location", MIGRATIONS)
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "0001")
-        connection.exec_driver_sql(
-            "INSERT INTO runs (run_id, kind, status, started_at) "
-            "VALUES ('old', 'nightly', 'complete', '2026-11-01T00:00:00+00:00')"
-        )
-    engine.dispose()
+    _store_at_revision_0001(
+        path,
+        "INSERT INTO runs (run_id, kind, status, started_at) "
+        "VALUES ('old', 'nightly', 'complete', '2026-11-01T00:00:00+00:00')",
+    )
     store = HistoryStore.open(path)
     assert store.revision() == "0002"
     assert [r["run_id"] for r in store.runs()] == ["old"]
@@ -89,6 +83,19 @@ def test_an_unreachable_server_is_one_line(tmp_path: Path) -> None:
 
 
 # -- a reader's opening: never creates, never writes -------------------------------------------
+def _store_at_revision_0001(path: Path, *statements: str) -> None:
+    """A SQLite store migrated only to revision 0001, then ``statements`` run on it."""
+    engine = sa.create_engine(f"sqlite:///{path}")
+    config = Config()
+    config.set_main_option("script_location", MIGRATIONS)
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0001")
+        for statement in statements:
+            connection.exec_driver_sql(statement)
+    engine.dispose()
+
+
 def _files(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in folder.iterdir()}
 
@@ -155,13 +162,7 @@ def test_a_reader_of_an_older_schema_changes_nothing_and_says_who_upgrades_it(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "old.sqlite"
-    engine = sa.create_engine(f"sqlite:///{path}")
-    config = Config()
-    config.set_main_option("script_location", MIGRATIONS)
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "0001")
-    engine.dispose()
+    _store_at_revision_0001(path)
     before = _files(tmp_path)
     with pytest.raises(SpecperfError, match=r"revision 0001 is older.*a writer upgrades it"):
         HistoryStore.open(path, read_only=True)

@@ -11,6 +11,7 @@ from pytest_specperf.cli import main
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.results.ab_comment import COMMENT_MARKER, ab_comment
 from pytest_specperf.results.schema import AbChange, AbComparison, AbPair, RunResults
+from tests.support.ab import slower_point
 
 
 def _comparison(depth: int = 3, outcome: str = "regression") -> AbComparison:
@@ -22,16 +23,7 @@ def _comparison(depth: int = 3, outcome: str = "regression") -> AbComparison:
         server_seconds=312.0,
         message=f"steps={depth} A/B: {outcome}",
         pooled=AbChange(change=-0.048, low=-0.06, high=-0.036),
-        points=[
-            AbChange(
-                concurrency=4,
-                change=-0.05,
-                low=-0.07,
-                high=-0.03,
-                acceptance_change=-0.001,
-                step_time_change=-0.049,
-            )
-        ],
+        points=[slower_point()],
         pair_changes=[AbPair(pair=1, change=-0.1), AbPair(pair=2, change=-0.059)],
     )
 

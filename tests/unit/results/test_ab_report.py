@@ -11,18 +11,13 @@ from pytest_specperf.results.ab_report import ab_markdown
 from pytest_specperf.results.exports import BIGGER_IS_BETTER_FILE, write_benchmark_action_files
 from pytest_specperf.results.report import ReportContext, markdown_report
 from pytest_specperf.results.schema import AbChange, AbComparison, AbPair
+from tests.support.ab import slower_point
 
 
 def _comparison() -> AbComparison:
-    point = AbChange(
-        concurrency=4,
+    point = slower_point(
         base_median=1000.0,
         head_median=950.0,
-        change=-0.05,
-        low=-0.07,
-        high=-0.03,
-        acceptance_change=-0.001,
-        step_time_change=-0.049,
         why="C=4 agg -5.0% [-7.0, -3.0]: acceptance -0.1%, step time -4.9%",
     )
     pooled = AbChange(change=-0.048, low=-0.06, high=-0.036, why="agg -4.8%")

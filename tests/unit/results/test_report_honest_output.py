@@ -101,7 +101,7 @@ def test_one_sample_reads_as_one_sample() -> None:
 def test_the_short_summary_headline_carries_the_figure() -> None:
     verdict = sample_verdict(3, 1, "agg_tok_s", "regression")
     verdict = msgspec.structs.replace(verdict, measured=856.8, floor=964.2, baseline=1071.0)
-    assert headline(verdict) == "steps=3 C=1 agg 856.8 < floor 964.2 (-20.0%)"
+    assert headline(verdict) == "steps=3 C=1 agg 856.8 < floor 964.2 (-20.0% vs baseline)"
 
 
 def test_what_to_do_points_at_the_report_and_the_command_or_the_deliberate_slowdown() -> None:
@@ -164,8 +164,14 @@ def test_depths_without_a_judged_verdict_are_found() -> None:
         throughput_test_depth("perf_tests/test_throughput.py::test_throughput_depth[steps12]") == 12
     )
     assert throughput_test_depth("perf_tests/test_capacity.py::test_kv[steps3]") is None
-    line = no_verdict_line({9: "no baseline (x is missing)"}, "pytest perf_tests", "--allow")
+    line = no_verdict_line(
+        {9: "no baseline (x is missing)"}, "record the baseline with: pytest perf_tests", "--allow"
+    )
     assert "\n" not in line and line.startswith("specperf: no throughput verdict for steps=9")
+    assert line.endswith(
+        "(steps=9: no baseline (x is missing)); record the baseline with: "
+        "pytest perf_tests; or, for an exploratory run, add --allow"
+    )
 
 
 @pytest.mark.parametrize(

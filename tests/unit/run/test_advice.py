@@ -3,15 +3,47 @@
 from __future__ import annotations
 
 import shlex
+import shutil
 from pathlib import Path
 
-from pytest_specperf.gate.baselines import load_baseline
-from pytest_specperf.run.advice import Recording, record_command, recording_like
+import msgspec
+import pytest
+
+from pytest_specperf.gate.baselines import Baseline, load_baseline
+from pytest_specperf.gate.floors import workload_mismatch
+from pytest_specperf.run.advice import (
+    Recording,
+    Unjudged,
+    baseline_workload,
+    comparable_concurrency,
+    gate_command,
+    no_verdict_advice,
+    not_comparable_advice,
+    own_record_command,
+    record_command,
+    recording_like,
+)
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
 from tests.support.data import REPO
 from tests.unit.config.test_settings import settings_from
 
 SHIPPED_CALIBRATED = REPO / "baselines" / DEFAULT_PROFILE / "sim-x5" / "steps-3.json"
+SHIPPED_REALISTIC = REPO / "baselines" / DEFAULT_PROFILE / "sim-x5" / "steps-3.realistic.json"
+PACKAGE = REPO / "pytest_specperf"
+# Issue 34's case 1: the nightly run profile at other tokens and fewer concurrencies.
+CASE_1 = {
+    "run_profile": "nightly",
+    "backend": "sim",
+    "spec_steps": "3",
+    "concurrency": "1,4",
+    "max_new_tokens": "128",
+}
+
+
+def _shipped(path: Path = SHIPPED_CALIBRATED) -> Baseline:
+    baseline = load_baseline(path)
+    assert baseline is not None
+    return baseline
 
 
 def _argv(command: str) -> list[str]:
@@ -75,8 +107,120 @@ def test_recording_like_no_baseline_is_a_plain_recording() -> None:
     assert Recording().flags(attached=False) == ["--specperf-update-baselines"]
 
 
-def test_a_deliberate_replacement_carries_the_downgrade_flag(tmp_path: Path) -> None:
-    settings = settings_from(tmp_path)
-    command = record_command(settings, [0, 3], recording=Recording(allow_downgrade=True))
+def test_no_printed_command_of_the_package_allows_a_downgrade() -> None:
+    """The downgrade flag is defined in config/table.py and printed nowhere: no module but
+    config/table.py names it or ALLOW_DOWNGRADE_FLAG (issue 34: a printed command ran as
+    printed replaced the shipped calibrated baseline)."""
+    naming = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if "--specperf-allow-baseline-downgrade" in (text := path.read_text())
+        or "ALLOW_DOWNGRADE_FLAG" in text
+    )
+    assert naming == ["config/table.py"]
+
+
+def test_the_first_command_of_a_run_at_other_tokens_gates_at_the_baselines_settings(
+    tmp_path: Path,
+) -> None:
+    """Case 1 (nightly, 128 tokens, C=1,4) against the shipped 1000-token baseline: the
+    command runs the same run profile at the baseline's tokens and the concurrencies it has,
+    and records nothing."""
+    old = _shipped()
+    settings = settings_from(tmp_path, **CASE_1)
+    command = gate_command(settings, [3], old)
+    assert command is not None
     argv = _argv(command)
-    assert "--spec-steps=0,3" in argv and "--specperf-allow-baseline-downgrade" in argv
+    assert argv[:4] == ["pytest", "perf_tests", "--specperf-run-profile=nightly", "--spec-steps=3"]
+    for option in (
+        "--specperf-max-new-tokens=1000",
+        "--specperf-concurrency=1,4",
+        "--specperf-baselines=baselines",
+    ):
+        assert option in argv
+    assert not any("update-baselines" in arg or "calibrate" in arg for arg in argv)
+    workload = baseline_workload(settings, old)
+    assert workload is not None and workload_mismatch(workload.key(), old) is None
+
+
+def test_the_gate_command_takes_another_workloads_temperature_and_name_from_the_baseline(
+    tmp_path: Path,
+) -> None:
+    old = _shipped(SHIPPED_REALISTIC)
+    settings = settings_from(tmp_path, backend="sim", concurrency="1", max_new_tokens="64")
+    argv = _argv(gate_command(settings, [3], old) or "")
+    assert "--specperf-workload=realistic" in argv and "--specperf-max-new-tokens=1000" in argv
+    workload = baseline_workload(settings, old)
+    assert workload is not None and workload_mismatch(workload.key(), old) is None
+
+
+def test_a_baseline_no_options_reproduce_gets_no_gate_command(tmp_path: Path) -> None:
+    """An edited prompt set (another prompt_words) cannot be typed: no command claims to."""
+    old = _shipped()
+    edited = msgspec.structs.replace(old, workload={**old.workload, "prompt_words": 7})
+    assert gate_command(settings_from(tmp_path, backend="sim"), [3], edited) is None
+
+
+@pytest.mark.parametrize(
+    ("run", "expected"),
+    [("1,4", [1, 4]), ("1,2", [1]), ("2", [1]), ("3,100", [4, 64]), ("10", [4])],
+)
+def test_comparable_concurrency_keeps_the_shared_levels_else_the_nearest(
+    tmp_path: Path, run: str, expected: list[int]
+) -> None:
+    settings = settings_from(tmp_path, concurrency=run)
+    assert comparable_concurrency(settings, _shipped()) == expected
+
+
+def test_a_recording_at_the_runs_settings_goes_to_a_directory_of_the_users_own(
+    tmp_path: Path,
+) -> None:
+    settings = settings_from(tmp_path, **CASE_1)
+    argv = _argv(own_record_command(settings, [3], "sim-x5"))
+    own = "--specperf-baselines=.specperf/baselines/greedy-synthetic-128-tokens"
+    for option in (own, "--specperf-max-new-tokens=128", "--specperf-concurrency=1,4"):
+        assert option in argv
+    assert "--specperf-update-baselines" in argv
+    assert "--specperf-baselines=baselines" not in argv
+
+
+def test_the_own_recording_keeps_what_an_earlier_one_there_holds(tmp_path: Path) -> None:
+    """A second recording into the user's own directory is not refused as a downgrade: it
+    keeps the sweep and the samples of the one already there."""
+    own = tmp_path / ".specperf" / "baselines" / "greedy-synthetic-1000-tokens"
+    target = own / DEFAULT_PROFILE / "sim-x5" / "steps-3.json"
+    target.parent.mkdir(parents=True)
+    shutil.copy(SHIPPED_CALIBRATED, target)
+    settings = settings_from(tmp_path, backend="sim", concurrency="2")
+    argv = _argv(own_record_command(settings, [3], "sim-x5"))
+    assert "--specperf-concurrency=1,2,4,16,32,64" in argv
+    assert "--specperf-calibrate" in argv and "--specperf-repeats=3" in argv
+
+
+def test_not_comparable_advice_runs_at_the_baseline_first_and_never_names_its_directory_to_record(
+    tmp_path: Path,
+) -> None:
+    settings = settings_from(tmp_path, **CASE_1)
+    advice = not_comparable_advice(settings, [3], _shipped(), "sim-x5")
+    first, second = advice.split("; or record a baseline at this run's settings", 1)
+    assert first.startswith("gate at the baseline's settings with: pytest perf_tests ")
+    gate = _argv(first.split("with: ", 1)[1])
+    assert "--specperf-update-baselines" not in gate
+    record = _argv(second.split("with: ", 1)[1].split(" (then")[0])
+    assert "--specperf-update-baselines" in record
+    assert "--specperf-baselines=baselines" not in record
+
+
+def test_no_verdict_advice_records_where_there_is_no_baseline_and_gates_where_incomparable(
+    tmp_path: Path,
+) -> None:
+    settings = settings_from(tmp_path, **CASE_1)
+    advice = no_verdict_advice(
+        settings,
+        [
+            Unjudged(9, "sim-x5", None, comparable=True),
+            Unjudged(3, "sim-x5", _shipped(), comparable=False),
+        ],
+    )
+    assert advice.startswith("record the baseline with: pytest perf_tests --spec-steps=9 ")
+    assert "; for steps=3: gate at the baseline's settings with: " in advice

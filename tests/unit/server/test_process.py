@@ -6,12 +6,10 @@ import json
 import os
 import socket
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import psutil
 import pytest
@@ -28,6 +26,7 @@ from pytest_specperf.server.process import (
     redact,
     summarize_server_info,
 )
+from tests.support.json_http import Routes, json_server
 
 
 def python_command(code: str) -> LaunchCommand:
@@ -66,35 +65,12 @@ def load_json(path: Path) -> dict[str, Any]:
     return data
 
 
-class _InfoHandler(BaseHTTPRequestHandler):
-    routes: ClassVar[dict[str, tuple[int, bytes]]] = {}
-
-    def do_GET(self) -> None:
-        status, body = self.routes.get(self.path, (404, b"{}"))
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-
 @pytest.fixture
-def info_server() -> Iterator[tuple[str, dict[str, tuple[int, bytes]]]]:
+def info_server() -> Iterator[tuple[str, Routes]]:
     """A real local HTTP server whose routes the test fills in."""
-    routes: ClassVar[dict[str, tuple[int, bytes]]] = {}
-    handler = type("Handler", (_InfoHandler,), {"routes": routes})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", routes
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    routes: Routes = {}
+    with json_server(routes) as port:
+        yield f"http://127.0.0.1:{port}", routes
 
 
 def test_free_port_is_bindable() -> None:
