@@ -216,7 +216,7 @@ def estimate(values: Sequence[float], settings: AbSettings) -> Estimate:
 # beyond its PRIOR_CONFLICT upper prior-predictive tail: the prior's weight falls in
 # proportion to the tail probability), so a history that no longer holds cannot make the
 # intervals narrow. Looks every first_look pairs (3, 6, 9, 12), Kim-DeMets spending (rho 2).
-# The choices are benchmarks/ab_study.py's (docs/explanation/ab-gating.md has the table).
+# The choices are lab/studies/ab_study.py's (docs/explanation/ab-gating.md has the table).
 PRIOR_DOF = 14
 PRIOR_CONFLICT = 0.2
 PRIOR_SPENDING: Spending = "kim-demets"

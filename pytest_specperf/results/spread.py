@@ -8,7 +8,7 @@ Robust to a single bad night: a run's level is the median over its points of log
 that point's median over the runs), and the spread is the median absolute deviation of the
 levels, scaled by 1.4826 so that it reads as a standard deviation for normal noise
 (``robust_spread``). One night 30% slow moves a standard deviation over ten runs from 5% to
-about 10%, the MAD hardly at all (benchmarks/history_spread_sim.py prints both).
+about 10%, the MAD hardly at all (lab/studies/history_spread_sim.py prints both).
 """
 
 from __future__ import annotations
