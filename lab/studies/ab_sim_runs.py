@@ -11,6 +11,15 @@ Each run is `pytest perf_tests --spec-steps=3 --specperf-backend=sim` with base 
 the given arguments; `--run-profile pr-ab` (the default here) shortens the sweep, `none` runs
 the suite's defaults. Every run's terminal output and results go to OUT/runN/; the table is
 printed and written to OUT/summary.md.
+
+With ``--history-runs N`` (issue 38), N plain runs of the same sweep go into a history store
+first (OUT/history.sqlite, each at ``--history-noise``, a fresh boot factor each), and every
+A/B run reads it (``--specperf-history``): the runner's pair spread becomes the verdict's
+prior. ``--history PATH`` reads (and extends) an existing store instead.
+
+    python lab/studies/ab_sim_runs.py --runs 5 --out /tmp/ab-hist --history-runs 10 \
+        --history-noise 0.06 --head-arg=--sim-noise=0.06 --base-arg=--sim-noise=0.06 \
+        --head-arg=--sim-slowdown=0.11
 """
 
 from __future__ import annotations
@@ -37,11 +46,30 @@ ISSUE_COMMAND = [
 ]
 
 
+PLAIN_COMMAND = ["perf_tests", "--spec-steps=3", "--specperf-backend=sim"]
+
+
 def _percent(change: AbChange) -> str:
     interval = ""
     if change.low is not None and change.high is not None:
         interval = f" [{change.low:+.1%}, {change.high:+.1%}]"
     return f"{change.change:+.1%}{interval}"
+
+
+def history_run(out: Path, store: Path, extra: list[str]) -> str:
+    """One plain run of the sweep into the history store (no baseline: nothing is gated)."""
+    out.mkdir(parents=True, exist_ok=True)
+    command = [
+        *PYTEST,
+        *PLAIN_COMMAND,
+        f"--specperf-out={out}",
+        f"--specperf-history={store}",
+        "--specperf-allow-no-baseline",
+        *extra,
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    (out / "pytest.txt").write_text(done.stdout + done.stderr, encoding="utf-8")
+    return f"{out.name}: exit {done.returncode}"
 
 
 def one_run(out: Path, extra: list[str]) -> str:
@@ -56,16 +84,24 @@ def one_run(out: Path, extra: list[str]) -> str:
         results = msgspec.json.decode((out / "results.json").read_bytes(), type=RunResults)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
         missing = f"no results.json: {exc}"
-        return f"| {out.name} | {missing} | - | - | - | - | {pytest_outcome} | {seconds:.0f} |"
+        return (
+            f"| {out.name} | {missing} | - | - | - | - | - | - | {pytest_outcome} | {seconds:.0f} |"
+        )
     rows = []
     for comparison in results.ab:
         pooled = _percent(comparison.pooled) if comparison.pooled else "-"
         why = comparison.pooled.why if comparison.pooled else ""
+        changes = ", ".join(f"{p.change:+.1%}" for p in comparison.pair_changes)
+        prior = comparison.message.partition("; with the runner's ")[2] or "-"
         rows.append(
             f"| {out.name} | {comparison.outcome} | {pooled} | {why} | {comparison.pairs} | "
-            f"{comparison.server_seconds:.0f} | {pytest_outcome} | {seconds:.0f} |"
+            f"{changes} | {prior} | {comparison.server_seconds:.0f} | {pytest_outcome} | "
+            f"{seconds:.0f} |"
         )
-    none = f"| {out.name} | no A/B comparison | - | - | - | - | {pytest_outcome} | {seconds:.0f} |"
+    none = (
+        f"| {out.name} | no A/B comparison | - | - | - | - | - | - | {pytest_outcome} | "
+        f"{seconds:.0f} |"
+    )
     return "\n".join(rows) or none
 
 
@@ -76,17 +112,29 @@ def main() -> int:
     parser.add_argument("--head-arg", action="append", default=[], help="a head server flag")
     parser.add_argument("--base-arg", action="append", default=[], help="a base server flag")
     parser.add_argument("--run-profile", default="pr-ab", help="a run profile, or none")
+    parser.add_argument("--history-runs", type=int, default=0, help="plain runs into a store")
+    parser.add_argument("--history-noise", type=float, default=0.06)
+    parser.add_argument("--history", type=Path, default=None, help="an existing store")
     args = parser.parse_args()
     extra = [f"--specperf-server-arg={a}" for a in args.head_arg]
     extra += [f"--specperf-base-server-arg={a}" for a in args.base_arg]
-    if args.run_profile != "none":
-        extra.append(f"--specperf-run-profile={args.run_profile}")
+    profile = [] if args.run_profile == "none" else [f"--specperf-run-profile={args.run_profile}"]
+    extra += profile
+    store = args.history
+    if args.history_runs and store is None:
+        store = args.out / "history.sqlite"
+    for night in range(1, args.history_runs + 1):
+        assert store is not None
+        noise = [f"--specperf-server-arg=--sim-noise={args.history_noise}", *profile]
+        print(history_run(args.out / f"history{night:02d}", store, noise), flush=True)
+    if store is not None:
+        extra.append(f"--specperf-history={store}")
     lines = [
         f"command: pytest {' '.join(ISSUE_COMMAND + extra)}",
         "",
-        "| run | verdict | pooled change [98% repeated interval] | why | pairs | server-s | "
-        "pytest | s |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| run | verdict | pooled change [98% repeated interval] | why | pairs | pair changes | "
+        "prior | server-s | pytest | s |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     print("\n".join(lines), flush=True)
     for index in range(1, args.runs + 1):

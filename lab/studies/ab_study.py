@@ -18,6 +18,14 @@ Beside it, for the same noise:
 
     python lab/studies/ab_study.py                       # 1,000 trials per cell
     python lab/studies/ab_study.py --trials 200 --boot-cv 0.01
+    python lab/studies/ab_study.py --history-prior --trials 20000   # issue 38's table
+
+With ``--history-prior`` it prints issue 38's table instead: at pair spreads of 3% and 5% (the
+boot-to-boot noise set so that one pair's pooled change has that spread, within-boot 3%), the
+verdict with the runner's history as a prior for the pair spread (gate.ab.estimate_with_prior)
+and without it (the verdict as it was), with the prior right and wrong by a factor of 2 either
+way: red over all looks, red at the first look (3 pairs), within 6 and within 12 pairs, each
+with its Monte-Carlo standard error.
 """
 
 from __future__ import annotations
@@ -39,7 +47,17 @@ from detection_study import (
 )
 from scipy import stats
 
-from pytest_specperf.gate.ab import AbSettings, BootPoint, Pair, estimate, outcome_of, pooled_change
+from pytest_specperf.gate.ab import PRIOR_DOF as PRIOR_DOF_SHOWN
+from pytest_specperf.gate.ab import (
+    AbSettings,
+    BootPoint,
+    Pair,
+    PairPrior,
+    estimate,
+    estimate_with_prior,
+    outcome_of,
+    pooled_change,
+)
 from pytest_specperf.gate.ab_advice import pairs_needed
 from pytest_specperf.gate.decision import GateSettings
 
@@ -87,6 +105,7 @@ class PairSource:
             seed,
         )
         self.changes: list[float] = []
+        self.pairs: list[Pair] = []
 
     def first(self, n: int) -> list[float]:
         while len(self.changes) < n:
@@ -100,6 +119,7 @@ class PairSource:
             change = pooled_change(pair)
             assert change is not None
             self.changes.append(change.total)
+            self.pairs.append(pair)
         return self.changes[:n]
 
 
@@ -109,12 +129,103 @@ class SequentialOutcome:
     pairs: int
 
 
-def sequential(source: PairSource, settings: AbSettings) -> SequentialOutcome:
+def sequential(
+    source: PairSource, settings: AbSettings, prior: PairPrior | None = None
+) -> SequentialOutcome:
     for n in range(settings.first_look, settings.max_pairs + 1):
-        verdict = outcome_of(estimate(source.first(n), settings), settings)
+        values = source.first(n)
+        if prior is None:
+            found = estimate(values, settings)
+        else:
+            found, _ = estimate_with_prior(source.pairs[:n], values, settings, prior)
+        verdict = outcome_of(found, settings)
         if verdict != "continue":
             return SequentialOutcome(verdict, n)
     raise AssertionError("the last look always decides")
+
+
+def boot_cv_for(pair_spread: float, point_cv: float, repeats: int) -> float:
+    """The boot-to-boot noise at which one pair's pooled change spreads by ``pair_spread``:
+    its variance is 2 boot^2 + 2 point^2 / (R x points) (every sample its own drift)."""
+    within = 2 * point_cv**2 / (repeats * len(CONCURRENCY))
+    if pair_spread**2 <= within:
+        raise SystemExit(f"a pair spread of {pair_spread:.1%} is below the within-boot part")
+    return math.sqrt((pair_spread**2 - within) / 2)
+
+
+def share(hits: int, trials: int) -> str:
+    """A share with its Monte-Carlo standard error."""
+    p = hits / trials
+    return f"{p:.2%} +- {math.sqrt(p * (1 - p) / trials):.2%}"
+
+
+def prior_table(args: argparse.Namespace) -> None:
+    """Issue 38's figures: the verdict with and without the runner's history as a prior."""
+    settings = AbSettings(alpha=args.alpha, max_pairs=12, first_look=3)
+    shapes = point_shapes(CONCURRENCY, 3, args.max_new_tokens)
+    print(
+        f"A/B with the runner's history as a prior for the pair spread: alpha {settings.alpha:.0%} "
+        f"per side, beta {settings.beta:.0%}, min effect {settings.min_effect:.0%}, max pairs "
+        f"{settings.max_pairs}; within-boot {args.point_cv:.0%}, R = {args.repeats}, points "
+        f"C={','.join(map(str, CONCURRENCY))}; prior on {PRIOR_DOF_SHOWN} degrees of freedom; "
+        f"{args.trials} trials per cell (figures +- their Monte-Carlo standard error)"
+    )
+    print(
+        "| pair spread (measured) | prior | true change | red (all looks) | red at 3 pairs "
+        "| red within 6 | red within 12 | no regression | undecided | mean pairs |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for spread in args.pair_spread:
+        boot_cv = boot_cv_for(spread, args.point_cv, args.repeats)
+        sc = scenario(boot_cv, args.point_cv)
+        null = [
+            PairSource(sc, shapes, args.repeats, 0.0, f"{args.seed}:spread:{spread}:{i}")
+            for i in range(400)
+        ]
+        measured = statistics.fmean(statistics.variance(s.first(6)) for s in null) ** 0.5
+        cells: list[tuple[str, float | None, float]] = [
+            ("none", None, 0.0),
+            ("none", None, 0.10),
+            ("right", 1.0, 0.0),
+            ("right", 1.0, 0.05),
+            ("right", 1.0, 0.10),
+            ("2x too small", 0.5, 0.0),
+            ("2x too large", 2.0, 0.0),
+        ]
+        for label, factor, effect in cells:
+            started = time.monotonic()
+            prior = (
+                None
+                if factor is None
+                else PairPrior(spread * factor, PRIOR_DOF_SHOWN, f"study, {label}")
+            )
+            runs = [
+                sequential(
+                    PairSource(
+                        sc,
+                        shapes,
+                        args.repeats,
+                        effect,
+                        f"{args.seed}:{spread}:{label}:{effect}:{i}",
+                    ),
+                    settings,
+                    prior,
+                )
+                for i in range(args.trials)
+            ]
+            red = [r for r in runs if r.outcome == "regression"]
+            n = len(runs)
+            print(
+                f"| {spread:.0%} ({measured:.1%}) | {label} | {effect:.0%} | "
+                f"{share(len(red), n)} | {share(sum(r.pairs <= 3 for r in red), n)} | "
+                f"{share(sum(r.pairs <= 6 for r in red), n)} | "
+                f"{share(sum(r.pairs <= 12 for r in red), n)} | "
+                f"{share(sum(r.outcome == 'no-regression' for r in runs), n)} | "
+                f"{share(sum(r.outcome == 'undecided' for r in runs), n)} | "
+                f"{statistics.fmean(r.pairs for r in runs):.1f} |"
+                f"  ({time.monotonic() - started:.0f} s)",
+                flush=True,
+            )
 
 
 def fixed_red(source: PairSource, pairs: int, alpha: float) -> bool:
@@ -139,7 +250,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--frozen-trials", type=int, default=None, help="default: --trials")
     parser.add_argument("--max-new-tokens", type=int, default=1000)
     parser.add_argument("--seed", default="ab-study")
+    parser.add_argument(
+        "--history-prior", action="store_true", help="issue 38's table (see the docstring)"
+    )
+    parser.add_argument("--pair-spread", type=float, nargs="+", default=[0.03, 0.05])
     args = parser.parse_args(argv)
+    if args.history_prior:
+        prior_table(args)
+        return
     gate = GateSettings()
     print(
         f"A/B: alpha {args.alpha:.1%} per side, beta {AbSettings().beta:.0%}, "

@@ -23,8 +23,10 @@ from pytest_specperf.measure.trace import resolve_trace_path
 from pytest_specperf.measure.warmup import WarmupPlan
 from pytest_specperf.measure.workload import Workload, trace_workload, workload_preset
 from pytest_specperf.results.schema import Slo
+from pytest_specperf.server.cpu_use import ServerCpuPlacement
 from pytest_specperf.server.launch import Backend
 from pytest_specperf.server.model_factory import factory_context_length
+from pytest_specperf.server.process import DEFAULT_BOOT_SILENCE_TIMEOUT_S
 from pytest_specperf.server.profiles import DEFAULT_PROFILE, Profile, resolve_profile
 
 API_KEY_ENV = "SPECPERF_API_KEY"
@@ -107,8 +109,10 @@ class Settings:
     base: BaseSide | None = None
     ab_max_pairs: int = 8
     ab_boot_together: bool = False
-    # --specperf-rotate-server-cpu: each sample's busiest server process on the next vCPU.
-    rotate_server_cpu: bool = False
+    # --specperf-server-cpu (server/cpu_use.py): where the server's busiest process runs.
+    server_cpu: ServerCpuPlacement = "none"
+    # --specperf-boot-silence-timeout: a boot whose log is silent this long fails (0: off).
+    boot_silence_timeout_s: float = DEFAULT_BOOT_SILENCE_TIMEOUT_S
     # The server's interpreter (None: this one); the base side of A/B mode sets it.
     python: str | None = None
     # Open-loop points (measure/openloop.py): request rates, their gamma shape, and seconds
@@ -131,6 +135,16 @@ class Settings:
         """Poll the server's running requests (its /metrics) during every point: for
         workloads where KV capacity bounds them, and open-loop points."""
         return bool(self.open_loads) or self.workload.name.startswith("long-context")
+
+    @property
+    def pins_server_process(self) -> bool:
+        """Whether the suite pins the server's busiest process before each sample."""
+        return self.server_cpu in ("rotate", "pin-fastest")
+
+    @property
+    def rotate_server_cpu(self) -> bool:
+        """--specperf-rotate-server-cpu, now --specperf-server-cpu=rotate."""
+        return self.server_cpu == "rotate"
 
     @property
     def ab_mode(self) -> bool:
@@ -235,7 +249,8 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         base=base_side(values, rootdir),
         ab_max_pairs=_ab_max_pairs(values),
         ab_boot_together=_ab_boot_together(values),
-        rotate_server_cpu=_rotate_server_cpu(values),
+        server_cpu=_server_cpu(values),
+        boot_silence_timeout_s=values["boot_silence_timeout"],
         history=_history_location(values["history"], rootdir),
         profile_option=values["profile"],
         profile_dirs=values["profile_dir"],
@@ -326,16 +341,27 @@ def _ab_boot_together(values: Mapping[str, Any]) -> bool:
     return together
 
 
-def _rotate_server_cpu(values: Mapping[str, Any]) -> bool:
-    rotate = bool(values["rotate_server_cpu"])
-    if rotate and values["url"]:
+def _server_cpu(values: Mapping[str, Any]) -> ServerCpuPlacement:
+    """--specperf-server-cpu, with --specperf-rotate-server-cpu as its older spelling."""
+    chosen: ServerCpuPlacement | None = values["server_cpu"]
+    if values["rotate_server_cpu"]:
+        if chosen not in (None, "rotate"):
+            raise UsageError(
+                f"--specperf-rotate-server-cpu and --specperf-server-cpu={chosen} name two "
+                "placements; keep one"
+            )
+        chosen = "rotate"
+    placement: ServerCpuPlacement = chosen or "none"
+    if placement == "none":
+        return placement
+    if values["url"]:
         raise UsageError(
-            "--specperf-rotate-server-cpu: pins the processes of a server this run starts; "
-            "not with --specperf-url"
+            f"--specperf-server-cpu={placement}: places the processes of a server this run "
+            "starts; not with --specperf-url"
         )
-    if rotate and not hasattr(os, "sched_setaffinity"):
-        raise UsageError("--specperf-rotate-server-cpu: this platform cannot pin a process")
-    return rotate
+    if not hasattr(os, "sched_setaffinity"):
+        raise UsageError(f"--specperf-server-cpu={placement}: this platform cannot pin a process")
+    return placement
 
 
 def _calibrate_boots(values: Mapping[str, Any]) -> int:

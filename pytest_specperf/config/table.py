@@ -36,8 +36,12 @@ from pytest_specperf.measure.procs import STREAMS_PER_PROCESS
 from pytest_specperf.measure.warmup import DEFAULT_MAX_ROUNDS, DEFAULT_TOLERANCE
 from pytest_specperf.measure.workload import DEFAULT_WORKLOAD, SEED_CONCURRENCY, Workload
 from pytest_specperf.results.schema import DEFAULT_THROUGHPUT_TOLERANCE
+from pytest_specperf.server.cpu_use import SERVER_CPU_PLACEMENTS
 from pytest_specperf.server.gpus import parse_gpu_ids
-from pytest_specperf.server.process import DEFAULT_LAUNCH_TIMEOUT_S
+from pytest_specperf.server.process import (
+    DEFAULT_BOOT_SILENCE_TIMEOUT_S,
+    DEFAULT_LAUNCH_TIMEOUT_S,
+)
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
 
 # The history store of pytest's --specperf-history and of `specperf history`
@@ -166,6 +170,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "seconds to wait for /health_generate",
         default=f"{DEFAULT_LAUNCH_TIMEOUT_S:g}",
         parse=float_in(0.0, low_open=True),
+    ),
+    OptionSpec(
+        "--specperf-boot-silence-timeout",
+        "boot_silence_timeout",
+        "fail a boot whose server log has had no new line for this many seconds while it is "
+        "not yet healthy, with the log tail and what its processes are doing, instead of "
+        "waiting out --specperf-launch-timeout (0: off); generous enough for CUDA graph capture",
+        default=f"{DEFAULT_BOOT_SILENCE_TIMEOUT_S:g}",
+        parse=float_in(0.0),
     ),
     OptionSpec(
         "--specperf-sim-speedup",
@@ -413,12 +426,24 @@ OPTIONS: tuple[OptionSpec, ...] = (
         parse=lambda option, raw: ",".join(parse_gpu_ids(option, raw)) if raw else None,
     ),
     OptionSpec(
+        "--specperf-server-cpu",
+        "server_cpu",
+        "where the server's busiest process (SGLang's scheduler) runs: none (where the OS puts "
+        "it), rotate (before each sample, pinned to the next of its vCPUs in turn, the same "
+        "order every boot; under -n each worker turns over its own share), pin-fastest (the "
+        "free vCPUs' single-thread speed timed before each boot, the process pinned to the "
+        "fastest), sglang-affinity (SGLANG_SET_CPU_AFFINITY=1 in the server's environment: "
+        "SGLang binds each scheduler to its GPU's share of the physical cores) "
+        "(Linux; not with --specperf-url)",
+        default=None,
+        parse=lambda option, raw: (
+            parse_choice(option, raw, SERVER_CPU_PLACEMENTS) if raw is not None else None
+        ),
+    ),
+    OptionSpec(
         "--specperf-rotate-server-cpu",
         "rotate_server_cpu",
-        "before each sample, pin the server's busiest process (SGLang's scheduler) to the next "
-        "of its vCPUs in turn, the same order every boot: a boot of a CPU-bound server averages "
-        "over the runner's vCPUs instead of drawing one; under -n each worker turns over its "
-        "own share of them (Linux; not with --specperf-url)",
+        "the same as --specperf-server-cpu=rotate",
         parse=flag,
         kind="flag",
         ini=False,

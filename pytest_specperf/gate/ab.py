@@ -42,8 +42,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from scipy import stats
+
 from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
-from pytest_specperf.gate.sequential import Spending, t_multiplier
+from pytest_specperf.gate.sequential import Spending, scheduled_t_multiplier, t_multiplier
 from pytest_specperf.results.formats import counted
 from pytest_specperf.results.schema import (
     AbChange,
@@ -53,6 +55,7 @@ from pytest_specperf.results.schema import (
     PointMetrics,
     ServerCpu,
 )
+from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.stats import log_values
 
 AbOutcome = Literal["regression", "improvement", "no-regression", "continue", "undecided"]
@@ -201,6 +204,134 @@ def estimate(values: Sequence[float], settings: AbSettings) -> Estimate:
     return Estimate(mean, sd, n, interval(2 * settings.alpha), interval(2 * settings.beta))
 
 
+# -- the verdict with the runner's history (issue 38) ---------------------------------------
+# Pairs x points x samples in one model: a boot's level (the mean over the common points of
+# its samples' mean log tok/s) is the side's level plus that boot's own factor; the change is
+# head's mean level less base's (the mean of the pairs' pooled changes: the same estimate as
+# without the history), its variance that of the boots' levels about their side's mean, on
+# 2 (pairs - 1) degrees of freedom (pairs - 1 when the boots of a pair are compared alone; a
+# drift shared by both boots of a pair only widens it). The pair variance has a
+# scaled-inverse-chi-square prior: the pair spread the runner's history shows, on at most
+# PRIOR_DOF degrees of freedom, discounted when the pairs disagree with it (their variance
+# beyond its PRIOR_CONFLICT upper prior-predictive tail: the prior's weight falls in
+# proportion to the tail probability), so a history that no longer holds cannot make the
+# intervals narrow. Looks every first_look pairs (3, 6, 9, 12), Kim-DeMets spending (rho 2).
+# The choices are lab/studies/ab_study.py's (docs/explanation/ab-gating.md has the table).
+PRIOR_DOF = 14
+PRIOR_CONFLICT = 0.2
+PRIOR_SPENDING: Spending = "kim-demets"
+
+
+@dataclass(frozen=True)
+class PairPrior:
+    """What the runner's history says of the spread of one pair's pooled change (log scale)."""
+
+    spread: float
+    dof: float
+    where: str
+
+    @classmethod
+    def from_runner(cls, runner: RunnerSpread) -> PairPrior:
+        """Earlier A/B pairs' spread where recorded, else sqrt(2) x the spread between runs
+        (a pair's change is the difference of two boots' levels)."""
+        if runner.pair_spread is not None:
+            return cls(
+                runner.pair_spread,
+                min(runner.pairs - 1, PRIOR_DOF),
+                f"{runner.pairs} earlier A/B pairs of {runner.where}",
+            )
+        return cls(
+            math.sqrt(2) * runner.spread,
+            min(runner.dof, PRIOR_DOF),
+            f"{runner.text()} of {runner.where}, x sqrt(2)",
+        )
+
+    def text(self) -> str:
+        return (
+            f"prior pair spread {self.spread:.1%} from {self.where}, "
+            f"weight {self.dof:g} degrees of freedom"
+        )
+
+
+def prior_looks(settings: AbSettings) -> tuple[int, ...]:
+    """The looks with a prior: every first_look pairs, and the last pair."""
+    looks = list(range(settings.first_look, settings.max_pairs + 1, settings.first_look))
+    if looks[-1] != settings.max_pairs:
+        looks.append(settings.max_pairs)
+    return tuple(looks)
+
+
+def boot_levels(pairs: Sequence[Pair]) -> tuple[list[float], list[float]] | None:
+    """Each boot's level, base's and head's, over the points every pair measured on both sides
+    (None: no such point)."""
+    common = set.intersection(*(set(p.concurrencies()) for p in pairs)) if pairs else set()
+    if not common:
+        return None
+
+    def level(side: Mapping[int, BootPoint]) -> float:
+        return statistics.fmean(statistics.fmean(log_values(side[c].tok_s)) for c in common)
+
+    return [level(p.base) for p in pairs], [level(p.head) for p in pairs]
+
+
+def pair_variance(pairs: Sequence[Pair], changes: Sequence[float]) -> tuple[float, int]:
+    """The variance of one pair's pooled change and its degrees of freedom: from the boots'
+    levels about their side's mean (2 (n - 1)), or from the pairs' changes (n - 1) when no
+    point is common to every pair."""
+    levels = boot_levels(pairs)
+    n = len(changes)
+    if levels is None or len(levels[0]) != n:
+        return statistics.variance(changes), n - 1
+    squares = sum(sum((x - statistics.fmean(side)) ** 2 for x in side) for side in levels)
+    dof = 2 * (n - 1)
+    return 2 * squares / dof, dof
+
+
+def prior_weight(variance: float, dof: int, prior: PairPrior) -> float:
+    """The prior's degrees of freedom after the conflict check: all of them while the pairs'
+    variance is within the prior's predictive range, less in proportion beyond it."""
+    if prior.dof <= 0 or prior.spread <= 0:
+        return 0.0
+    tail = float(stats.f.sf(variance / prior.spread**2, dof, prior.dof))
+    return prior.dof * min(1.0, tail / PRIOR_CONFLICT)
+
+
+@dataclass(frozen=True)
+class PriorEstimate:
+    """Beside an estimate with a prior: the pooled spread it used and the weights in it."""
+
+    spread: float
+    data_dof: int
+    prior_dof: float
+
+
+def estimate_with_prior(
+    pairs: Sequence[Pair], values: Sequence[float], settings: AbSettings, prior: PairPrior
+) -> tuple[Estimate, PriorEstimate | None]:
+    """The pooled change at a look, its variance from the boots and the prior together (see
+    above); between looks an estimate without intervals (another pair)."""
+    n = len(values)
+    mean = statistics.fmean(values)
+    looks = prior_looks(settings)
+    if n > looks[-1]:
+        looks = (*looks, n)
+    if n < settings.first_look or n not in looks:
+        return Estimate(mean, None, n, None, None), None
+    variance, dof = pair_variance(pairs, values)
+    weight = prior_weight(variance, dof, prior)
+    pooled = (weight * prior.spread**2 + dof * variance) / (weight + dof)
+    se = math.sqrt(pooled / n)
+
+    def interval(level: float) -> tuple[float, float]:
+        half = scheduled_t_multiplier(level, n, looks, PRIOR_SPENDING, weight + dof) * se
+        return mean - half, mean + half
+
+    found = Estimate(
+        mean, math.sqrt(pooled), n, interval(2 * settings.alpha), interval(2 * settings.beta)
+    )
+    return found, PriorEstimate(math.sqrt(pooled), dof, weight)
+
+
 def outcome_of(pooled: Estimate, settings: AbSettings) -> AbOutcome:
     """The decision of one look on the pooled change (see the module docstring)."""
     if pooled.wide is None or pooled.narrow is None:
@@ -234,6 +365,12 @@ class AbLook:
     pairs: int
     pooled: PointSummary
     points: list[PointSummary] = field(default_factory=list)
+    prior: PairPrior | None = None
+    prior_estimate: PriorEstimate | None = None
+
+    def prior_line(self) -> str:
+        """What the runner's history added to this look (empty: no history)."""
+        return _prior_line(self) if self.prior is not None else ""
 
     @property
     def decided(self) -> bool:
@@ -259,6 +396,8 @@ class AbLook:
             f"{self.pooled.attribution.text()}"
         )
         narrow = self.pooled.estimate.narrow
+        if self.prior is not None:
+            text += f"; {self.prior_line()}"
         if self.outcome == "no-regression" and narrow is not None:
             text += (
                 f"; its {1 - beta:.0%} repeated lower bound, {percent(narrow[0]) * 100:+.1f}%, "
@@ -271,17 +410,29 @@ def decided_by(found: AbLook, settings: AbSettings) -> str:
     """Which repeated interval of the pooled change decided at this look, in one sentence
     (its level, the look, the spending), or why none did yet."""
     estimate = found.pooled.estimate
+    if found.prior is not None:
+        # With the runner's prior the looks and the spending are the prior's (see above),
+        # not the settings' default.
+        looks = prior_looks(settings)
+        schedule = (
+            f"{PRIOR_SPENDING} spending over looks after pairs {', '.join(map(str, looks))}, "
+            "with the runner's prior"
+        )
+    else:
+        schedule = (
+            f"{settings.spending} spending over looks after pairs "
+            f"{settings.first_look}..{settings.max_pairs}"
+        )
     if estimate.wide is None or estimate.narrow is None:
+        if found.prior is not None and found.pairs >= settings.first_look:
+            return f"no interval after {counted(found.pairs, 'pair')}: not a look ({schedule})"
         return (
             f"no interval yet after {counted(found.pairs, 'pair')}: the first look is after "
             f"pair {settings.first_look}"
         )
     wide_level = f"{1 - 2 * settings.alpha:.0%} repeated interval"
     bound_level = f"{1 - settings.beta:.0%} repeated lower bound"
-    when = (
-        f"at the look after pair {found.pairs} ({settings.spending} spending over looks after "
-        f"pairs {settings.first_look}..{settings.max_pairs})"
-    )
+    when = f"at the look after pair {found.pairs} ({schedule})"
     low, high = (percent(x) * 100 for x in estimate.wide)
     wide = f"the pooled change's {wide_level} [{low:+.1f}, {high:+.1f}]%"
     bound = f"{percent(estimate.narrow[0]) * 100:+.1f}%"
@@ -302,12 +453,34 @@ def decided_by(found: AbLook, settings: AbSettings) -> str:
     )
 
 
-def look(depth: int, pairs: Sequence[Pair], settings: AbSettings) -> AbLook:
-    """The state of the comparison after ``pairs``: the decision and every figure behind it."""
-    pooled_changes = [c for c in (pooled_change(p) for p in pairs) if c is not None]
+def _prior_line(found: AbLook) -> str:
+    assert found.prior is not None
+    used = found.prior_estimate
+    if used is None:
+        return f"with the runner's {found.prior.text()} (no look at this pair)"
+    return (
+        f"with the runner's {found.prior.text()}: pooled pair spread {used.spread:.1%} "
+        f"({used.data_dof} dof from the boots, {used.prior_dof:.1f} from the prior)"
+    )
+
+
+def look(
+    depth: int, pairs: Sequence[Pair], settings: AbSettings, prior: PairPrior | None = None
+) -> AbLook:
+    """The state of the comparison after ``pairs``: the decision and every figure behind it;
+    with ``prior`` (the runner's history), the pooled change is judged by
+    :func:`estimate_with_prior`."""
+    with_change = [p for p in pairs if pooled_change(p) is not None]
+    pooled_changes = [c for c in (pooled_change(p) for p in with_change) if c is not None]
     if not pooled_changes:
         raise ValueError("no point was measured on both sides of any pair")
-    pooled_estimate = estimate([c.total for c in pooled_changes], settings)
+    used: PriorEstimate | None = None
+    if prior is None:
+        pooled_estimate = estimate([c.total for c in pooled_changes], settings)
+    else:
+        pooled_estimate, used = estimate_with_prior(
+            with_change, [c.total for c in pooled_changes], settings, prior
+        )
     pooled = PointSummary(
         concurrency=None,
         base_median=None,
@@ -336,6 +509,8 @@ def look(depth: int, pairs: Sequence[Pair], settings: AbSettings) -> AbLook:
         pairs=len(pooled_changes),
         pooled=pooled,
         points=points,
+        prior=prior,
+        prior_estimate=used,
     )
 
 
@@ -410,6 +585,9 @@ class AbRun:
     failure: str | None = None
     # Set when a signal ended the comparison: what it was doing, how many pairs it had.
     interrupted: str | None = None
+    # The runner's history as a prior for the pair spread (None: no --specperf-history, or
+    # too few comparable runs in it).
+    prior: PairPrior | None = None
 
     def cost(self) -> str:
         return (

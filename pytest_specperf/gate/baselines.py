@@ -37,8 +37,10 @@ from pytest_specperf.results.schema import (
     PointMetrics,
     Slo,
     SloCapacity,
+    Testbed,
 )
 from pytest_specperf.results.speedup import point_speedup
+from pytest_specperf.results.testbed import merged as merged_testbed
 from pytest_specperf.server.hardware import slug
 
 BASELINE_SCHEMA_VERSION = 2
@@ -111,6 +113,9 @@ class Baseline(msgspec.Struct, kw_only=True):
     # SLO search found meeting ``slo`` (measure/ratesearch.py).
     rate_points: dict[str, BaselinePoint] = {}
     slo_max_rate: float | None = None
+    # The machine it was recorded on (its boots' measured figures: medians); None: recorded
+    # before the fingerprint existed. A run on another machine says so first in its verdict.
+    testbed: Testbed | None = None
 
     def point(self, concurrency: int) -> BaselinePoint | None:
         return self.points.get(str(concurrency))
@@ -339,6 +344,7 @@ def baseline_from_runs(
         slo_max_concurrency=capacity.max_concurrency if capacity is not None else None,
         rate_points=rate_points,
         slo_max_rate=_lowest_rate(searched) if slo is not None and searched else None,
+        testbed=merged_testbed([r.testbed for r in runs]),
     )
 
 

@@ -31,6 +31,7 @@ from pytest_specperf.gate.not_judged import (
     where as _where,
 )
 from pytest_specperf.results.schema import Interval, Verdict, VerdictOutcome
+from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.stats import (
     INTERVAL_LEVEL,
     is_min_max,
@@ -177,15 +178,34 @@ def compare(
     boot_variance = between**2 * boot_part
     within_variance = noise.within**2 * (1 / len(current) + 1 / len(ref.samples))
     se = math.sqrt(boot_variance + within_variance)
-    threshold = _threshold(se, alpha, noise.dof, settings)
+    dof = noise.dof
     source = noise.description
-    if noise.between is None:
+    if ref.runner is not None and ref.runner.between_runs and runner_se(ref.runner) > se:
+        se, dof = runner_se(ref.runner), ref.runner.dof
+        source = runner_source(ref.runner, noise.description)
+    threshold = _threshold(se, alpha, dof, settings)
+    if noise.between is None and (ref.runner is None or not ref.runner.between_runs):
         explicit = -math.log(1 - ref.tolerance)
         if explicit > threshold:
             threshold = explicit
             source += f"; tolerance {ref.tolerance:.0%} kept until calibrated"
     borderline = abs(change + threshold) < se
     return Comparison(change, threshold, se, borderline, source, measured, baseline)
+
+
+def runner_se(runner: RunnerSpread) -> float:
+    """The standard error of a run's change against a baseline, from the runner's history: this
+    run is one draw of the spread between runs, and so was the machine the baseline was
+    calibrated on (its boots average the boot part, not the machine's own level)."""
+    return math.sqrt(2) * runner.spread
+
+
+def runner_source(runner: RunnerSpread, calibration: str) -> str:
+    """Where the width of a floor taken from the history comes from, calibration beside it."""
+    return (
+        f"floor from {runner.text()} of {runner.where}, this run and the baseline's machine "
+        f"each one draw of it (t on {runner.dof} dof), wider than the baseline's {calibration}"
+    )
 
 
 def _threshold(se: float, alpha: float, dof: float, settings: GateSettings) -> float:
@@ -215,6 +235,7 @@ def compare_depth(
     dofs: list[float] = []
     unknown_boot: list[float] = []
     sources: set[str] = set()
+    runners: list[RunnerSpread] = []
     for items in points:
         point_within: list[float] = []
         for current, ref in items:
@@ -233,6 +254,8 @@ def compare_depth(
             point_within.append(noise.within * math.sqrt(1 / len(current) + 1 / len(ref.samples)))
             dofs.append(noise.dof)
             sources.add(noise.description.split(" (")[0])
+            if ref.runner is not None and ref.runner.between_runs:
+                runners.append(ref.runner)
         if point_within:
             within_terms.append(statistics.fmean(point_within))
     if not changes:
@@ -241,9 +264,15 @@ def compare_depth(
     boot_variance = statistics.fmean(boot_terms) ** 2
     within_variance = sum(w * w for w in within_terms) / count**2
     se = math.sqrt(boot_variance + within_variance)
-    threshold = _threshold(se, alpha, min(dofs), settings)
+    dof = min(dofs)
     source = " + ".join(sorted(sources)) + f", {count} point(s) pooled"
-    if unknown_boot and max(unknown_boot) > threshold:
+    widest = max(runners, key=lambda r: r.spread, default=None)
+    if widest is not None and runner_se(widest) > se:
+        calibration = f"{source} (standard error {se:.1%})"
+        se, dof = runner_se(widest), widest.dof
+        source = runner_source(widest, calibration)
+    threshold = _threshold(se, alpha, dof, settings)
+    if unknown_boot and widest is None and max(unknown_boot) > threshold:
         threshold = max(unknown_boot)
         source += f"; boot-to-boot unknown: tolerance {1 - math.exp(-threshold):.0%} kept"
     change = statistics.fmean(changes)

@@ -24,6 +24,7 @@ from pytest_specperf.results.schema import (
     Speedup,
     Verdict,
 )
+from pytest_specperf.results.spread import RunnerSpread
 
 
 def floor(baseline_value: float, tolerance: float) -> float:
@@ -105,8 +106,11 @@ def what_to_do(report: Path, record_command: str, deliberate_slowdown: str | Non
     return f"{line}; if the change is intended, re-record the baseline with: {record_command}"
 
 
-def point_input(point: PointMetrics, baseline: Baseline) -> PointInput:
-    """What gate/decision.py needs of a measured point and its baseline."""
+def point_input(
+    point: PointMetrics, baseline: Baseline, runner: RunnerSpread | None = None
+) -> PointInput:
+    """What gate/decision.py needs of a measured point and its baseline; ``runner``: the spread
+    between this runner's earlier runs (--specperf-history), None where not known."""
     reference = (
         baseline.point(point.concurrency)
         if point.load is None
@@ -125,6 +129,7 @@ def point_input(point: PointMetrics, baseline: Baseline) -> PointInput:
                 noise=reference.noise.get(metric),
                 published=baseline.recorded_by == "published",
                 tolerance=baseline.tolerance.throughput,
+                runner=runner,
             )
     return PointInput(
         concurrency=point.concurrency,

@@ -108,6 +108,9 @@ def noise_for(noise: MetricNoise | None) -> Noise | None:
         f"calibrated ({noise.samples} samples over {boots} boot(s): within-boot "
         f"{noise.within_boot_cv:.1%}"
     )
+    machine = (
+        f"; {boots} boots on one machine: how machines differ is not in it" if boots > 1 else ""
+    )
     if between is not None and boots < MIN_BOOTS_FOR_BOOT_NOISE:
         description += (
             f", boot-to-boot {between:.1%} from {boots} boots, taken as at least "
@@ -129,7 +132,10 @@ def noise_for(noise: MetricNoise | None) -> Noise | None:
     else:
         description += ")"
     return Noise(
-        within=noise.within_boot_cv, between=between, dof=math.inf, description=description
+        within=noise.within_boot_cv,
+        between=between,
+        dof=math.inf,
+        description=description + machine,
     )
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from pytest_specperf.gate.noise import MetricNoise
 from pytest_specperf.results.schema import Verdict
+from pytest_specperf.results.spread import RunnerSpread
 
 LABELS = {
     "agg_tok_s": "agg tok/s",
@@ -29,6 +30,8 @@ class Reference:
     noise: MetricNoise | None = None
     published: bool = False
     tolerance: float = 0.10
+    # The spread between this runner's earlier runs (--specperf-history), None: not known.
+    runner: RunnerSpread | None = None
 
 
 def where(depth: int, concurrency: int | None, load: str | None = None) -> str:

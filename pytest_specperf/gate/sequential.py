@@ -27,8 +27,8 @@ from typing import Literal
 import numpy as np
 from scipy import optimize, stats
 
-Spending = Literal["pocock", "obrien-fleming"]
-SPENDING_FUNCTIONS: tuple[Spending, ...] = ("pocock", "obrien-fleming")
+Spending = Literal["pocock", "obrien-fleming", "kim-demets"]
+SPENDING_FUNCTIONS: tuple[Spending, ...] = ("pocock", "obrien-fleming", "kim-demets")
 
 # Points of the integration grid over the continuation region of one look.
 _GRID = 301
@@ -39,13 +39,16 @@ def spent(level: float, fraction: float, spending: Spending) -> float:
 
     Pocock-type, level x ln(1 + (e - 1) t), spends early (stops sooner on large changes);
     O'Brien-Fleming-type, 2 - 2 Phi(z(1 - level/2) / sqrt(t)), keeps almost all of it for
-    the last looks (narrower final interval, few early stops).
+    the last looks (narrower final interval, few early stops); Kim-DeMets' power family at
+    rho = 2, level x t^2, lies between them.
     """
     t = min(max(fraction, 0.0), 1.0)
     if t == 0:
         return 0.0
     if spending == "pocock":
         return level * math.log(1 + (math.e - 1) * t)
+    if spending == "kim-demets":
+        return level * t * t
     z = float(stats.norm.ppf(1 - level / 2))
     return float(2 - 2 * stats.norm.cdf(z / math.sqrt(t)))
 
@@ -131,3 +134,18 @@ def t_multiplier(
     z = z_boundaries(level, fractions, spending)[pairs - first_look]
     tail = float(stats.norm.sf(z))
     return float(stats.t.isf(tail, pairs - 1))
+
+
+@functools.lru_cache(maxsize=4096)
+def scheduled_t_multiplier(
+    level: float, pairs: int, looks: tuple[int, ...], spending: Spending, dof: float
+) -> float:
+    """The half-width multiplier of the repeated interval at the look of ``pairs`` pairs, when
+    the looks are at ``looks`` pairs (the last one the horizon) and the variance carries
+    ``dof`` degrees of freedom: the look's normal boundary as a Student t quantile at the
+    same tail probability."""
+    if pairs not in looks:
+        raise ValueError(f"a look at {pairs} pairs is not one of the looks {looks}")
+    fractions = tuple(n / looks[-1] for n in looks)
+    z = z_boundaries(level, fractions, spending)[looks.index(pairs)]
+    return float(stats.t.isf(float(stats.norm.sf(z)), dof))

@@ -18,6 +18,7 @@ import msgspec
 from pytest_specperf.measure.goodput import merge_goodput
 from pytest_specperf.results.acceptance import merge_histograms
 from pytest_specperf.results.schema import (
+    Bound,
     DepthRun,
     Interval,
     Percentiles,
@@ -137,6 +138,7 @@ def merge_samples(
     retractions = [s.retractions for s in samples if s.retractions is not None]
     cached = [s.cached_tokens for s in samples if s.cached_tokens is not None]
     loads_seen = [s.server_load for s in samples if s.server_load is not None]
+    gpus = [sample.gpu for sample in samples if sample.gpu is not None]
     return PointMetrics(
         concurrency=max(sample.concurrency for sample in samples),
         requests=sum(sample.requests for sample in samples),
@@ -170,6 +172,8 @@ def merge_samples(
         retractions=sum(retractions) if retractions else None,
         cached_tokens=sum(cached) if cached else None,
         server_load=_busiest_load(loads_seen),
+        gpu=min(gpus, key=lambda gpu: gpu.busy) if gpus else None,
+        bound=_merged_bound(samples),
     )
 
 
@@ -186,6 +190,14 @@ def _busiest_load(loads: Sequence[ServerLoad]) -> ServerLoad | None:
         retractions=sum(retracted) if retracted else None,
         polls=sum(load.polls for load in loads),
     )
+
+
+def _merged_bound(samples: Sequence[PointMetrics]) -> Bound | None:
+    """The samples' bound when they agree, mixed when they differ, None if one was not read."""
+    bounds = {sample.bound for sample in samples}
+    if None in bounds:
+        return None
+    return bounds.pop() if len(bounds) == 1 else "mixed"
 
 
 def split_by_boot(run: DepthRun, summarize: Summarize | None = None) -> list[DepthRun]:

@@ -14,14 +14,16 @@ import pytest
 
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.errors import SpecperfError
-from pytest_specperf.gate.ab import AbRun
+from pytest_specperf.gate.ab import AbRun, PairPrior
 from pytest_specperf.plugin.benchmark import add_gate_figures, record_point
 from pytest_specperf.plugin.configure import server_gpus, worker_slot
 from pytest_specperf.plugin.gate import SpecperfGate
 from pytest_specperf.plugin.session import SpecperfRun
 from pytest_specperf.plugin.terminal import live_progress
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RateSearch
+from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.run.ab.comparison import ab_head_point, run_and_record_ab
+from pytest_specperf.run.ab.pairs import PriorLookup
 from pytest_specperf.run.depth_session import DepthSession
 from pytest_specperf.run.sampling import ServerDied
 
@@ -85,7 +87,7 @@ def _ab_run(config: pytest.Config, session: DepthSession) -> AbRun | None:
         return None
     runs = _run(config).ab_runs
     if session.depth not in runs:
-        runs[session.depth] = run_and_record_ab(session)
+        runs[session.depth] = run_and_record_ab(session, _ab_prior(config, session))
     return runs[session.depth]
 
 
@@ -214,4 +216,46 @@ def specperf_gate(request: pytest.FixtureRequest, specperf_session: DepthSession
     _stop_if_failed(specperf_session, "not checked")
     ab = _ab_run(request.config, specperf_session)
     _stop_if_failed(specperf_session, "not checked")
-    return SpecperfGate(specperf_session, request.node.user_properties, ab=ab)
+    runner = None if ab is not None else _runner_spread(request.config, specperf_session)
+    return SpecperfGate(specperf_session, request.node.user_properties, ab=ab, runner=runner)
+
+
+# -- issue 38: the history's spread between runs, handed to the gate as plain data ----------
+def _runner_spread(
+    config: pytest.Config, session: DepthSession, hardware: str | None = None
+) -> RunnerSpread | None:
+    """--specperf-history: the spread between this runner's earlier comparable runs of the
+    depth (None: no store, or too few such runs in it)."""
+    run = _run(config)
+    recorder = run.history
+    if recorder is None:
+        return None
+    from pytest_specperf.history.spread import depth_spread  # only with a store
+
+    key = (session.depth, hardware or session.hardware)
+    if key not in run.runner_spreads:
+        s = session.settings
+        run.runner_spreads[key] = depth_spread(
+            recorder.store,
+            profile=s.profile.name,
+            hardware=key[1],
+            backend=s.backend,
+            depth=session.depth,
+            workload=s.workload.key(),
+            concurrencies=set(s.concurrency),
+            exclude_run=run.run_id,
+        )
+    return run.runner_spreads[key]
+
+
+def _ab_prior(config: pytest.Config, session: DepthSession) -> PriorLookup | None:
+    """--specperf-history in A/B mode: the runner's pair spread, once the first boot has named
+    the hardware."""
+    if _run(config).history is None:
+        return None
+
+    def lookup(hardware: str) -> PairPrior | None:
+        found = _runner_spread(config, session, hardware)
+        return PairPrior.from_runner(found) if found is not None else None
+
+    return lookup

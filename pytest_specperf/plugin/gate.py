@@ -39,6 +39,8 @@ from pytest_specperf.plugin.terminal import RECORDED_PROPERTY
 from pytest_specperf.results.formats import count, number
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
 from pytest_specperf.results.speculation_report import self_test_line
+from pytest_specperf.results.spread import RunnerSpread
+from pytest_specperf.results.testbed import differs_line
 from pytest_specperf.run import depth_checks
 from pytest_specperf.run.advice import (
     Recording,
@@ -60,6 +62,13 @@ ONE_SERVER = (
 
 class BaselineDriftWarning(UserWarning):
     """The server's SGLang version differs from the baseline's."""
+
+
+class TestbedDiffers(UserWarning):
+    """A verdict's run was measured on another machine than its baseline (a red verdict says
+    so in its first line instead)."""
+
+    __test__ = False  # not a test class, whatever pytest's naming rules say
 
 
 class BaselineImprovement(UserWarning):
@@ -126,14 +135,18 @@ class SpecperfGate(OpenLoopChecks):
         session: DepthSession,
         properties: list[tuple[str, object]] | None = None,
         ab: AbRun | None = None,
+        runner: RunnerSpread | None = None,
     ) -> None:
         """``properties``: where figures go (a test's ``user_properties``, as record_property);
-        ``ab``: in A/B mode, the depth's comparison (the gate is then an AbGate)."""
+        ``ab``: in A/B mode, the depth's comparison (the gate is then an AbGate);
+        ``runner``: the spread between this runner's earlier runs, from --specperf-history
+        (issue 38), None without one."""
         self.session = session
         self.settings = session.settings
         self.properties = properties if properties is not None else []
         self.figures = Figures(self.properties)
         self.ab = ab
+        self.runner = runner
 
     def _recording(self, what: str) -> bool:
         """True in a recording run, after noting what this test recorded."""
@@ -247,7 +260,7 @@ class SpecperfGate(OpenLoopChecks):
             return cached
         self.session.measure_all()
         points = [
-            gate.point_input(measured, baseline)
+            gate.point_input(measured, baseline, self.runner)
             for concurrency in self.settings.concurrency
             if (measured := self.session.points.get(concurrency)) is not None
         ]
@@ -295,6 +308,8 @@ class SpecperfGate(OpenLoopChecks):
         if unjudged:
             pytest.fail("\n".join(dict.fromkeys(unjudged)), pytrace=False)
         failures = gate.failure_lines(verdicts, point)
+        # The machine first: a red on another runner than the baseline's may be the runner.
+        testbed = self._testbed_differs()
         if failures:
             headlines = [gate.headline(v) for v in verdicts if v.outcome == "regression"]
             advice = gate.what_to_do(
@@ -302,9 +317,20 @@ class SpecperfGate(OpenLoopChecks):
                 self._hint(),
                 deliberate_slowdown(self.settings),
             )
-            pytest.fail("\n".join(["; ".join(headlines), *failures, advice]), pytrace=False)
+            lines = [*testbed, "; ".join(headlines), *failures, advice]
+            pytest.fail("\n".join(lines), pytrace=False)
+        for line in testbed:
+            warnings.warn(TestbedDiffers(line), stacklevel=3)
         for improved in (v for v in verdicts if v.outcome == "improvement"):
             warnings.warn(BaselineImprovement(improved.message), stacklevel=3)
+
+    def _testbed_differs(self) -> list[str]:
+        """``testbed differs from the baseline's: ...`` when it does (else nothing)."""
+        _, baseline, _ = load_baseline_safely(self.session)
+        if baseline is None:
+            return []
+        line = differs_line(self.session.run_snapshot().testbed, baseline.testbed)
+        return [line] if line else []
 
     def require_kv_capacity(self) -> None:
         summary = self.session.summary

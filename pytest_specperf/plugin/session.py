@@ -19,6 +19,7 @@ from pytest_specperf.gate.ab import AbRun
 from pytest_specperf.gate.coverage import throughput_test_depth
 from pytest_specperf.results.run_lock import OutDirLock
 from pytest_specperf.results.schema import RunResults
+from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.store import ResultsStore, git_commit, new_run_id, start_time
 from pytest_specperf.run.budget import RunEstimate
 from pytest_specperf.run.depth_session import DepthSession
@@ -76,6 +77,8 @@ class SpecperfRun:
         # --specperf-refine: sessions whose servers stay up until the boundaries are measured.
         self.refine_pending: list[DepthSession] = []
         self.ab_runs: dict[int, AbRun] = {}
+        # --specperf-history (issue 38): each (depth, hardware)'s spread between earlier runs.
+        self.runner_spreads: dict[tuple[int, str], RunnerSpread | None] = {}
         self.end = EndLines()
 
     @classmethod

@@ -18,6 +18,7 @@ from pytest_specperf.gate.floors import headline
 from pytest_specperf.measure.progress import LiveProgress, StatusLine
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import RunResults
+from pytest_specperf.results.verdict_report import floor_lines
 
 if TYPE_CHECKING:
     from pytest_specperf.plugin.session import SpecperfRun
@@ -131,6 +132,7 @@ def summary_lines(
             slo=results.slo,
             recommendation=results.recommendation,
         ),
+        *floor_lines(results.runs),  # issue 38: how wide, and from where
         *end.refine,
         *(line for _, ab in sorted(run.ab_runs.items()) for line in ab.summary_lines()),
         f"\nresults: {out_dir / 'results.json'}  report: {out_dir / 'report.md'}"

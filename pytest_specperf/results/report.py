@@ -32,6 +32,8 @@ from pytest_specperf.results.recommendation_report import (
 from pytest_specperf.results.schema import (
     CPU_BOUND_MEANING,
     CPU_BOUND_SHARE,
+    GPU_BOUND_CPU_SHARE,
+    GPU_BUSY_SHARE,
     AbComparison,
     DepthRun,
     Interval,
@@ -130,6 +132,39 @@ def server_cpu_line(points: Sequence[PointMetrics]) -> str | None:
     return text
 
 
+def gpu_line(points: Sequence[PointMetrics]) -> str | None:
+    """``GPU (NVML every 0.2 s): SM clock 1,980 MHz, 650 W; bound: GPU busy >= 90% ...``"""
+    read = [p.gpu for p in points if p.gpu is not None]
+    if not read and not any(p.bound for p in points):
+        return None
+    parts = []
+    if read:
+        clocks = [g.sm_clock_mhz for g in read if g.sm_clock_mhz is not None]
+        power = [g.power_w for g in read if g.power_w is not None]
+        figures = []
+        if clocks:
+            figures.append(f"SM clock {_span(clocks, '{:,.0f}')} MHz")
+        if power:
+            figures.append(f"{_span(power, '{:,.0f}')} W")
+        parts.append(
+            f"GPU busy: NVML's utilization read every {read[0].interval_s:g} s during each "
+            f"sample" + (f" ({', '.join(figures)})" if figures else "")
+        )
+    parts.append(
+        f"bound: gpu-bound where the GPU was busy {GPU_BUSY_SHARE:.0%} or more and the "
+        f"server's busiest process under {GPU_BOUND_CPU_SHARE:.0%} of a core, cpu-bound where "
+        f"that process held {CPU_BOUND_SHARE:.0%} or more, else mixed"
+    )
+    return "; ".join(parts)
+
+
+def _span(values: Sequence[float], form: str) -> str:
+    low, high = min(values), max(values)
+    if round(low) == round(high):
+        return form.format(low)
+    return f"{form.format(low)}-{form.format(high)}"
+
+
 def depth_table(run: DepthRun) -> Table:
     """The depth's seed table (medians with intervals when repeated), the notes its rows
     need, and each boot's warm-up."""
@@ -146,6 +181,9 @@ def depth_table(run: DepthRun) -> Table:
     cpu = server_cpu_line(points)
     if cpu:
         notes.append(cpu)
+    gpu = gpu_line(points)
+    if gpu:
+        notes.append(gpu)
     notes += [warmup_line(w) for w in run.warmups]
     return Table(
         f"steps={run.depth}",
@@ -411,7 +449,27 @@ def point_table(run: DepthRun) -> tuple[list[str], list[list[str]]]:
         if repeated
         else list(MD_SEED_HEADER)
     )
-    return header, [_md_point_row(p, repeated) for p in points]
+    rows = [_md_point_row(p, repeated) for p in points]
+    if any(p.gpu is not None or p.bound is not None for p in points):
+        header += list(BOUND_HEADER)
+        rows = [[*row, *_bound_cells(p)] for row, p in zip(rows, points, strict=True)]
+    return header, rows
+
+
+# Shown where a point's GPUs were read (a real server on this machine) or its bound is known.
+BOUND_HEADER = ("GPU busy", "Server CPU", "Bound")
+
+
+def _bound_cells(point: PointMetrics) -> list[str]:
+    """``93% (50-99%)``, the scheduler's share of a core, ``gpu-bound`` (``-``: not read)."""
+    gpu = point.gpu
+    busy = (
+        "-"
+        if gpu is None
+        else f"{gpu.busy:.0%} ({gpu.busy_low * 100:.0f}-{gpu.busy_high * 100:.0f}%)"
+    )
+    cpu = "-" if point.server_cpu is None else f"{point.server_cpu.share:.0%}"
+    return [busy, cpu, point.bound or "-"]
 
 
 def _level_text(level: float | None) -> str:

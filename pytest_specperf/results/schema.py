@@ -158,6 +158,42 @@ class ServerCpu(msgspec.Struct, frozen=True, kw_only=True):
         return self.share >= CPU_BOUND_SHARE
 
 
+# A point's bottleneck (``point_bound``): the GPU busy at this share or more while the
+# server's busiest process held under GPU_BOUND_CPU_SHARE of a core is GPU-bound; the server's
+# busiest process at CPU_BOUND_SHARE of a core or more is CPU-bound (whatever the GPU did: its
+# throughput then follows that core); anything else measured is mixed.
+GPU_BUSY_SHARE = 0.9
+GPU_BOUND_CPU_SHARE = 0.8
+Bound = Literal["gpu-bound", "cpu-bound", "mixed"]
+
+
+class GpuUse(msgspec.Struct, frozen=True, kw_only=True):
+    """The server's GPUs while a sample ran (server/gpu_use.py): NVML read on a thread every
+    ``interval_s``. ``busy`` is the mean of NVML's utilization rate (the share of its last
+    sampling period, 1/6 s to 1 s by product, in which a kernel ran) over the readings and
+    the GPUs; the SM clock and the board power are the means of theirs (None: not read)."""
+
+    busy: float
+    busy_low: float
+    busy_high: float
+    readings: int
+    interval_s: float
+    gpus: int = 1
+    sm_clock_mhz: float | None = None
+    power_w: float | None = None
+
+
+def point_bound(cpu: ServerCpu | None, gpu: GpuUse | None) -> Bound | None:
+    """What bounded a sample (the rule above); None where neither side says."""
+    if cpu is not None and cpu.share >= CPU_BOUND_SHARE:
+        return "cpu-bound"
+    if cpu is None or gpu is None:
+        return None
+    if gpu.busy >= GPU_BUSY_SHARE and cpu.share < GPU_BOUND_CPU_SHARE:
+        return "gpu-bound"
+    return "mixed"
+
+
 class PointMetrics(msgspec.Struct, kw_only=True):
     """The figures of one (depth, concurrency) point; definitions in metrics.py.
 
@@ -220,6 +256,12 @@ class PointMetrics(msgspec.Struct, kw_only=True):
     # The server's own count of its running and queued requests during the point.
     server_load: ServerLoad | None = None
 
+    # The server's GPUs during the sample (None: not read: no NVML, or not a local server);
+    # with repeats, the least busy of the samples'.
+    gpu: GpuUse | None = None
+    # point_bound of the sample; with repeats, the samples' when they agree, else mixed.
+    bound: Bound | None = None
+
     @property
     def key(self) -> str:
         """The point's name in baselines, verdicts and history: ``C=4`` or its load."""
@@ -270,6 +312,12 @@ class ServerSummary(msgspec.Struct, kw_only=True):
     boot_s: float | None = None
     # The GPUs the suite gave this server (its CUDA_VISIBLE_DEVICES); None: not assigned.
     gpus: list[str] | None = None
+    # --specperf-server-cpu of this boot (None: a server this run did not start, or a file
+    # older than the option); with pin-fastest, each free vCPU's single-thread speed timed
+    # before the boot (M iterations/s, server/cpu_use.py) and the vCPU the scheduler got.
+    cpu_placement: str | None = None
+    free_core_speeds: dict[int, float] | None = None
+    pinned_core: int | None = None
 
 
 VerdictOutcome = Literal["regression", "improvement", "pass", "unjudged", "no-baseline", "recorded"]
@@ -389,6 +437,30 @@ class RateSearch(msgspec.Struct, kw_only=True):
     stopped_by: str = ""
 
 
+class Testbed(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The machine a run (or a baseline) was measured on (server/testbed.py collects it,
+    results/testbed.py fills in the measured figures and compares two). Every field is None
+    where it could not be read: on the simulator, or without NVML, the GPU fields stay empty.
+    """
+
+    cpu_model: str | None = None
+    # The single-thread speed of the vCPUs the server's busiest process ran on, M loop
+    # iterations/s (server/cpu_use.py core_speed): the median over the samples that timed one
+    # (CPU-bound ones), else the vCPU --specperf-server-cpu=pin-fastest chose.
+    core_speed: float | None = None
+    gpu_name: str | None = None
+    gpus: int | None = None
+    # Means over the samples' GPU readings (GpuUse): MHz and W.
+    sm_clock_mhz: float | None = None
+    power_w: float | None = None
+    driver: str | None = None
+    # The CUDA version the driver supports (NVML), e.g. "13.0".
+    cuda: str | None = None
+    # The server's own interpreter's packages (torch's local version names its CUDA build).
+    torch: str | None = None
+    sglang: str | None = None
+
+
 class DepthRun(msgspec.Struct, kw_only=True):
     """One server (one speculation depth) and the points measured on it."""
 
@@ -415,6 +487,9 @@ class DepthRun(msgspec.Struct, kw_only=True):
     rate_points: list[PointMetrics] = []
     # With --specperf-request-rate and --specperf-slo: the highest rate that met the SLOs.
     rate_search: RateSearch | None = None
+
+    # The machine it ran on (None: a run older than the fingerprint, or not collected).
+    testbed: Testbed | None = None
 
     def rate_point(self, load: str) -> PointMetrics | None:
         for item in self.rate_points:

@@ -186,6 +186,18 @@ def _red_run(
     return [head, "\n".join(lines)]
 
 
+def floor_lines(runs: Sequence[DepthRun]) -> list[str]:
+    """Each depth's pooled floor and where its width comes from (the calibration, or the
+    runner's history with --specperf-history): shown in the terminal and in report.md."""
+    return [
+        f"gate floor: steps={v.depth}: {v.floor - 1:+.1%} vs baseline ({v.outcome}, "
+        f"{v.measured - 1:+.1%}); width: {v.noise_source}"
+        for run in runs
+        for v in run.verdicts
+        if v.concurrency is None and v.floor is not None and v.measured is not None
+    ]
+
+
 def verdict_markdown(
     runs: Sequence[DepthRun],
     *,
@@ -207,6 +219,9 @@ def verdict_markdown(
             return "## Verdict\n\nA/B mode: the verdict is the comparison of base and head, above"
         return "## Verdict\n\nno verdicts recorded"
     blocks = ["## Verdict", *red, _verdict_summary(verdicts)]
+    floors = floor_lines(runs)
+    if floors:
+        blocks.append("\n".join(f"- {line}" for line in floors))
     for outcome in dict.fromkeys((*VERDICT_ORDER, *(v.outcome for v in verdicts))):
         group = [v for v in verdicts if v.outcome == outcome]
         if not group:

@@ -28,7 +28,9 @@ from pytest_specperf.run.sampling import (
     settle_after,
     settle_after_warmup,
 )
-from pytest_specperf.server.gpus import gpu_env
+from pytest_specperf.server import cpu_use
+from pytest_specperf.server.gpu_use import ServerGpus
+from pytest_specperf.server.gpus import gpu_env, visible_gpus
 from pytest_specperf.server.hardware import hardware_key
 from pytest_specperf.server.launch import LaunchCommand, build_launch, require_server_module
 from pytest_specperf.server.model_factory import build_model
@@ -39,6 +41,7 @@ from pytest_specperf.server.process import (
     launch,
     summarize_server_info,
 )
+from pytest_specperf.server.testbed import collect as collect_testbed
 
 
 class SamplingPlan:
@@ -110,6 +113,8 @@ class DepthSession:
             sim_speedup=s.sim_speedup if s.backend == "sim" else None,
         )
         command.env.update(gpu_env(self.gpus))
+        if s.server_cpu == "sglang-affinity":
+            command.env.update(cpu_use.SGLANG_AFFINITY_ENV)
         return command
 
     @property
@@ -137,6 +142,8 @@ class DepthSession:
                 if s.profile.model_factory:
                     self.model_path = str(build_model(s.profile.model_factory))
                 timeout = s.profile.launch_timeout_s or s.launch_timeout_s
+                if s.server_cpu == "pin-fastest":
+                    self.sampler.time_free_cores(self.worker)
                 self.server = launch(
                     self.launch_command,
                     host="127.0.0.1",
@@ -144,6 +151,7 @@ class DepthSession:
                     launch_timeout_s=timeout,
                     api_key=s.api_key,
                     started=self._server_started,
+                    silence_timeout_s=s.boot_silence_timeout_s,
                 )
                 self.base_url = self.server.url
             assert self.base_url is not None
@@ -167,6 +175,25 @@ class DepthSession:
             summary.launch_command = self.server.command.display()
             summary.boot_s = self.server.boot_s
             summary.gpus = list(self.gpus) if self.gpus is not None else None
+            summary.cpu_placement = s.server_cpu
+            summary.free_core_speeds = dict(self.sampler.free_core_speeds) or None
+            rotation = self.sampler.rotation
+            if rotation is not None and s.server_cpu == "pin-fastest":
+                summary.pinned_core = rotation.cores[0]
+        if self.server is not None and s.backend == "sglang":
+            self.sampler.server_gpus = ServerGpus.open(
+                self.gpus if self.gpus is not None else visible_gpus(), summary.tp_size
+            )
+        if self.server is not None:
+            testbed = collect_testbed(
+                gpus=self.sampler.server_gpus,
+                python=s.python,
+                sglang_reported=summary.version,
+                real_server=s.backend == "sglang",
+            )
+            if summary.pinned_core is not None:
+                testbed.core_speed = self.sampler.free_core_speeds.get(summary.pinned_core)
+            self.record.testbed = testbed
         self.summary = summary
         self.hardware = hardware_key(info, override=s.hardware, tp_size=summary.tp_size)
         self.record.server(self.summary, self.hardware)

@@ -9,9 +9,17 @@ from __future__ import annotations
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.gate.recommend import recommend
 from pytest_specperf.results.acceptance import merge_histograms, position_accept_rates
-from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults, ServerSummary, Warmup
+from pytest_specperf.results.schema import (
+    DepthRun,
+    PointMetrics,
+    RunResults,
+    ServerSummary,
+    Testbed,
+    Warmup,
+)
 from pytest_specperf.results.speedup import speedups
 from pytest_specperf.results.store import ResultsStore
+from pytest_specperf.results.testbed import measured as measured_testbed
 
 
 class RunRecord:
@@ -21,6 +29,9 @@ class RunRecord:
         self.settings = settings
         self.depth = depth
         self.store = store
+        # The machine the depth's server runs on (server/testbed.py); None: a server given
+        # by URL. Its measured figures are recomputed from the points at each write.
+        self.testbed: Testbed | None = None
 
     def new_run(self, hardware: str) -> DepthRun:
         s = self.settings
@@ -54,6 +65,8 @@ class RunRecord:
             run = self.run_in(results, hardware)
             run.server = summary
             run.hardware = hardware
+            if self.testbed is not None:
+                run.testbed = measured_testbed(self.testbed, run.points)
             results.slo = self.settings.slo
 
         self.store.update(change)
@@ -64,6 +77,8 @@ class RunRecord:
         def change(results: RunResults) -> None:
             run = self.run_in(results, hardware)
             put_point(run, point)
+            if self.testbed is not None:
+                run.testbed = measured_testbed(self.testbed, run.points)
             run.accept_histogram = merge_histograms(p.accept_histogram for p in run.points)
             run.position_accept_rate = position_accept_rates(
                 run.accept_histogram, self.depth or None

@@ -6,6 +6,7 @@ closed loop of measure/point.py, the server's busiest process and its vCPU aroun
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,8 +18,9 @@ from pytest_specperf.measure import loop as event_loop
 from pytest_specperf.measure.point import measure_point
 from pytest_specperf.measure.warmup import warm_up
 from pytest_specperf.results.acceptance import position_accept_rates
-from pytest_specperf.results.schema import PointMetrics, RequestRecord, Warmup
+from pytest_specperf.results.schema import PointMetrics, RequestRecord, Warmup, point_bound
 from pytest_specperf.server import cpu_use
+from pytest_specperf.server.gpu_use import ServerGpus
 from pytest_specperf.server.process import ServerProcess
 
 # How long a point whose connections broke waits for the server process to be seen gone.
@@ -96,10 +98,24 @@ class Sampler:
         # reading (a sample's or the warm-up's: which process to pin next).
         self.rotation: cpu_use.CoreRotation | None = None
         self.last_cpu: tuple[cpu_use.CpuSnapshot, cpu_use.CpuSnapshot] | None = None
+        # --specperf-server-cpu=pin-fastest: the free vCPUs' speeds timed before this boot.
+        self.free_core_speeds: dict[int, float] = {}
+        # The launched server's GPUs through NVML (server/gpu_use.py), opened each boot;
+        # None: not a real server this run launched, or no NVML.
+        self.server_gpus: ServerGpus | None = None
 
     def new_boot(self) -> None:
         """A fresh server: the rotation starts again on its vCPUs."""
-        self.rotation = self.last_cpu = None
+        self.rotation = self.last_cpu = self.server_gpus = None
+
+    def time_free_cores(self, worker: tuple[int, int]) -> None:
+        """pin-fastest: this worker's vCPUs timed while nothing of the server runs yet, the
+        fastest kept as the one vCPU of this boot's rotation."""
+        cores = cpu_use.CoreRotation.for_worker(cpu_use.allowed_cores(os.getpid()), *worker).cores
+        self.free_core_speeds = cpu_use.time_cores(cores)
+        fastest = cpu_use.fastest_core(self.free_core_speeds)
+        # None timed: an empty rotation, so that nothing is pinned (not a rotation over all).
+        self.rotation = cpu_use.CoreRotation([fastest] if fastest is not None else [])
 
     def needs_warm_up(self, boot: int) -> bool:
         return self.warmed_boot != boot and self.settings.warmup.enabled
@@ -111,7 +127,7 @@ class Sampler:
         self.warmed_boot = target.boot
         # With --specperf-rotate-server-cpu: which process works hardest under the warm-up's
         # load names the one to pin for the boot's first sample.
-        server = target.server if s.rotate_server_cpu else None
+        server = target.server if s.pins_server_process else None
         server_pid = server.pid if server is not None else None
         cpu_before = cpu_use.snapshot(server_pid) if server_pid is not None else None
         warmup = event_loop.run(
@@ -157,8 +173,9 @@ class Sampler:
 
         server_pid = target.server.pid if target.server is not None else None
         cpu_before = cpu_use.snapshot(server_pid) if server_pid is not None else None
-        if s.rotate_server_cpu and server_pid is not None and cpu_before is not None:
+        if s.pins_server_process and server_pid is not None and cpu_before is not None:
             self._pin_next_core(server_pid, cpu_before, target.worker)
+        gpu_reader = self.server_gpus.sampler().start() if self.server_gpus is not None else None
         try:
             sample = event_loop.run(
                 measure_point(
@@ -175,6 +192,7 @@ class Sampler:
                 )
             )
         finally:
+            gpu_use = gpu_reader.stop() if gpu_reader is not None else None
             if observer is not None:
                 observer.point_finished()
         cpu_after = cpu_use.snapshot(server_pid) if server_pid is not None else None
@@ -182,6 +200,8 @@ class Sampler:
             self.last_cpu = (cpu_before, cpu_after)
             found = cpu_use.busiest(cpu_before, cpu_after)
             sample.server_cpu = cpu_use.with_core_speed(found) if found is not None else None
+        sample.gpu = gpu_use
+        sample.bound = point_bound(sample.server_cpu, gpu_use)
         sample.boot = target.boot
         sample.refined = refined
         # Every draft position of this depth, accepted or not (a short histogram stops early).

@@ -23,13 +23,36 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 import psutil
 
 from pytest_specperf.results.schema import ServerCpu
+
+# --specperf-server-cpu: where the server's busiest process (SGLang's scheduler) runs.
+#   none: where the OS puts it.
+#   rotate: before each sample, pinned to the next of the boot's vCPUs (CoreRotation).
+#   pin-fastest: the free vCPUs timed before each boot (fastest_core), the process pinned to
+#     the fastest before each sample.
+#   sglang-affinity: SGLang's own SGLANG_SET_CPU_AFFINITY=1 (see SGLANG_AFFINITY_ENV).
+ServerCpuPlacement = Literal["none", "rotate", "pin-fastest", "sglang-affinity"]
+SERVER_CPU_PLACEMENTS: tuple[ServerCpuPlacement, ...] = (
+    "none",
+    "rotate",
+    "pin-fastest",
+    "sglang-affinity",
+)
+# SGLang's switch, read by each scheduler process as it starts (0.5.12 and 0.5.23 alike:
+# managers/scheduler.py configure_scheduler_process -> utils/common.py set_gpu_proc_affinity):
+# psutil binds that process to physical cores [gpu_id * n, (gpu_id + 1) * n), n = the physical
+# cores // the tensor-parallel ranks on the node, plus their hyper-thread siblings (+ the
+# physical count) when the logical count differs. Only the schedulers, not the HTTP server or
+# the detokenizer; and with one GPU on the node n is every core: a no-op for placement there.
+SGLANG_AFFINITY_ENV = {"SGLANG_SET_CPU_AFFINITY": "1"}
 
 # Long enough for a steady count, short enough to add little to a sample of seconds.
 CORE_PROBE_SECONDS = 0.1
@@ -135,6 +158,25 @@ def with_core_speed(cpu: ServerCpu) -> ServerCpu:
     if not cpu.cpu_bound or cpu.core is None:
         return cpu
     return msgspec.structs.replace(cpu, core_speed=core_speed(cpu.core))
+
+
+def time_cores(
+    cores: Sequence[int], probe: Callable[[int], float | None] = core_speed
+) -> dict[int, float]:
+    """Each vCPU's single-thread speed now (M iterations/s), those that could be timed."""
+    speeds = {}
+    for core in cores:
+        speed = probe(core)
+        if speed is not None:
+            speeds[core] = speed
+    return speeds
+
+
+def fastest_core(speeds: dict[int, float]) -> int | None:
+    """The vCPU that ran the loop fastest (the lowest-numbered of equals); None: none timed."""
+    if not speeds:
+        return None
+    return min(speeds, key=lambda core: (-speeds[core], core))
 
 
 @dataclass

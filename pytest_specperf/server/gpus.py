@@ -159,6 +159,15 @@ def gpu_slice(present: PresentGpus, worker_id: str | None, per_server: int) -> t
     return chosen
 
 
+def visible_gpus(environ: Mapping[str, str] | None = None) -> tuple[str, ...] | None:
+    """The GPU ids ``$CUDA_VISIBLE_DEVICES`` gives a server started from here (None: unset,
+    every GPU)."""
+    environ = os.environ if environ is None else environ
+    if CUDA_VISIBLE_DEVICES not in environ:
+        return None
+    return tuple(part.strip() for part in environ[CUDA_VISIBLE_DEVICES].split(",") if part.strip())
+
+
 def gpu_env(gpus: Sequence[str] | None) -> dict[str, str]:
     """The environment that pins a server to its GPUs (nothing when none were assigned)."""
     return {} if gpus is None else {CUDA_VISIBLE_DEVICES: ",".join(gpus)}

@@ -35,11 +35,23 @@ from pytest_specperf.errors import (
     ServerUnreachableError,
 )
 from pytest_specperf.results.schema import ServerSummary
+from pytest_specperf.server.gpu_use import describe_gpus
+from pytest_specperf.server.gpus import visible_gpus
 from pytest_specperf.server.info import first_internal_state, read_server_info
 from pytest_specperf.server.launch import LaunchCommand
-from pytest_specperf.server.watchdog import SECRETS_ENV, redact, save_redacted_log
+from pytest_specperf.server.watchdog import (
+    SECRETS_ENV,
+    LogSilence,
+    describe_tree,
+    redact,
+    save_redacted_log,
+)
 
 DEFAULT_LAUNCH_TIMEOUT_S = 600.0  # SGLang's own popen_launch_server default
+# A booting server whose log has not grown for this long has stopped: SGLang logs each
+# milestone, and CUDA graph capture draws a progress bar as it goes (the slowest capture seen:
+# 112 s for the seed-class model's first boot on an H200, all of it drawing the bar).
+DEFAULT_BOOT_SILENCE_TIMEOUT_S = 300.0
 STOP_GRACE_S = 20.0
 SERVER_TAG_ENV = "SPECPERF_SERVER_TAG"
 LOG_TAIL_LINES = 40
@@ -199,6 +211,7 @@ class ServerProcess:
         launch_timeout_s: float = DEFAULT_LAUNCH_TIMEOUT_S,
         api_key: str | None = None,
         stop_grace_s: float = STOP_GRACE_S,
+        silence_timeout_s: float = 0.0,
     ) -> None:
         self.command = command
         self.host = host
@@ -208,6 +221,8 @@ class ServerProcess:
         self.launch_timeout_s = launch_timeout_s
         self.api_key = api_key
         self.stop_grace_s = stop_grace_s
+        # A boot whose log stays silent this long fails (0: only the launch timeout counts).
+        self.silence_timeout_s = silence_timeout_s
         self.process: subprocess.Popen[bytes] | None = None
         self.watchdog: subprocess.Popen[bytes] | None = None
         self.boot_s: float | None = None
@@ -307,6 +322,7 @@ class ServerProcess:
         assert self.process is not None, "start() first"
         started = time.monotonic()
         deadline = started + self.launch_timeout_s
+        silence = LogSilence(self._live_log, now=started)
         with httpx.Client(
             base_url=self.url, timeout=5.0, headers=_auth_headers(self.api_key), trust_env=False
         ) as client:
@@ -328,6 +344,9 @@ class ServerProcess:
                         if client.get("/health_generate").status_code == httpx.codes.OK:
                             self.boot_s = time.monotonic() - started
                             return self.boot_s
+                silent_s = silence.silent_for()
+                if self.silence_timeout_s and silent_s >= self.silence_timeout_s:
+                    raise ServerStartError(self._silent_boot_message(silent_s, started))
                 if time.monotonic() >= deadline:
                     raise ServerStartError(
                         f"server did not become healthy within {self.launch_timeout_s:g} s "
@@ -335,6 +354,20 @@ class ServerProcess:
                         f"(log: {self.log_path})\n--- server log tail ---\n{self.log_tail()}"
                     )
                 time.sleep(poll_s)
+
+    def _silent_boot_message(self, silent_s: float, started: float) -> str:
+        assert self.process is not None
+        alive = "still runs" if self.process.poll() is None else "has exited"
+        gpus = describe_gpus(visible_gpus({**os.environ, **self.command.env}))
+        return (
+            f"server stopped without a word during launch: its log has not grown for "
+            f"{silent_s:.0f} s ({time.monotonic() - started:.0f} s after launch; the limit is "
+            f"--specperf-boot-silence-timeout={self.silence_timeout_s:g}) and /health_generate "
+            f"never answered; the server process {alive} (log: {self.log_path})\n"
+            f"--- what its processes are doing ---\n{describe_tree(self.process.pid)}\n"
+            + (f"--- its GPUs ---\n{gpus}\n" if gpus else "")
+            + f"--- server log tail ---\n{self.log_tail()}"
+        )
 
     def stop(self) -> None:
         """Stop the whole process tree, wait for the port, and save the redacted log.
@@ -440,6 +473,7 @@ def launch(
     attempts: int = 3,
     pick_port: Callable[[str], int] = free_port,
     started: Callable[[ServerProcess], None] | None = None,
+    silence_timeout_s: float = 0.0,
 ) -> ServerProcess:
     """Start a server on a free port, retrying on another port if that one was taken.
 
@@ -457,6 +491,7 @@ def launch(
             log_path=log_path,
             launch_timeout_s=launch_timeout_s,
             api_key=api_key,
+            silence_timeout_s=silence_timeout_s,
         )
         with interrupts.deferred():
             server.start()

@@ -85,6 +85,84 @@ def kill_group(pgid: int, grace_s: float, escaped: Sequence[psutil.Process] = ()
             proc.kill()
 
 
+class LogSilence:
+    """How long a live log has gone without growing. Bytes, not lines: a progress bar
+    (SGLang's CUDA graph capture draws one with carriage returns) is a sign of life too."""
+
+    def __init__(self, log: Path, now: float | None = None) -> None:
+        self.log = log
+        self._size = self._current_size()
+        self._since = time.monotonic() if now is None else now
+
+    def _current_size(self) -> int:
+        try:
+            return self.log.stat().st_size
+        except OSError:
+            return 0
+
+    def silent_for(self, now: float | None = None) -> float:
+        """Seconds since the log last grew (measured from the first call or creation)."""
+        now = time.monotonic() if now is None else now
+        size = self._current_size()
+        if size != self._size:
+            self._size, self._since = size, now
+        return now - self._since
+
+
+def _wait_channel(pid: int) -> str | None:
+    """The kernel function a sleeping process waits in (Linux /proc; None elsewhere or 0)."""
+    try:
+        text = Path(f"/proc/{pid}/wchan").read_text().strip()
+    except OSError:
+        return None
+    return text if text and text != "0" else None
+
+
+def describe_tree(root_pid: int, window_s: float = 1.0) -> str:
+    """What each process of a server's tree is doing now: its state, its CPU use over
+    ``window_s`` (share of one core), its resident memory and, asleep, the kernel call it waits
+    in; e.g. ``sglang::scheduler pid 812: sleeping, 0% CPU, 5.1 GB RSS, waits in futex_wait``.
+    """
+    try:
+        root = psutil.Process(root_pid)
+        tree = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return f"pid {root_pid}: gone"
+    before: dict[int, float] = {}
+    for proc in tree:
+        with contextlib.suppress(psutil.Error):
+            times = proc.cpu_times()
+            before[proc.pid] = times.user + times.system
+    time.sleep(window_s)
+    lines = []
+    for proc in tree:
+        try:
+            with proc.oneshot():
+                name = _process_name(proc)
+                status = proc.status()
+                times = proc.cpu_times()
+                rss = proc.memory_info().rss
+        except psutil.Error:
+            lines.append(f"pid {proc.pid}: gone")
+            continue
+        share = times.user + times.system - before.get(proc.pid, times.user + times.system)
+        parts = [f"{status}", f"{share / window_s:.0%} CPU", f"{rss / 1e9:.1f} GB RSS"]
+        channel = _wait_channel(proc.pid) if status != psutil.STATUS_RUNNING else None
+        if channel:
+            parts.append(f"waits in {channel}")
+        lines.append(f"{name} pid {proc.pid}: {', '.join(parts)}")
+    return "\n".join(lines)
+
+
+def _process_name(proc: psutil.Process) -> str:
+    """SGLang's own titles (``sglang::scheduler``) are argv[0]; others their executable."""
+    with contextlib.suppress(psutil.Error, IndexError):
+        first = proc.cmdline()[0]
+        if first:
+            return Path(first).name
+    return proc.name()
+
+
 def _parent_gone(parent: psutil.Process, started: float) -> bool:
     try:
         return parent.create_time() != started or parent.status() == psutil.STATUS_ZOMBIE

@@ -149,3 +149,21 @@ def test_sglang_reads_the_simulated_accept_length_the_profiles_set(
     assert environ.envs.SGLANG_SIMULATE_ACC_LEN.get() < 0  # off unless set
     monkeypatch.setenv(SIMULATE_ACCEPT_LENGTH_ENV, "3.19")
     assert environ.envs.SGLANG_SIMULATE_ACC_LEN.get() == pytest.approx(3.19)
+
+
+def test_sglang_reads_the_cpu_affinity_switch_the_suite_sets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """--specperf-server-cpu=sglang-affinity: SGLang's scheduler reads this variable as a
+    bool (managers/scheduler.py configure_scheduler_process) and then calls
+    set_gpu_proc_affinity (utils/common.py), which both still define."""
+    from pytest_specperf.server.cpu_use import SGLANG_AFFINITY_ENV
+
+    environ = contract._import("sglang.srt.environ")
+    ((name, value),) = SGLANG_AFFINITY_ENV.items()
+    monkeypatch.delenv(name, raising=False)
+    assert environ.envs.SGLANG_SET_CPU_AFFINITY.get() is False
+    monkeypatch.setenv(name, value)
+    assert environ.envs.SGLANG_SET_CPU_AFFINITY.get() is True
+    common = contract._import("sglang.srt.utils.common")
+    assert callable(common.set_gpu_proc_affinity)

@@ -71,6 +71,38 @@ def test_recorded_baselines_pass_and_slowdown_fails_the_floors(
     slow.stdout.fnmatch_lines(["*steps=3 C=*: agg tok/s * < floor*why: agg -*: acceptance *"])
 
 
+def test_a_red_verdict_on_another_machine_says_so_first(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """The baseline carries its machine's fingerprint; a run on another CPU model (here: the
+    file says so) gets the difference as the first line of its failure. The simulator
+    fills no GPU field."""
+    record = pytester.runpytest_subprocess(
+        "perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-update-baselines"
+    )
+    assert record.ret == 0
+    path = suite_dir / "baselines/qwen3.5-122b-a10b-fp8-tp4-mtp/sim-x10/steps-3.json"
+    baseline = json.loads(path.read_text())
+    testbed = baseline["testbed"]
+    assert testbed["cpu_model"] and not {"gpu_name", "driver", "cuda", "torch"} & set(testbed)
+    testbed["cpu_model"] = "AMD EPYC 9654 96-Core Processor"
+    path.write_text(json.dumps(baseline))
+
+    slow = pytester.runpytest_subprocess(
+        "perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-server-arg=--sim-slowdown=0.2"
+    )
+    slow.stdout.fnmatch_lines(
+        [
+            "*_ test_throughput_floor[[]steps3-c1[]] _*",
+            "testbed differs from the baseline's: CPU * vs AMD EPYC 9654 96-Core Processor",
+            "steps=3 C=1 agg * < floor *",
+        ],
+        consecutive=True,
+    )
+    run = suite_results(suite_dir)["runs"][0]
+    assert run["testbed"]["cpu_model"] != testbed["cpu_model"]
+
+
 def test_three_depths_boot_once_each_and_show_the_trade_off(
     pytester: pytest.Pytester, suite_dir: Path
 ) -> None:
@@ -138,6 +170,35 @@ def test_rotation_puts_each_sample_of_a_cpu_bound_server_on_the_next_vcpu(
     order = [cores[turn % len(cores)] for turn in range(6)]
     assert [s["server_cpu"]["core"] for s in points[1]["samples"]] == order[0::2]
     assert [s["server_cpu"]["core"] for s in points[4]["samples"]] == order[1::2]
+
+
+def test_pin_fastest_times_the_free_vcpus_and_keeps_the_server_on_the_fastest(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """--specperf-server-cpu=pin-fastest: every vCPU this run may use is timed before the boot,
+    and every sample of the server ran on the fastest of them. The simulator has no GPU:
+    its GPU fields stay empty."""
+    pytester.runpytest_subprocess(
+        "perf_tests",
+        "--spec-steps=3",
+        "--specperf-server-arg=--sim-cpu-bound",
+        "--specperf-server-cpu=pin-fastest",
+        "--specperf-repeats=2",
+        *FAST_ARGS,
+    )
+    run = suite_results(suite_dir)["runs"][0]
+    server = run["server"]
+    speeds = {int(core): speed for core, speed in server["free_core_speeds"].items()}
+    assert set(speeds) == set(os.sched_getaffinity(0))
+    assert server["cpu_placement"] == "pin-fastest"
+    assert speeds[server["pinned_core"]] == max(speeds.values())
+    samples = [s for p in run["points"] for s in p["samples"]]
+    assert {s["server_cpu"]["core"] for s in samples} == {server["pinned_core"]}
+    assert all(s.get("gpu") is None for s in samples)
+    # Without GPU figures only a scheduler flat out is called anything (CPU-bound).
+    for sample in samples:
+        cpu_bound = sample["server_cpu"]["share"] >= 0.9
+        assert sample.get("bound") == ("cpu-bound" if cpu_bound else None)
 
 
 def test_url_mode_measures_an_existing_server_without_booting(

@@ -7,7 +7,7 @@ from functools import partial
 from pytest_specperf.gate.ab import AbRun
 from pytest_specperf.results.schema import PointMetrics, RunResults
 from pytest_specperf.run.ab.boots import measure_pair
-from pytest_specperf.run.ab.pairs import run_ab
+from pytest_specperf.run.ab.pairs import PriorLookup, run_ab
 from pytest_specperf.run.depth_session import DepthSession
 
 
@@ -16,11 +16,12 @@ def ab_head_point(ab: AbRun, concurrency: int) -> PointMetrics | None:
     return ab.head_run.point(concurrency) if ab.head_run is not None else None
 
 
-def run_and_record_ab(session: DepthSession) -> AbRun:
+def run_and_record_ab(session: DepthSession, prior: PriorLookup | None = None) -> AbRun:
     """The depth's comparison, recorded into this run's results.json after every pair; the
     latest head boot's run becomes the depth's run (so the report and plots show head), and
     the comparison's failure (or, when no head boot measured anything, that) the depth's
-    failure. Interrupted, the pairs measured so far stay recorded."""
+    failure. Interrupted, the pairs measured so far stay recorded. ``prior``: the runner's
+    pair spread by hardware key (--specperf-history)."""
     settings, depth = session.settings, session.depth
     latest: list[AbRun] = []
 
@@ -30,7 +31,7 @@ def run_and_record_ab(session: DepthSession) -> AbRun:
 
     measure = partial(measure_pair, settings, depth)
     try:
-        found = run_ab(settings, depth, measure=measure, record=record)
+        found = run_ab(settings, depth, measure=measure, record=record, prior=prior)
     except KeyboardInterrupt:
         if latest and latest[0].interrupted is not None:
             session.fail_run(latest[0].interrupted)

@@ -14,7 +14,15 @@ from collections.abc import Callable
 from pytest_specperf import interrupts
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.errors import SpecperfError
-from pytest_specperf.gate.ab import AbRun, AbSettings, BootPoint, Pair, boot_point, look
+from pytest_specperf.gate.ab import (
+    AbRun,
+    AbSettings,
+    BootPoint,
+    Pair,
+    PairPrior,
+    boot_point,
+    look,
+)
 from pytest_specperf.results.schema import DepthRun
 
 Side = str  # "base" | "head"
@@ -22,6 +30,9 @@ Side = str  # "base" | "head"
 # Boots and sweeps one pair's sides in the given order: each side's run, and the seconds the
 # GPU was held for the pair (server-up time; with both booted together, the pair's wall time).
 MeasurePair = Callable[[int, tuple[Side, Side]], tuple[dict[Side, DepthRun], float]]
+
+# issue 38: the runner's history as a prior, looked up by the hardware key of the first boot.
+PriorLookup = Callable[[str], PairPrior | None]
 
 
 def boot_order(pair: int) -> tuple[Side, Side]:
@@ -36,14 +47,16 @@ def run_ab(
     *,
     measure: MeasurePair,
     record: Callable[[AbRun], None] | None = None,
+    prior: PriorLookup | None = None,
 ) -> AbRun:
-    """Pairs of boots, each measured by ``measure``, until decided.
+    """Pairs of boots, each measured by ``measure``, until decided; ``prior``: the pair
+    spread the runner's history shows, for the hardware the boots ran on (--specperf-history).
 
     ``record(result)`` is called after every pair and, before the interrupt is raised on, when
     a signal ends the comparison: an interrupted run keeps the pairs it measured."""
     result = AbRun(depth=depth, settings=_ab_settings(settings))
     try:
-        return _pairs_until_decided(result, measure, record)
+        return _pairs_until_decided(result, measure, record, prior)
     except KeyboardInterrupt as exc:
         result.interrupted = (
             f"steps={depth} A/B: interrupted ({interrupts.interrupt_name(exc)}) during pair "
@@ -63,7 +76,10 @@ def _ab_settings(settings: Settings) -> AbSettings:
 
 
 def _pairs_until_decided(
-    result: AbRun, measure: MeasurePair, record: Callable[[AbRun], None] | None
+    result: AbRun,
+    measure: MeasurePair,
+    record: Callable[[AbRun], None] | None,
+    prior: PriorLookup | None = None,
 ) -> AbRun:
     depth, ab_settings = result.depth, result.settings
     for index in range(ab_settings.max_pairs):
@@ -89,7 +105,9 @@ def _pairs_until_decided(
             result.failure = f"steps={depth} A/B: pair {index + 1} measured no point on both sides"
             return result
         result.pairs.append(pair)
-        result.last = look(depth, result.pairs, ab_settings)
+        if prior is not None and index == 0:
+            result.prior = prior(sides["head"].hardware)
+        result.last = look(depth, result.pairs, ab_settings, result.prior)
         if record is not None:
             record(result)
         if result.last.outcome != "continue":

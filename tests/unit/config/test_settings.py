@@ -401,6 +401,41 @@ def test_rotating_the_server_cpu_reaches_the_settings(tmp_path: Path) -> None:
     assert not settings_from(tmp_path).rotate_server_cpu
 
 
+def test_the_server_cpu_placement_reaches_the_settings(tmp_path: Path) -> None:
+    assert settings_from(tmp_path).server_cpu == "none"
+    for choice in ("none", "rotate", "pin-fastest", "sglang-affinity"):
+        assert settings_from(tmp_path, server_cpu=choice).server_cpu == choice
+    assert settings_from(tmp_path, server_cpu="pin-fastest").pins_server_process
+    assert not settings_from(tmp_path, server_cpu="sglang-affinity").pins_server_process
+
+
+def test_the_old_rotate_flag_is_the_rotate_placement(tmp_path: Path) -> None:
+    settings = settings_from(tmp_path, rotate_server_cpu=True)
+    assert settings.server_cpu == "rotate" and settings.pins_server_process
+    assert settings_from(tmp_path, rotate_server_cpu=True, server_cpu="rotate").rotate_server_cpu
+
+
+def test_the_old_rotate_flag_and_another_placement_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="two placements") as caught:
+        settings_from(tmp_path, rotate_server_cpu=True, server_cpu="pin-fastest")
+    assert_one_line(caught.value, "--specperf-rotate-server-cpu")
+
+
+def test_an_unknown_placement_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="pin-fastest"):
+        settings_from(tmp_path, server_cpu="fastest")
+
+
+def test_placing_the_cpu_of_a_server_by_url_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="not with --specperf-url"):
+        settings_from(tmp_path, server_cpu="pin-fastest", url="http://127.0.0.1:30000")
+
+
+def test_the_boot_silence_timeout_reaches_the_settings(tmp_path: Path) -> None:
+    assert settings_from(tmp_path).boot_silence_timeout_s == 300
+    assert settings_from(tmp_path, boot_silence_timeout="0").boot_silence_timeout_s == 0
+
+
 def test_rotating_the_cpu_of_a_server_by_url_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="not with --specperf-url"):
         settings_from(tmp_path, rotate_server_cpu=True, url="http://127.0.0.1:30000")

@@ -1,4 +1,5 @@
-"""pytest_specperf.server.cpu_use: the server's busiest process and its share of a core."""
+"""pytest_specperf.server.cpu_use: the server's busiest process and its share of a core;
+placement choices (--specperf-server-cpu)."""
 
 from __future__ import annotations
 
@@ -13,14 +14,17 @@ import pytest
 
 from pytest_specperf.results.schema import ServerCpu
 from pytest_specperf.server.cpu_use import (
+    SGLANG_AFFINITY_ENV,
     CoreRotation,
     CpuSnapshot,
     allowed_cores,
     busiest,
     busiest_pid,
     core_speed,
+    fastest_core,
     pin_process,
     snapshot,
+    time_cores,
     with_core_speed,
 )
 
@@ -169,3 +173,26 @@ def test_xdist_workers_turn_over_disjoint_vcpus() -> None:
 
 def test_more_workers_than_vcpus_share_them_all() -> None:
     assert CoreRotation.for_worker([0, 1], 3, 4).cores == [0, 1]
+
+
+def test_time_cores_keeps_the_cores_that_could_be_timed() -> None:
+    speeds = {0: 4.5, 1: None, 2: 7.1}
+    assert time_cores([0, 1, 2], probe=speeds.get) == {0: 4.5, 2: 7.1}
+
+
+def test_the_fastest_core_is_the_quickest_loop_and_the_lowest_of_equals() -> None:
+    assert fastest_core({0: 4.5, 3: 7.1, 5: 7.0}) == 3
+    assert fastest_core({4: 7.0, 2: 7.0}) == 2
+    assert fastest_core({}) is None
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="Linux affinity")
+def test_a_real_core_is_timed() -> None:
+    core = sorted(os.sched_getaffinity(0))[0]
+    speeds = time_cores([core], probe=lambda c: core_speed(c, seconds=0.02))
+    assert set(speeds) == {core} and speeds[core] > 0
+
+
+def test_sglang_affinity_is_sglangs_own_switch() -> None:
+    # SGLang reads it through envs.SGLANG_SET_CPU_AFFINITY (an EnvBool): "1" is true.
+    assert SGLANG_AFFINITY_ENV == {"SGLANG_SET_CPU_AFFINITY": "1"}

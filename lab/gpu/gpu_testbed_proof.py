@@ -1,0 +1,249 @@
+"""Issue 38's testbed measurements on a real GPU; run through lab/gpu/gpu-testbed-proof.sh.
+
+    python lab/gpu/gpu_testbed_proof.py WORK_DIR PHASE
+
+Phases (device seconds estimated for a warm lent H200 with SGLang 0.5.12; a fresh machine adds
+about 60 s to its first NGRAM boot and about 170 s to its first seed-class boot):
+
+  placement  the NGRAM smoke profile under each CPU placement (PLACEMENTS, default
+             "none sglang-affinity pin-fastest rotate"). MODE=boots (default): 3 boots per
+             choice (--specperf-calibrate-boots=3 into a scratch baselines folder), C=1,16,
+             R=3, 256 tokens, and the spread of the boots' medians per point; about 210 s a
+             choice, 850 s in all. MODE=aa: an A/A of 3 pairs per choice through
+             lab/gpu/gpu_ab_proof.py (about 590 s a choice, 2,400 s in all: more than one
+             session's device time; give PLACEMENTS one or two choices).
+  nightly    the issue's command against the committed baseline
+             (baselines/smoke-tiny-qwen3-ngram/1x-h200/steps-3.json; nothing is written to
+             baselines/), with --specperf-server-cpu=$PLACEMENT (default none): the verdict's
+             first line names a testbed that differs from the baseline's; the depth table has
+             the GPU busy / Server CPU / Bound columns. About 150 s green, 250 s when a red
+             is confirmed on a fresh boot.
+  seedpoint  the seed-class profile (qwen3-next-real-width-fp8-mtp, 64 running requests,
+             graphs to 64) with the seed-class-gpu-bound run profile (C=16, 64, 2,048 tokens,
+             R=2, warm-up bounded to WARMUP_S=120 s): is C=64 GPU-bound? About 700 s (boot
+             about 240 s with 35 graph sizes, the points about 340 s), so run it in the
+             background across calls.
+
+Each phase writes WORK_DIR/PHASE/summary.md as it goes (every command, its exit, the tables it
+read from results.json) and keeps every run's folder beside it.
+
+Environment: BACKEND (sglang | sim, for a dry run), PLACEMENTS, MODE, PLACEMENT, WARMUP_S,
+NIGHTLY_ARGS / SEED_ARGS (extra pytest options).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+from _lent_gpu import run_suite
+
+from pytest_specperf.results.schema import DepthRun, RunResults
+
+NGRAM = "smoke-tiny-qwen3-ngram"
+SEED = "qwen3-next-real-width-fp8-mtp"
+PLACEMENTS = "none sglang-affinity pin-fastest rotate"
+BOOTS_SWEEP = (
+    "--specperf-concurrency=1,16 --specperf-max-new-tokens=256 --specperf-repeats=3 "
+    "--specperf-min-point-seconds=2"
+)
+AA_SWEEP = BOOTS_SWEEP.replace("1,16", "1,4,16")
+NIGHTLY = (
+    "--spec-steps=3 --specperf-profile=smoke-tiny-qwen3-ngram --specperf-concurrency=1,4,16 "
+    "--specperf-max-new-tokens=2048 --specperf-repeats=3"
+)
+
+
+class Summary:
+    def __init__(self, path: Path, title: str) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {title}\n\n", encoding="utf-8")
+
+    def add(self, *lines: str) -> None:
+        text = "\n".join(lines) + "\n"
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(text)
+        print(text, end="", flush=True)
+
+
+def backend_args() -> list[str]:
+    return [f"--specperf-backend={os.environ.get('BACKEND', 'sglang')}"]
+
+
+def load(out: Path) -> RunResults | None:
+    try:
+        return msgspec.json.decode((out / "results.json").read_bytes(), type=RunResults)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def suite(summary: Summary, args: list[str], out: Path) -> RunResults | None:
+    summary.add(f"- `pytest {shlex.join(args)}`")
+    done = run_suite(args, out / "pytest.txt")
+    summary.add(f"  exit {done.exit_code} in {done.seconds:.0f} s (output: {out.name}/pytest.txt)")
+    return load(out)
+
+
+def testbed_lines(results: RunResults | None) -> list[str]:
+    """The run's fingerprint (the fields the run recorded, whatever they are)."""
+    if results is None:
+        return ["  no results.json"]
+    lines = []
+    for run in results.runs:
+        fingerprint = getattr(run, "testbed", None)
+        encoded = msgspec.json.encode(fingerprint).decode() if fingerprint is not None else "-"
+        lines.append(f"  steps={run.depth} testbed: {encoded}")
+    return lines
+
+
+def point_rows(run: DepthRun) -> list[str]:
+    """Per point and boot: agg tok/s median, scheduler share, vCPU speed, GPU busy, bound."""
+    rows = [
+        "| C | boot | agg tok/s (median) | scheduler share | vCPU speed | GPU busy | bound |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for point in sorted(run.points, key=lambda p: p.concurrency):
+        for boot in sorted(point.boots()):
+            mine = [s for s in point.all_samples() if s.boot == boot]
+            agg = statistics.median(s.agg_tok_s for s in mine)
+            shares = [s.server_cpu.share for s in mine if s.server_cpu is not None]
+            speeds = [
+                s.server_cpu.core_speed
+                for s in mine
+                if s.server_cpu is not None and s.server_cpu.core_speed is not None
+            ]
+            busy = [s.gpu.busy for s in mine if s.gpu is not None]
+            bounds = sorted({s.bound or "-" for s in mine})
+            rows.append(
+                f"| {point.concurrency} | {boot + 1} | {agg:,.1f} | "
+                f"{_figures(shares, '{:.0%}')} | {_figures(speeds, '{:.2f}')} | "
+                f"{_figures(busy, '{:.0%}')} | {', '.join(bounds)} |"
+            )
+    return rows
+
+
+def _figures(values: list[float], form: str) -> str:
+    return ", ".join(form.format(v) for v in values) or "-"
+
+
+def boot_spread(run: DepthRun) -> list[str]:
+    """Per point: the boots' medians, their spread (max/min - 1) and CV."""
+    lines = []
+    for point in sorted(run.points, key=lambda p: p.concurrency):
+        medians = [
+            statistics.median(s.agg_tok_s for s in point.all_samples() if s.boot == boot)
+            for boot in sorted(point.boots())
+        ]
+        if len(medians) < 2:
+            continue
+        spread = max(medians) / min(medians) - 1 if min(medians) > 0 else float("nan")
+        cv = statistics.stdev(medians) / statistics.fmean(medians)
+        lines.append(
+            f"  C={point.concurrency}: boot medians {', '.join(f'{m:,.1f}' for m in medians)}; "
+            f"spread {spread:.1%}, CV {cv:.1%}"
+        )
+    return lines
+
+
+def placement(work: Path, summary: Summary) -> None:
+    mode = os.environ.get("MODE", "boots")
+    for choice in os.environ.get("PLACEMENTS", PLACEMENTS).split():
+        out = work / choice
+        summary.add("", f"## --specperf-server-cpu={choice} ({mode})", "")
+        if mode == "aa":
+            env = {
+                **os.environ,
+                "PROFILE": NGRAM,
+                "MAX_PAIRS": os.environ.get("MAX_PAIRS", "3"),
+                "SWEEP": f"{AA_SWEEP} --specperf-server-cpu={choice}",
+            }
+            command = [sys.executable, "lab/gpu/gpu_ab_proof.py", str(out), "aa"]
+            summary.add(f"- `SWEEP='{env['SWEEP']}' {shlex.join(command)}`")
+            done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+            summary.add(f"  exit {done.returncode}", "", done.stdout[-3000:])
+            continue
+        args = [
+            "perf_tests/test_throughput.py",
+            "--spec-steps=3",
+            f"--specperf-profile={NGRAM}",
+            *backend_args(),
+            f"--specperf-out={out}",
+            f"--specperf-baselines={out / 'baselines'}",
+            "--specperf-calibrate",
+            "--specperf-calibrate-boots=3",
+            f"--specperf-server-cpu={choice}",
+            *shlex.split(BOOTS_SWEEP),
+        ]
+        results = suite(summary, args, out)
+        summary.add(*testbed_lines(results))
+        for run in results.runs if results is not None else []:
+            if run.server is not None and run.server.free_core_speeds:
+                speeds = ", ".join(
+                    f"{core}: {speed:.2f}"
+                    for core, speed in sorted(run.server.free_core_speeds.items())
+                )
+                summary.add(f"  vCPUs timed before the last boot (M loops/s): {speeds}")
+                summary.add(f"  pinned to vCPU {run.server.pinned_core}")
+            summary.add("", *point_rows(run), "", "boot-to-boot:", *boot_spread(run))
+
+
+def nightly(work: Path, summary: Summary) -> None:
+    out = work / "run"
+    args = [
+        "perf_tests",
+        *shlex.split(NIGHTLY),
+        *backend_args(),
+        f"--specperf-out={out}",
+        f"--specperf-server-cpu={os.environ.get('PLACEMENT', 'none')}",
+        *shlex.split(os.environ.get("NIGHTLY_ARGS", "")),
+    ]
+    results = suite(summary, args, out)
+    pytest_out = (out / "pytest.txt").read_text(encoding="utf-8", errors="replace")
+    verdicts = [line for line in pytest_out.splitlines() if "testbed differs" in line]
+    summary.add(*testbed_lines(results), "", "verdict lines naming the testbed:", *verdicts[:10])
+    for run in results.runs if results is not None else []:
+        summary.add("", *point_rows(run))
+
+
+def seedpoint(work: Path, summary: Summary) -> None:
+    out = work / "run"
+    args = [
+        "perf_tests/test_throughput.py",
+        f"--specperf-profile={SEED}",
+        "--specperf-run-profile=seed-class-gpu-bound",
+        *backend_args(),
+        f"--specperf-out={out}",
+        f"--specperf-baselines={out / 'baselines'}",
+        f"--specperf-warmup-seconds={os.environ.get('WARMUP_S', '120')}",
+        *shlex.split(os.environ.get("SEED_ARGS", "")),
+    ]
+    results = suite(summary, args, out)
+    summary.add(*testbed_lines(results))
+    for run in results.runs if results is not None else []:
+        summary.add("", *point_rows(run))
+        bound = {p.concurrency: p.bound for p in run.points}
+        summary.add("", f"bound per concurrency: {bound}")
+
+
+PHASES = {"placement": placement, "nightly": nightly, "seedpoint": seedpoint}
+
+
+def main() -> int:
+    if len(sys.argv) < 3 or sys.argv[2] not in PHASES:
+        raise SystemExit(__doc__)
+    work, phase = Path(sys.argv[1]) / sys.argv[2], sys.argv[2]
+    work.mkdir(parents=True, exist_ok=True)
+    summary = Summary(work / "summary.md", f"Testbed proof, phase {phase}")
+    summary.add(f"backend {os.environ.get('BACKEND', 'sglang')}; python {sys.version.split()[0]}")
+    PHASES[phase](work, summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

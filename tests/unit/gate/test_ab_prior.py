@@ -1,0 +1,117 @@
+"""gate/ab.py with the runner's history: the pieces of the pooled model and its prior."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from pytest_specperf.gate.ab import (
+    PRIOR_DOF,
+    AbSettings,
+    BootPoint,
+    Pair,
+    PairPrior,
+    decided_by,
+    estimate,
+    estimate_with_prior,
+    look,
+    outcome_of,
+    pair_variance,
+    prior_looks,
+    prior_weight,
+)
+from pytest_specperf.gate.sequential import scheduled_t_multiplier, spent, z_boundaries
+from pytest_specperf.results.spread import RunnerSpread
+
+
+def _pair(base: float, head: float, points: tuple[int, ...] = (1, 4)) -> Pair:
+    def side(level: float) -> dict[int, BootPoint]:
+        return {c: BootPoint(c, [100.0 * c * math.exp(level)] * 2) for c in points}
+
+    return Pair(base=side(base), head=side(head))
+
+
+def test_with_a_prior_the_looks_are_every_first_look_pairs_and_the_last() -> None:
+    assert prior_looks(AbSettings(max_pairs=12)) == (3, 6, 9, 12)
+    assert prior_looks(AbSettings(max_pairs=8)) == (3, 6, 8)
+
+
+def test_the_pair_variance_comes_from_the_boots_on_twice_the_degrees_of_freedom() -> None:
+    pairs = [_pair(0.0, 0.0), _pair(0.1, 0.0), _pair(0.0, 0.1)]
+    changes = [0.0, -0.1, 0.1]
+    variance, dof = pair_variance(pairs, changes)
+    assert dof == 4
+    # Each side's levels 0, 0.1, 0 (in some order): SS = 2 x 0.00667; x 2 / 4 dof.
+    assert variance == pytest.approx(2 * (2 * 0.02 / 3) / 4)
+
+
+def test_the_prior_keeps_its_weight_when_the_pairs_agree_and_loses_it_when_they_do_not() -> None:
+    prior = PairPrior(0.03, 14, "test")
+    assert prior_weight(0.03**2, 4, prior) == pytest.approx(14)
+    assert prior_weight((10 * 0.03) ** 2, 4, prior) < 0.01
+
+
+def test_a_prior_from_runs_is_sqrt_2_times_their_spread_and_its_weight_is_capped() -> None:
+    runs = RunnerSpread(spread=0.05, runs=40, where="p on h")
+    prior = PairPrior.from_runner(runs)
+    assert prior.spread == pytest.approx(math.sqrt(2) * 0.05)
+    assert prior.dof == PRIOR_DOF
+    pairs = RunnerSpread(spread=0.05, runs=10, where="p on h", pair_spread=0.04, pairs=6)
+    assert PairPrior.from_runner(pairs).spread == 0.04
+    assert PairPrior.from_runner(pairs).dof == 5
+
+
+def test_kim_demets_spends_level_times_t_squared_and_the_t_multiplier_tends_to_z() -> None:
+    assert spent(0.02, 0.5, "kim-demets") == pytest.approx(0.005)
+    z = z_boundaries(0.02, (0.25, 0.5, 0.75, 1.0), "kim-demets")[0]
+    assert scheduled_t_multiplier(0.02, 3, (3, 6, 9, 12), "kim-demets", 1e9) == pytest.approx(z)
+    with pytest.raises(ValueError, match="not one of the looks"):
+        scheduled_t_multiplier(0.02, 4, (3, 6, 9, 12), "kim-demets", 10.0)
+
+
+def test_between_looks_there_is_no_interval() -> None:
+    rng = random.Random(0)
+    pairs = [_pair(rng.gauss(0, 0.02), rng.gauss(0, 0.02)) for _ in range(4)]
+    changes = [0.0] * 4
+    found, used = estimate_with_prior(pairs, changes, AbSettings(), PairPrior(0.03, 14, "t"))
+    assert found.wide is None and used is None
+    assert outcome_of(found, AbSettings()) == "continue"
+
+
+def test_a_10_percent_slowdown_at_3_percent_spread_is_red_at_3_pairs_only_with_the_prior() -> None:
+    rng = random.Random(5)
+    sd = 0.03 / math.sqrt(2)
+    pairs = [_pair(rng.gauss(0, sd), math.log(0.9) + rng.gauss(0, sd)) for _ in range(3)]
+    settings = AbSettings(max_pairs=12)
+    alone = look(3, pairs, settings)
+    with_prior = look(3, pairs, settings, PairPrior(0.03, 14, "10 runs"))
+    assert alone.outcome != "regression"
+    assert with_prior.outcome == "regression"
+    assert "prior pair spread 3.0% from 10 runs" in with_prior.message(0.05)
+    # The estimate is the same mean of the pairs' changes; only its interval differs.
+    assert with_prior.pooled.estimate.change == pytest.approx(alone.pooled.estimate.change)
+    assert estimate([0.0, 0.1, -0.1], settings).wide is not None
+
+
+def test_with_a_prior_the_deciding_interval_names_kim_demets_and_its_looks() -> None:
+    settings = AbSettings(max_pairs=12)
+    pairs = [_pair(0.0, -0.12), _pair(0.01, -0.11), _pair(-0.01, -0.12)]
+    found = look(3, pairs, settings, PairPrior(0.03, 14, "10 runs"))
+    assert found.outcome == "regression"
+    sentence = decided_by(found, settings)
+    assert "(kim-demets spending over looks after pairs 3, 6, 9, 12, with the runner's prior)" in (
+        sentence
+    )
+    assert "pocock" not in sentence
+
+
+def test_with_a_prior_a_pair_between_looks_is_not_a_look() -> None:
+    settings = AbSettings(max_pairs=12)
+    pairs = [_pair(0.0, 0.0), _pair(0.01, 0.0), _pair(0.0, 0.01), _pair(0.0, 0.0)]
+    found = look(3, pairs, settings, PairPrior(0.03, 14, "10 runs"))
+    assert decided_by(found, settings) == (
+        "no interval after 4 pairs: not a look (kim-demets spending over looks after pairs "
+        "3, 6, 9, 12, with the runner's prior)"
+    )

@@ -1,0 +1,66 @@
+"""results/schema.point_bound and its merge over repeats: GPU-bound, CPU-bound or mixed."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_specperf.measure.repeats import merge_samples
+from pytest_specperf.results.schema import GpuUse, ServerCpu, point_bound
+from tests.support.points import make_point
+
+
+def cpu(share: float) -> ServerCpu:
+    return ServerCpu(process="sglang::scheduler", share=share)
+
+
+def gpu(busy: float) -> GpuUse:
+    return GpuUse(busy=busy, busy_low=busy, busy_high=busy, readings=10, interval_s=0.2)
+
+
+@pytest.mark.parametrize(
+    ("share", "busy", "bound"),
+    [
+        (0.70, 0.95, "gpu-bound"),
+        (1.01, 0.93, "cpu-bound"),  # the seed-class C=16 on the H200: the core is the limit
+        (0.90, None, "cpu-bound"),  # no NVML: a scheduler flat out still says CPU-bound
+        (0.91, 0.50, "cpu-bound"),
+        (0.85, 0.95, "mixed"),  # GPU busy but the scheduler near a core
+        (0.60, 0.70, "mixed"),
+        (0.60, None, None),  # neither side says
+    ],
+)
+def test_the_rule(share: float, busy: float | None, bound: str | None) -> None:
+    assert point_bound(cpu(share), gpu(busy) if busy is not None else None) == bound
+
+
+def test_without_the_cpu_share_no_gpu_bound_is_claimed() -> None:
+    assert point_bound(None, gpu(0.99)) is None
+
+
+def test_repeats_keep_an_agreed_bound_and_call_a_split_one_mixed() -> None:
+    a = make_point(concurrency=4)
+    a.bound, a.gpu = "gpu-bound", gpu(0.95)
+    b = make_point(concurrency=4)
+    b.bound, b.gpu = "gpu-bound", gpu(0.92)
+    merged = merge_samples([a, b])
+    assert merged.bound == "gpu-bound"
+    assert merged.gpu is not None and merged.gpu.busy == 0.92  # the least busy sample
+    c = make_point(concurrency=4)
+    c.bound = "cpu-bound"
+    assert merge_samples([a, b, c]).bound == "mixed"
+    d = make_point(concurrency=4)
+    assert merge_samples([a, d]).bound is None
+
+
+def test_the_depth_table_shows_gpu_busy_and_bound_only_where_read() -> None:
+    from pytest_specperf.results.report import depth_table
+    from tests.support.points import make_run
+
+    plain = depth_table(make_run(3, [make_point(concurrency=1)]))
+    assert "Bound" not in plain.header
+    point = make_point(concurrency=16)
+    point.server_cpu, point.gpu, point.bound = cpu(0.7), gpu(0.93), "gpu-bound"
+    table = depth_table(make_run(3, [point]))
+    assert table.header[-3:] == ["GPU busy", "Server CPU", "Bound"]
+    assert table.rows[0][-3:] == ["93% (93-93%)", "70%", "gpu-bound"]
+    assert any("gpu-bound where the GPU was busy 90% or more" in note for note in table.notes)
