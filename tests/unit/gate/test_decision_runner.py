@@ -7,12 +7,12 @@ import math
 
 from pytest_specperf.gate.decision import (
     GateSettings,
-    MetricNoise,
     PointInput,
     Reference,
     compare,
     judge_depth,
 )
+from pytest_specperf.gate.noise import MetricNoise
 from pytest_specperf.results.spread import RunnerSpread
 
 SETTINGS = GateSettings()
