@@ -171,7 +171,7 @@ def test_a_regression_on_a_rate_point_is_red_with_the_usual_one_line(
     slowed.stdout.fnmatch_lines(
         [
             "*test_open_loop_floor?steps3-rate4? _*",
-            "steps=3 rate=4 per-req * < floor * (-*%)",
+            "steps=3 rate=4 per-req * < floor * (-*% vs baseline)",
         ]
     )
     assert slowed.ret == 1
