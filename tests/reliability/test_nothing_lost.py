@@ -37,7 +37,7 @@ def test_crash_fails_one_test_and_skips_the_rest_with_its_reason(
     it ran; its summary counts them unrecorded, since no baseline was written.
     """
     run = scenario_run(CRASH)
-    assert run.outcomes() == {"errors": 1, "skipped": 8, "unrecorded": 2}
+    assert run.outcomes() == {"errors": 1, "skipped": 8, "unrecorded": 2, "deselected": 2}
     reason = "server (steps=3) was killed by SIGKILL while measuring C=4"
     assert f"not measured: {reason}" in run.output
     assert f"not judged: {reason}" in run.output
@@ -69,7 +69,7 @@ def test_boot_hang_fails_one_test_and_skips_the_rest_with_its_reason(
 ) -> None:
     """One error (with the server log tail) for the failed boot; the nine others skip."""
     run = scenario_run(HANG)
-    assert run.outcomes() == {"errors": 1, "skipped": 9}
+    assert run.outcomes() == {"errors": 1, "skipped": 9, "deselected": 2}
     # With CI set, pytest prints the summary lines untruncated, so count above the summary.
     details = run.output.split("short test summary info", 1)[0]
     assert details.count("--- server log tail ---") == 1
