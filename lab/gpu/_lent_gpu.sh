@@ -23,3 +23,30 @@ lent_gpu_banner() {
   echo "GPUs: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | paste -sd';')"
   echo "sglang $("$python" -c 'import sglang; print(sglang.__version__)' 2>&1 | tail -1)"
 }
+
+# The count of SGLang processes a proof left behind, printed and added to the summary file $1.
+sglang_left() {
+  local left
+  left=$(pgrep -fc 'sglang.launch_server|sglang::' || true)
+  echo "sglang processes left: ${left:-0}" | tee -a "$1"
+}
+
+# A proof with phases, first half: lent_gpu_proof_start NAME OUT_DIR PHASE sets out (OUT_DIR,
+# made and absolute), phase and work (WORK_DIR or /tmp/specperf-NAME-proof), prints the banner
+# and empties work/PHASE.
+lent_gpu_proof_start() {
+  mkdir -p "$2"
+  out=$(cd "$2" && pwd)
+  phase=$3
+  lent_gpu_banner
+  work=${WORK_DIR:-/tmp/specperf-$1-proof}
+  rm -rf "${work:?}/$phase"
+}
+
+# Second half, lent_gpu_proof_end NAME: the SGLang processes left, then the phase's folder as
+# OUT_DIR/NAME-proof-PHASE.tar.gz.
+lent_gpu_proof_end() {
+  sglang_left "$work/$phase/summary.md"
+  tar -czf "$out/$1-proof-$phase.tar.gz" -C "$work" "$phase"
+  echo "output: $out/$1-proof-$phase.tar.gz"
+}

@@ -12,14 +12,7 @@
 set -euo pipefail
 out=${1:?usage: lab/gpu/gpu-ab-proof.sh OUT_DIR aa|slow5|slow10|flag}
 phase=${2:?usage: lab/gpu/gpu-ab-proof.sh OUT_DIR aa|slow5|slow10|flag}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 source "$(dirname "$0")/_lent_gpu.sh"
-lent_gpu_banner
-work=${WORK_DIR:-/tmp/specperf-ab-proof}
-rm -rf "${work:?}/$phase"
+lent_gpu_proof_start ab "$out" "$phase"
 "$python" lab/gpu/gpu_ab_proof.py "$work" "$phase"
-left=$(pgrep -fc 'sglang.launch_server|sglang::' || true)
-echo "sglang processes left: ${left:-0}" | tee -a "$work/$phase/summary.md"
-tar -czf "$out/ab-proof-$phase.tar.gz" -C "$work" "$phase"
-echo "output: $out/ab-proof-$phase.tar.gz"
+lent_gpu_proof_end ab

@@ -15,5 +15,4 @@ mkdir -p "$out"
 source "$(dirname "$0")/_lent_gpu.sh"
 lent_gpu_banner
 "$python" lab/gpu/gpu_gate_proof.py "$out" "$profile" "${3:-record,gate}"
-left=$(pgrep -fc 'sglang.launch_server|sglang::' || true)
-echo "sglang processes left: ${left:-0}" | tee -a "$out/summary.md"
+sglang_left "$out/summary.md"

@@ -18,6 +18,5 @@ mkdir -p "$out" "$state"
 source "$(dirname "$0")/_lent_gpu.sh"
 lent_gpu_banner | tee "$state/gpu.txt"
 "$python" lab/gpu/gpu_seed_class.py "$state" "$@" || echo "gpu_seed_class.py exited $?"
-left=$(pgrep -fc 'sglang.launch_server|sglang::' || true)
-echo "sglang processes left: ${left:-0}" | tee -a "$state/steps.txt"
+sglang_left "$state/steps.txt"
 tar -C "$(dirname "$state")" -czf "$out/seed-class.tar.gz" "$(basename "$state")"

@@ -16,18 +16,11 @@ set -euo pipefail
 usage="usage: lab/gpu/gpu-testbed-proof.sh OUT_DIR placement|nightly|seedpoint"
 out=${1:?$usage}
 phase=${2:?$usage}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 source "$(dirname "$0")/_lent_gpu.sh"
-lent_gpu_banner
-work=${WORK_DIR:-/tmp/specperf-testbed-proof}
-rm -rf "${work:?}/$phase"
+lent_gpu_proof_start testbed "$out" "$phase"
 mkdir -p "$work/$phase"
 # Whether the GPU fields can be filled here (nvidia-ml-py and a driver), said up front.
 { "$python" -c 'import pynvml; pynvml.nvmlInit(); print("NVML: driver", pynvml.nvmlSystemGetDriverVersion())' \
   2>&1 || true; } | tail -1 | sed 's/^/NVML: /' | tee "$work/$phase/nvml.txt"
 "$python" lab/gpu/gpu_testbed_proof.py "$work" "$phase" || echo "gpu_testbed_proof.py exited $?"
-left=$(pgrep -fc 'sglang.launch_server|sglang::' || true)
-echo "sglang processes left: ${left:-0}" | tee -a "$work/$phase/summary.md"
-tar -czf "$out/testbed-proof-$phase.tar.gz" -C "$work" "$phase"
-echo "output: $out/testbed-proof-$phase.tar.gz"
+lent_gpu_proof_end testbed

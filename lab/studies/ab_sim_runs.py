@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import msgspec
+from _study import Summary
 
 from pytest_specperf.results.schema import AbChange, RunResults
 
@@ -129,19 +130,17 @@ def main() -> int:
         print(history_run(args.out / f"history{night:02d}", store, noise), flush=True)
     if store is not None:
         extra.append(f"--specperf-history={store}")
-    lines = [
+    summary = Summary(args.out / "summary.md")
+    summary.add(
         f"command: pytest {' '.join(ISSUE_COMMAND + extra)}",
         "",
         "| run | verdict | pooled change [98% repeated interval] | why | pairs | pair changes | "
         "prior | server-s | pytest | s |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    print("\n".join(lines), flush=True)
+    )
     for index in range(1, args.runs + 1):
-        row = one_run(args.out / f"run{index}", extra)
-        lines.append(row)
-        print(row, flush=True)
-    (args.out / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        summary.add(one_run(args.out / f"run{index}", extra))
+    summary.write()
     return 0
 
 

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 import msgspec
+from _study import Summary, add_sweep_options
 
 from pytest_specperf.gate.baselines import baseline_from_runs, save_baseline
 from pytest_specperf.history.store import HistoryStore
@@ -158,10 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--history-runs", type=int, default=10)
     parser.add_argument("--depth", type=int, default=3)
-    parser.add_argument("--concurrency", default="1,4")
-    parser.add_argument("--tokens", type=int, default=200)
-    parser.add_argument("--speedup", type=float, default=10.0)
-    parser.add_argument("--repeats", type=int, default=3)
+    add_sweep_options(parser, tokens=200)
     parser.add_argument("--attempts", type=int, default=3, help="runs of a client-bound step")
     parser.add_argument("--calibration-noise", type=float, default=0.01)
     parser.add_argument("--history-noise", type=float, default=0.05)
@@ -171,8 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     store = args.work / "history.sqlite"
-    lines = [f"command: pytest {' '.join(base_args(args))} ...", ""]
-    print(lines[0], flush=True)
+    summary = Summary(args.work / "summary.md")
+    summary.add(f"command: pytest {' '.join(base_args(args))} ...", "")
     code, seconds, _ = pytest_run(
         args,
         "calibrate",
@@ -201,14 +199,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{seconds:.0f} s; {depth_verdict(out)}",
             flush=True,
         )
-    spreads = history_spreads(store, args.depth)
-    print(spreads, flush=True)
-    lines += [
-        spreads,
+    summary.add(
+        history_spreads(store, args.depth),
         "",
         "| run | history | pytest | depth verdict | s |",
         "| --- | --- | --- | --- | --- |",
-    ]
+    )
     slowdowns = [] if args.runs == "none" else [float(x) for x in args.runs.split(",")]
     for slowdown in slowdowns:
         for with_history in (True, False):
@@ -222,9 +218,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{'green' if code == 0 else f'red (exit {code})'} | {depth_verdict(out)} | "
                 f"{seconds:.0f} |"
             )
-            lines.append(row)
-            print(row, flush=True)
-    (args.work / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+            summary.add(row)
+    summary.write()
     return 0
 
 

@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _study import add_sweep_options
+
 from pytest_specperf.config.settings import build_settings
 from pytest_specperf.results.schema import DepthRun
 from pytest_specperf.results.store import ResultsStore
@@ -59,11 +61,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--boots", type=int, default=3)
     parser.add_argument("--cold-ms", type=float, default=2000.0)
-    parser.add_argument("--speedup", type=float, default=10.0)
-    parser.add_argument("--concurrency", default="1,4")
-    parser.add_argument("--tokens", type=int, default=128)
+    add_sweep_options(parser, tokens=128)
     parser.add_argument("--min-point-seconds", type=float, default=1.0)
-    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=6, help="warm-up rounds at most")
     args = parser.parse_args()
     print("| warm-up | boot | first sample / median of the later ones | warm-up | run s |")

@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeVar
 
 from pytest_specperf.depth import MAX_DEPTH, MIN_DEPTH
 from pytest_specperf.errors import UsageError
+from pytest_specperf.measure.number_list import parse_number_list
 from pytest_specperf.measure.workload import WORKLOADS, Endpoint
 from pytest_specperf.server.launch import BACKENDS, Backend
 
@@ -29,17 +30,12 @@ def parse_int_list(option: str, raw: str, *, low: int, high: int) -> tuple[int, 
     text = str(raw).strip()
     if not text:
         raise UsageError(f"{option}: empty value; expected a number or a list like 1,2,3")
-    values: set[int] = set()
-    for part in text.split(","):
-        item = part.strip()
-        try:
-            number = int(item)
-        except ValueError:
-            raise UsageError(f"{option}: {item!r} is not a whole number (got {raw!r})") from None
-        if not low <= number <= high:
-            raise UsageError(f"{option}: {number} is out of range {low}..{high} (got {raw!r})")
-        values.add(number)
-    return tuple(sorted(values))
+
+    def out_of_range(number: int, _item: str) -> str | None:
+        in_range = low <= number <= high
+        return None if in_range else f"{number} is out of range {low}..{high} (got {raw!r})"
+
+    return parse_number_list(option, raw, int, kind="a whole number", problem=out_of_range)
 
 
 def parse_depths(raw: str, option: str = "--spec-steps") -> tuple[int, ...]:

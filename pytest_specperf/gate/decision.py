@@ -25,6 +25,7 @@ from pytest_specperf.gate.not_judged import (
     LABELS,
     Reference,
     not_measured,
+    point_verdict,
     unjudged,
 )
 from pytest_specperf.gate.not_judged import (
@@ -332,12 +333,13 @@ def verdict(
     else:
         outcome = "pass"
         message = f"{where}: {label} {comparison.measured:,.1f} within the threshold; {details}"
-    return Verdict(
-        depth=depth,
-        concurrency=None if load is not None else concurrency,
-        load=load,
-        metric=metric,
-        outcome=outcome,
+    return point_verdict(
+        depth,
+        concurrency,
+        load,
+        metric,
+        outcome,
+        message,
         measured=comparison.measured,
         interval=interval,
         floor=floor,
@@ -347,7 +349,6 @@ def verdict(
         remeasured=first is not None,
         confirmed=confirmed,
         refresh_command=refresh_hint if outcome == "improvement" else None,
-        message=message,
     )
 
 

@@ -1,14 +1,16 @@
 """The verdicts of points the gate could not judge on their figures: a figure the baseline
 has and the run did not measure (a failure), a point the load generator bounded (neither pass
-nor fail); the baseline's side of a figure (``Reference``) and the metrics' labels."""
+nor fail); the baseline's side of a figure (``Reference``), the metrics' labels, and the one
+constructor of a point's verdict that the judged points (decision.py) share."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pytest_specperf.gate.noise import MetricNoise
-from pytest_specperf.results.schema import Verdict
+from pytest_specperf.results.schema import Verdict, VerdictOutcome
 from pytest_specperf.results.spread import RunnerSpread
 
 LABELS = {
@@ -41,21 +43,37 @@ def where(depth: int, concurrency: int | None, load: str | None = None) -> str:
     return f"steps={depth} C={concurrency}" if concurrency is not None else f"steps={depth}"
 
 
-def not_measured(
-    depth: int, concurrency: int, metric: str, ref: Reference, path: str, load: str | None = None
+def point_verdict(
+    depth: int,
+    concurrency: int | None,
+    load: str | None,
+    metric: str,
+    outcome: VerdictOutcome,
+    message: str,
+    **figures: Any,
 ) -> Verdict:
-    """A figure the baseline has and this run did not measure: a failure, not a pass."""
+    """The verdict of one point's ``metric``; an open-loop point (``load``) has no concurrency."""
     return Verdict(
         depth=depth,
         concurrency=None if load is not None else concurrency,
         load=load,
         metric=metric,
-        outcome="regression",
-        baseline=ref.figure,
-        message=(
-            f"{where(depth, concurrency, load)}: {LABELS.get(metric, metric)} was not measured; "
-            f"baseline {ref.figure:,.1f} [{path}]"
-        ),
+        outcome=outcome,
+        message=message,
+        **figures,
+    )
+
+
+def not_measured(
+    depth: int, concurrency: int, metric: str, ref: Reference, path: str, load: str | None = None
+) -> Verdict:
+    """A figure the baseline has and this run did not measure: a failure, not a pass."""
+    message = (
+        f"{where(depth, concurrency, load)}: {LABELS.get(metric, metric)} was not measured; "
+        f"baseline {ref.figure:,.1f} [{path}]"
+    )
+    return point_verdict(
+        depth, concurrency, load, metric, "regression", message, baseline=ref.figure
     )
 
 
@@ -70,14 +88,8 @@ def unjudged(
 ) -> Verdict:
     """A point the load generator bounded: its figures say nothing about the server, so it
     neither passes nor fails; the message says why and what to do."""
-    return Verdict(
-        depth=depth,
-        concurrency=None if load is not None else concurrency,
-        load=load,
-        metric=metric,
-        outcome="unjudged",
-        message=(
-            f"{where(depth, concurrency, load)}: not judged (neither pass nor fail): the load "
-            f"generator was the bottleneck, not the server ({reason}); {CLIENT_BOUND_ADVICE}"
-        ),
+    message = (
+        f"{where(depth, concurrency, load)}: not judged (neither pass nor fail): the load "
+        f"generator was the bottleneck, not the server ({reason}); {CLIENT_BOUND_ADVICE}"
     )
+    return point_verdict(depth, concurrency, load, metric, "unjudged", message)

@@ -95,34 +95,40 @@ def pick_run(results: RunResults, depth: int | None, where: Path) -> DepthRun:
 
 
 def figures_of_baseline(baseline: Baseline, label: str) -> Figures:
-    return Figures(
-        label=label,
-        profile=baseline.profile,
-        hardware=baseline.hardware,
-        depth=baseline.depth,
-        workload=dict(baseline.workload),
-        points={
-            int(c): {name: getattr(point, name, None) for name, _ in METRICS}
-            for c, point in baseline.points.items()
-        },
-        accept_length=baseline.accept_length,
-        max_total_num_tokens=baseline.kv.max_total_num_tokens,
-        max_running_requests=baseline.kv.max_running_requests,
-    )
+    points = {
+        int(c): {name: getattr(point, name, None) for name, _ in METRICS}
+        for c, point in baseline.points.items()
+    }
+    kv = baseline.kv
+    return _figures(baseline, label, points, kv.max_total_num_tokens, kv.max_running_requests)
 
 
 def figures_of_run(run: DepthRun, label: str) -> Figures:
+    points = {p.concurrency: {name: getattr(p, name) for name, _ in METRICS} for p in run.points}
     server = run.server
+    total = server.max_total_num_tokens if server else None
+    running = server.max_running_requests if server else None
+    return _figures(run, label, points, total, running)
+
+
+def _figures(
+    source: Baseline | DepthRun,
+    label: str,
+    points: dict[int, dict[str, float | None]],
+    max_total_num_tokens: int | None,
+    max_running_requests: int | None,
+) -> Figures:
+    """What a baseline and a run both say the same way (deployment, workload, acceptance)."""
     return Figures(
         label=label,
-        profile=run.profile,
-        hardware=run.hardware,
-        depth=run.depth,
-        workload=dict(run.workload),
-        points={p.concurrency: {name: getattr(p, name) for name, _ in METRICS} for p in run.points},
-        accept_length=run.accept_length,
-        max_total_num_tokens=server.max_total_num_tokens if server else None,
-        max_running_requests=server.max_running_requests if server else None,
+        profile=source.profile,
+        hardware=source.hardware,
+        depth=source.depth,
+        workload=dict(source.workload),
+        points=points,
+        accept_length=source.accept_length,
+        max_total_num_tokens=max_total_num_tokens,
+        max_running_requests=max_running_requests,
     )
 
 

@@ -14,6 +14,7 @@ import math
 import random
 
 from pytest_specperf.errors import UsageError
+from pytest_specperf.measure.number_list import parse_number_list
 
 # The fewest requests of a rate point, however short its duration.
 MIN_RATE_REQUESTS = 8
@@ -61,14 +62,10 @@ def parse_rates(raw: str, option: str = "--specperf-request-rate") -> tuple[floa
     text = str(raw).strip()
     if not text:
         return ()
-    rates: set[float] = set()
-    for part in text.split(","):
-        item = part.strip()
-        try:
-            value = float(item)
-        except ValueError:
-            raise UsageError(f"{option}: {item!r} is not a number (got {raw!r})") from None
-        if not math.isfinite(value) or value <= 0:
-            raise UsageError(f"{option}: {item!r} must be a request rate > 0 per second")
-        rates.add(value)
-    return tuple(sorted(rates))
+    return parse_number_list(option, raw, float, kind="a number", problem=_not_a_rate)
+
+
+def _not_a_rate(value: float, item: str) -> str | None:
+    if math.isfinite(value) and value > 0:
+        return None
+    return f"{item!r} must be a request rate > 0 per second"

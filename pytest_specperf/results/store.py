@@ -149,6 +149,22 @@ class ResultsStore:
         atomic_write_bytes(self.path, msgspec.json.format(_encoder.encode(results), indent=1))
 
 
+# The ReportContext fields that RunResults holds under the same name.
+_REPORTED_AS_RECORDED = (
+    "runs",
+    "started_at",
+    "run_id",
+    "tool_version",
+    "tested_commit",
+    "exit_status",
+    "exit_reasons",
+    "interrupted",
+    "slo",
+    "recommendation",
+    "ab",
+)
+
+
 def report_context(
     results: RunResults,
     *,
@@ -156,22 +172,13 @@ def report_context(
     embed_plots: bool = True,
     notes: Sequence[str] = (),
 ) -> ReportContext:
+    as_recorded = {name: getattr(results, name) for name in _REPORTED_AS_RECORDED}
     return ReportContext(
-        runs=results.runs,
-        started_at=results.started_at,
-        run_id=results.run_id,
-        tool_version=results.tool_version,
-        tested_commit=results.tested_commit,
-        exit_status=results.exit_status,
-        exit_reasons=results.exit_reasons,
-        interrupted=results.interrupted,
         comparisons=results.lossless,
-        slo=results.slo,
-        recommendation=results.recommendation,
-        ab=results.ab,
         plots=plots,
         embed_plots=embed_plots,
         notes=notes,
+        **as_recorded,
     )
 
 

@@ -168,8 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-# Each `_add_*` helper adds one family of flags, in --help order. A new --sim-* knob goes in
-# the `_add_sim_*` helper it belongs to, plus a `SimConfig` field set in `parse_args`.
+# Each `_add_*` helper adds one family of flags, in --help order. A new --sim-NAME knob goes in
+# the `_add_sim_*` helper it belongs to, plus a `SimConfig` field NAME (`parse_args` passes it
+# on as parsed, unless it is one of `_RESOLVED_KNOBS`).
 
 
 def _add_model_and_listen_flags(g: argparse._ArgumentGroup) -> None:
@@ -525,26 +526,23 @@ def parse_args(argv: Sequence[str]) -> SimConfig:
         max_total_num_tokens=kv_total,
         context_length=context_length,
         seed=seed,
-        speedup=ns.sim_speedup,
-        noise=ns.sim_noise,
-        jitter=ns.sim_jitter,
-        point_noise=ns.sim_point_noise,
-        point_noise_period=ns.sim_point_noise_period,
         noise_seed=_noise_seed(ns.sim_noise_seed),
-        slowdown=ns.sim_slowdown,
-        acceptance=ns.sim_acceptance,
         corrupt_output=ns.sim_corrupt_output is not None and ns.sim_corrupt_output == chain,
-        cold_shape_ms=ns.sim_cold_shape_ms,
-        cpu_bound=ns.sim_cpu_bound,
-        boot_delay=ns.sim_boot_delay,
-        crash_after=ns.sim_crash_after,
-        hang_at_boot=ns.sim_hang_at_boot,
         fault=None if ns.sim_fault is None else Fault(ns.sim_fault),
-        fault_rate=ns.sim_fault_rate,
-        error_status=ns.sim_error_status,
         server_args=server_args,
         warnings=tuple(warnings),
+        **_knobs_as_parsed(ns),
     )
+
+
+# The --sim-* knobs that parse_args resolves (the others go to SimConfig as parsed).
+_RESOLVED_KNOBS = frozenset({"profile", "seed", "noise_seed", "corrupt_output", "fault"})
+
+
+def _knobs_as_parsed(ns: argparse.Namespace) -> dict[str, Any]:
+    """Each --sim-NAME knob that needs no resolving, as SimConfig's field NAME."""
+    knobs = {dest[4:]: value for dest, value in vars(ns).items() if dest.startswith("sim_")}
+    return {name: value for name, value in knobs.items() if name not in _RESOLVED_KNOBS}
 
 
 def _noise_seed(raw: str | None) -> int:
@@ -559,6 +557,24 @@ def _noise_seed(raw: str | None) -> int:
         raise SystemExit(f"--sim-noise-seed: {raw!r} is neither a number nor 'fresh'") from None
 
 
+# The modelled SGLang flags that /server_info reports as given (the others are resolved).
+_REPORTED_AS_GIVEN = (
+    "tp_size",
+    "host",
+    "port",
+    "speculative_num_steps",
+    "speculative_eagle_topk",
+    "speculative_num_draft_tokens",
+    "kv_cache_dtype",
+    "trust_remote_code",
+    "quantization",
+    "context_length",
+    "load_format",
+    "disable_radix_cache",
+    "enable_metrics",
+)
+
+
 def _reported_server_args(
     ns: argparse.Namespace, profile: model.Profile, max_running: int, seed: int
 ) -> dict[str, Any]:
@@ -566,32 +582,20 @@ def _reported_server_args(
     algo: str | None = ns.speculative_algorithm
     model_path = ns.model_path or profile.model_path
     server_args = dict(SERVER_ARG_DEFAULTS)
+    server_args.update({flag: getattr(ns, flag) for flag in _REPORTED_AS_GIVEN})
     server_args.update(
         model_path=model_path,
         tokenizer_path=ns.tokenizer_path or model_path,
         served_model_name=ns.served_model_name or model_path,
-        tp_size=ns.tp_size,
-        host=ns.host,
-        port=ns.port,
         speculative_algorithm=algo,
-        speculative_num_steps=ns.speculative_num_steps,
-        speculative_eagle_topk=ns.speculative_eagle_topk,
-        speculative_num_draft_tokens=ns.speculative_num_draft_tokens,
         speculative_draft_model_path=(
             None if algo in (None, "NGRAM") else ns.speculative_draft_model_path or model_path
         ),
         speculative_draft_model_revision=None if algo in (None, "NGRAM") else "main",
-        kv_cache_dtype=ns.kv_cache_dtype,
         mem_fraction_static=ns.mem_fraction_static if ns.mem_fraction_static else 0.85,
         max_running_requests=max_running,
-        trust_remote_code=ns.trust_remote_code,
         api_key="***" if ns.api_key else None,
-        quantization=ns.quantization,
         attention_backend=ns.attention_backend or "flashinfer",
-        context_length=ns.context_length,
-        load_format=ns.load_format,
-        disable_radix_cache=ns.disable_radix_cache,
-        enable_metrics=ns.enable_metrics,
         cuda_graph_max_bs=ns.cuda_graph_max_bs or 256,
         sampling_backend=ns.sampling_backend or "flashinfer",
         random_seed=seed,

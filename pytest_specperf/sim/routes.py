@@ -282,20 +282,19 @@ def build_app(state: SimState) -> web.Application:
     app = web.Application(middlewares=[api_key_middleware], client_max_size=64 * 1024**2)
     app[STATE_KEY] = state
     r = app.router
-    r.add_get("/health", health)
-    r.add_get("/health_generate", health)
-    r.add_get("/ready", health)
-    r.add_get("/server_info", server_info)
-    r.add_get("/get_server_info", server_info)
-    r.add_get("/model_info", model_info)
-    r.add_get("/get_model_info", model_info)
+    # SGLang answers some paths under several names, and some paths to several methods.
+    for path in ("/health", "/health_generate", "/ready"):
+        r.add_get(path, health)
+    for path in ("/server_info", "/get_server_info"):
+        r.add_get(path, server_info)
+    for path in ("/model_info", "/get_model_info"):
+        r.add_get(path, model_info)
+    for method in ("GET", "POST"):
+        r.add_route(method, "/flush_cache", flush_cache)
+        r.add_route(method, "/slow_down", slow_down)
+    for method in ("POST", "PUT"):
+        r.add_route(method, "/generate", generate)
     r.add_get("/v1/models", v1_models)
-    r.add_route("GET", "/flush_cache", flush_cache)
-    r.add_route("POST", "/flush_cache", flush_cache)
-    r.add_route("GET", "/slow_down", slow_down)
-    r.add_route("POST", "/slow_down", slow_down)
-    r.add_post("/generate", generate)
-    r.add_put("/generate", generate)
     r.add_post("/v1/completions", completions)
     r.add_post("/v1/chat/completions", chat_completions)
     r.add_get("/metrics", metrics)

@@ -103,6 +103,27 @@ def runs_trace(
     return trace
 
 
+def concurrency_trace(
+    index: int,
+    concurrency: int,
+    items: Sequence[Any],
+    value_of: Callable[[Any], float | None],
+    *,
+    width: float = 1.6,
+    **extra: Any,
+) -> dict[str, Any]:
+    """One concurrency's line over runs, in the colour of its ``index``: ``items`` (each with
+    its ``run``) oldest first, ``value_of`` an item's figure; ``extra`` as for `runs_trace`."""
+    style: dict[str, Any] = {
+        "line": {"width": width, "color": color(index)},
+        "marker": {"size": 5, "color": color(index)},
+    }
+    runs = [item.run for item in items]
+    return runs_trace(
+        f"C={concurrency}", runs, [value_of(item) for item in items], **style, **extra
+    )
+
+
 def _interval_bars(
     points: Sequence[PointView], values: Sequence[float | None], get: Callable[[PointView], Any]
 ) -> dict[str, Any] | None:
@@ -203,14 +224,13 @@ def metric_figure(panel: Panel, metric: str) -> Figure | None:
         if not shown:
             continue
         values = [value_of(p) for p in shown]
-        trace = runs_trace(
-            f"C={concurrency}",
-            [p.run for p in shown],
-            values,
+        trace = concurrency_trace(
+            index,
+            concurrency,
+            shown,
+            value_of,
             y_format=".3f" if metric == "speedup_agg" else ",.1f",
             unit="x" if metric == "speedup_agg" else " tok/s",
-            line={"width": 1.6, "color": color(index)},
-            marker={"size": 5, "color": color(index)},
         )
         bars = _interval_bars(shown, values, interval_of) if interval_of else None
         if bars is not None:
@@ -279,17 +299,10 @@ def simple_figure(
     for index, concurrency, points in _by_concurrency(panel):
         shown = [p for p in points if value_of(p) is not None]
         if shown:
-            traces.append(
-                runs_trace(
-                    f"C={concurrency}",
-                    [p.run for p in shown],
-                    [value_of(p) for p in shown],
-                    y_format=y_format,
-                    unit=unit,
-                    line={"width": 1.6, "color": color(index)},
-                    marker={"size": 5, "color": color(index)},
-                )
+            trace = concurrency_trace(
+                index, concurrency, shown, value_of, y_format=y_format, unit=unit
             )
+            traces.append(trace)
     if not traces:
         return None
     return {"data": traces, "layout": _layout(title, y_title)}
@@ -411,17 +424,17 @@ def sparkline(panel: Panel) -> Figure:
     traces = []
     for index, concurrency, points in _by_concurrency(panel):
         shown = [p for p in points if p.agg_tok_s is not None]
-        traces.append(
-            runs_trace(
-                f"C={concurrency}",
-                [p.run for p in shown],
-                [p.agg_tok_s for p in shown],
-                unit=" tok/s",
-                mode="lines",
-                meta=concurrency,
-                line={"width": 1.4, "color": color(index)},
-            )
+        trace = concurrency_trace(
+            index,
+            concurrency,
+            shown,
+            lambda p: p.agg_tok_s,
+            width=1.4,
+            unit=" tok/s",
+            mode="lines",
+            meta=concurrency,
         )
+        traces.append(trace)
     marks = change_marks(c for c in panel.changes if c.metric == "agg_tok_s")
     return {
         "data": traces,
@@ -447,17 +460,10 @@ def speedup_figures(group: SpeculationGroup) -> list[tuple[int, Figure]]:
         traces = []
         for index, concurrency in enumerate(sorted({s.concurrency for s in items})):
             shown = sorted((s for s in items if s.concurrency == concurrency), key=lambda s: s.run)
-            traces.append(
-                runs_trace(
-                    f"C={concurrency}",
-                    [s.run for s in shown],
-                    [s.agg for s in shown],
-                    y_format=".3f",
-                    unit="x",
-                    line={"width": 1.6, "color": color(index)},
-                    marker={"size": 5, "color": color(index)},
-                )
+            trace = concurrency_trace(
+                index, concurrency, shown, lambda s: s.agg, y_format=".3f", unit="x"
             )
+            traces.append(trace)
         layout = _layout(f"steps={depth}: speedup over no speculation (agg tok/s)", "x")
         layout["yaxis"]["rangemode"] = "normal"
         layout["shapes"] = [_reference_line(1.0)]

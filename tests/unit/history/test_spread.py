@@ -10,7 +10,8 @@ import pytest
 from pytest_specperf.history.rows import RunContext
 from pytest_specperf.history.spread import depth_spread
 from pytest_specperf.history.store import HistoryStore
-from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults
+from pytest_specperf.results.schema import DepthRun, RunResults
+from tests.support.points import make_point
 
 WORKLOAD = {"workload": "greedy-synthetic", "max_new_tokens": 200}
 
@@ -19,17 +20,7 @@ def _results(
     run_id: str, level: float, *, hardware: str = "sim-x5", tokens: int = 200
 ) -> RunResults:
     points = [
-        PointMetrics(
-            concurrency=c,
-            requests=1,
-            ok=1,
-            failed=0,
-            tokens=1,
-            wall_s=1.0,
-            agg_tok_s=100.0 * c * math.exp(level),
-            per_req_tok_s=100.0,
-        )
-        for c in (1, 4)
+        make_point(c, 100.0 * c * math.exp(level), 100.0, requests=1, tokens=1) for c in (1, 4)
     ]
     run = DepthRun(
         depth=3,

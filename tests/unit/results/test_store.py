@@ -19,6 +19,7 @@ from pytest_specperf.results.store import (
     ResultsStore,
     append_step_summary,
     git_commit,
+    report_context,
 )
 from tests.support.signals import own_policy
 
@@ -195,3 +196,26 @@ def test_git_commit_outside_a_checkout_is_none(
     # git must not find a checkout above the temporary directory either.
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
     assert git_commit(tmp_path) is None
+
+
+def test_the_report_context_carries_the_run_s_own_fields_and_its_output_comparisons() -> None:
+    results = RunResults(
+        run_id="r1",
+        started_at="2026-12-04T02:00:00+00:00",
+        tool_version="9.9",
+        tested_commit="ab" * 20,
+        runs=[DepthRun(depth=3, profile="p", backend="sim", hardware="h", workload={})],
+        interrupted="SIGTERM",
+        exit_status=1,
+        exit_reasons=["a regression"],
+    )
+    context = report_context(results, notes=["a note"], embed_plots=False)
+    assert (context.run_id, context.started_at, context.tool_version) == (
+        "r1",
+        "2026-12-04T02:00:00+00:00",
+        "9.9",
+    )
+    assert context.tested_commit == "ab" * 20 and context.runs == results.runs
+    assert (context.interrupted, context.exit_status) == ("SIGTERM", 1)
+    assert context.exit_reasons == ["a regression"] and context.comparisons is results.lossless
+    assert context.notes == ["a note"] and not context.embed_plots

@@ -336,19 +336,24 @@ def server(code: str, tmp_path: Path, **options: float) -> ServerProcess:
     )
 
 
-def test_a_silent_boot_fails_within_the_silence_bound_with_what_it_is_doing(
-    tmp_path: Path,
-) -> None:
-    process = server(SILENT_AFTER_CAPTURE, tmp_path, silence_timeout_s=2)
+def failed_boot(code: str, tmp_path: Path, **options: float) -> str:
+    """The ServerStartError's message of a server running ``code`` that never turns ready."""
+    process = server(code, tmp_path, **options)
     process.start()
-    started = time.monotonic()
     try:
         with pytest.raises(ServerStartError) as caught:
             process.wait_ready()
     finally:
         process.stop()
+    return str(caught.value)
+
+
+def test_a_silent_boot_fails_within_the_silence_bound_with_what_it_is_doing(
+    tmp_path: Path,
+) -> None:
+    started = time.monotonic()
+    message = failed_boot(SILENT_AFTER_CAPTURE, tmp_path, silence_timeout_s=2)
     waited = time.monotonic() - started
-    message = str(caught.value)
     assert waited < 30, "not the 60 s launch timeout"
     assert message.startswith("server stopped without a word during launch")
     assert "--specperf-boot-silence-timeout=2" in message
@@ -363,13 +368,8 @@ def test_a_silent_boot_fails_within_the_silence_bound_with_what_it_is_doing(
 
 def test_a_boot_that_keeps_logging_is_not_silent(tmp_path: Path) -> None:
     chatty = "import time\nwhile True:\n    print('capturing', flush=True)\n    time.sleep(0.3)"
-    process = server(chatty, tmp_path, silence_timeout_s=1.5, launch_timeout_s=4)
-    process.start()
-    try:
-        with pytest.raises(ServerStartError, match="did not become healthy within 4 s"):
-            process.wait_ready()
-    finally:
-        process.stop()
+    message = failed_boot(chatty, tmp_path, silence_timeout_s=1.5, launch_timeout_s=4)
+    assert "did not become healthy within 4 s" in message
 
 
 def test_a_progress_bar_without_newlines_is_a_sign_of_life(tmp_path: Path) -> None:
@@ -377,10 +377,5 @@ def test_a_progress_bar_without_newlines_is_a_sign_of_life(tmp_path: Path) -> No
         "import sys, time\nfor i in range(1000):\n"
         "    sys.stderr.write(f'\\rCapturing batches {i}'); sys.stderr.flush(); time.sleep(0.3)"
     )
-    process = server(bar, tmp_path, silence_timeout_s=1.5, launch_timeout_s=4)
-    process.start()
-    try:
-        with pytest.raises(ServerStartError, match="did not become healthy"):
-            process.wait_ready()
-    finally:
-        process.stop()
+    message = failed_boot(bar, tmp_path, silence_timeout_s=1.5, launch_timeout_s=4)
+    assert "did not become healthy" in message
