@@ -107,10 +107,18 @@ RULES: tuple[Rule, ...] = (
         "that fell behind, interval summaries) lives in results/.",
     ),
     Rule(
-        "results/schema.py, errors.py, files.py, depth.py, server/profiles.py, interrupts.py and "
-        "version.py import nothing else of the package.",
+        "results/schema.py imports nothing of the package but its struct modules "
+        "results/open_loop_schema.py and results/testbed_schema.py.",
+        importers=_p("results.schema"),
+        forbidden=_p(""),
+        allowed=_p("results.open_loop_schema", "results.testbed_schema"),
+    ),
+    Rule(
+        "results/open_loop_schema.py, results/testbed_schema.py, errors.py, files.py, depth.py, "
+        "server/profiles.py, interrupts.py and version.py import nothing else of the package.",
         importers=_p(
-            "results.schema",
+            "results.open_loop_schema",
+            "results.testbed_schema",
             "errors",
             "files",
             "depth",
@@ -234,6 +242,8 @@ def test_the_package_keeps_every_import_rule() -> None:
         ("pytest_specperf.config.table", "pytest_specperf.gate.baselines"),
         ("pytest_specperf.results.report", "pytest_specperf.measure.client_health"),
         ("pytest_specperf.results.schema", "pytest_specperf.measure.workload"),
+        ("pytest_specperf.results.schema", "pytest_specperf.results.stats"),
+        ("pytest_specperf.results.testbed_schema", "pytest_specperf.results.schema"),
         ("pytest_specperf.run.depth_session", "pytest_specperf.sim.model"),
         ("pytest_specperf.run.depth_session", "pytest_specperf.cli.command"),
         ("pytest_specperf.run.sampling", "pytest_specperf.plugin.session"),
