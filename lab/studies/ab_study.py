@@ -22,7 +22,7 @@ Beside it, for the same noise:
 
 With ``--history-prior`` it prints issue 38's table instead: at pair spreads of 3% and 5% (the
 boot-to-boot noise set so that one pair's pooled change has that spread, within-boot 3%), the
-verdict with the runner's history as a prior for the pair spread (gate.ab.estimate_with_prior)
+verdict with the runner's history as a prior for the pair spread (gate.ab_prior.estimate_with_prior)
 and without it (the verdict as it was), with the prior right and wrong by a factor of 2 either
 way: red over all looks, red at the first look (3 pairs), within 6 and within 12 pairs, each
 with its Monte-Carlo standard error.
@@ -47,18 +47,11 @@ from detection_study import (
 )
 from scipy import stats
 
-from pytest_specperf.gate.ab import PRIOR_DOF as PRIOR_DOF_SHOWN
-from pytest_specperf.gate.ab import (
-    AbSettings,
-    BootPoint,
-    Pair,
-    PairPrior,
-    estimate,
-    estimate_with_prior,
-    outcome_of,
-    pooled_change,
-)
+from pytest_specperf.gate.ab import outcome_of
 from pytest_specperf.gate.ab_advice import pairs_needed
+from pytest_specperf.gate.ab_pairs import AbSettings, BootPoint, Pair, estimate, pooled_change
+from pytest_specperf.gate.ab_prior import PRIOR_DOF as PRIOR_DOF_SHOWN
+from pytest_specperf.gate.ab_prior import PairPrior, estimate_with_prior
 from pytest_specperf.gate.decision import GateSettings
 
 CONCURRENCY = (1, 4, 16)

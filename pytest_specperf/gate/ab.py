@@ -36,300 +36,32 @@ in error rate beyond what the spending function charges; lab/studies/ab_study.py
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
-from scipy import stats
-
-from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
-from pytest_specperf.gate.sequential import Spending, scheduled_t_multiplier, t_multiplier
-from pytest_specperf.results.formats import counted
-from pytest_specperf.results.schema import (
-    AbChange,
-    AbComparison,
-    AbPair,
-    DepthRun,
-    PointMetrics,
-    ServerCpu,
+from pytest_specperf.gate.ab_pairs import (
+    AbOutcome,
+    AbSettings,
+    BootPoint,
+    Estimate,
+    Pair,
+    PairChange,
+    core_speeds,
+    estimate,
+    point_change,
+    pooled_change,
 )
-from pytest_specperf.results.spread import RunnerSpread
-from pytest_specperf.results.stats import log_values
-
-AbOutcome = Literal["regression", "improvement", "no-regression", "continue", "undecided"]
-FIRST_LOOK = 2  # an interval over pairs needs two pairs at least
-
-
-@dataclass(frozen=True)
-class AbSettings:
-    """What the A/B gate promises (see the module docstring).
-
-    ``alpha``: with no change, a depth is called a regression at most this often (and an
-    improvement at most this often). ``min_effect``: the smallest change the gate is for.
-    ``beta``: a regression of ``min_effect`` is called no-regression at most this often (detection
-    1 - beta once decided). ``max_pairs``: the look at which spending ends.
-    """
-
-    alpha: float = 0.01
-    beta: float = 0.05
-    min_effect: float = 0.05
-    max_pairs: int = 12
-    spending: Spending = "pocock"
-    # The first look: at 2 pairs a t interval has 1 degree of freedom and never decides, so
-    # spending error there is waste (lab/studies/ab_study.py --first-look compares).
-    first_look: int = 3
-
-    def __post_init__(self) -> None:
-        for name, value in (
-            ("alpha", self.alpha),
-            ("beta", self.beta),
-            ("min_effect", self.min_effect),
-        ):
-            if not 0 < value < 0.5:
-                raise ValueError(f"A/B setting {name} must be between 0 and 0.5, got {value}")
-        if not FIRST_LOOK <= self.first_look <= self.max_pairs:
-            raise ValueError(
-                f"A/B looks must start at {FIRST_LOOK} pairs or more and at most at max pairs, "
-                f"got first look {self.first_look}, max pairs {self.max_pairs}"
-            )
-
-    @property
-    def margin(self) -> float:
-        """The minimum effect on the log scale (a regression of min_effect)."""
-        return -math.log(1 - self.min_effect)
-
-    @property
-    def smallest_called(self) -> float:
-        """On the log scale, the smallest pooled change that is called a regression (or an
-        improvement) once the interval excludes zero: half the minimum effect. Head and base
-        are never the same build, so a clear -0.5% is real but fails no build."""
-        return -math.log(1 - self.min_effect / 2)
-
-
-@dataclass(frozen=True)
-class BootPoint:
-    """One point as one boot measured it: its R tok/s samples and its acceptance."""
-
-    concurrency: int
-    tok_s: Sequence[float]
-    accept_length: float | None = None
-    position_accept_rate: Sequence[float] = ()
-    # The server's busiest process during the point (None: not measured, e.g. a server by URL).
-    cpu: ServerCpu | None = None
-
-
-def boot_point(point: PointMetrics, metric: str = "agg_tok_s") -> BootPoint:
-    """A measured point (with or without repeats) as one boot's side of a pair."""
-    samples = point.samples or [point]
-    values = [float(getattr(s, metric)) for s in samples if getattr(s, metric)]
-    return BootPoint(
-        concurrency=point.concurrency,
-        tok_s=values,
-        accept_length=point.accept_length,
-        position_accept_rate=list(point.position_accept_rate),
-        cpu=point.server_cpu,
-    )
-
-
-@dataclass(frozen=True)
-class Pair:
-    """One base boot and one head boot, by concurrency."""
-
-    base: Mapping[int, BootPoint]
-    head: Mapping[int, BootPoint]
-
-    def concurrencies(self) -> list[int]:
-        return sorted(
-            c for c in self.base if c in self.head and self.base[c].tok_s and self.head[c].tok_s
-        )
-
-
-@dataclass(frozen=True)
-class PairChange:
-    """One pair's log changes (head / base) of tok/s and of accept length (None: not known)."""
-
-    total: float
-    acceptance: float | None
-
-
-def point_change(base: BootPoint, head: BootPoint) -> PairChange:
-    total = statistics.fmean(log_values(head.tok_s)) - statistics.fmean(log_values(base.tok_s))
-    acceptance = None
-    if base.accept_length and head.accept_length:
-        acceptance = math.log(head.accept_length / base.accept_length)
-    return PairChange(total, acceptance)
-
-
-def pooled_change(pair: Pair) -> PairChange | None:
-    """The mean over the pair's points of their changes (None: no point on both sides)."""
-    changes = [point_change(pair.base[c], pair.head[c]) for c in pair.concurrencies()]
-    if not changes:
-        return None
-    accept = [c.acceptance for c in changes]
-    known = [a for a in accept if a is not None]
-    return PairChange(
-        statistics.fmean(c.total for c in changes),
-        statistics.fmean(known) if len(known) == len(changes) else None,
-    )
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """The mean of per-pair log changes with its repeated intervals (log scale)."""
-
-    change: float
-    sd: float | None
-    pairs: int
-    # (low, high) at the 2 alpha level (regression/improvement) and at 2 beta (equivalence).
-    wide: tuple[float, float] | None
-    narrow: tuple[float, float] | None
-
-
-def estimate(values: Sequence[float], settings: AbSettings) -> Estimate:
-    """Mean and repeated intervals of per-pair changes at the look of ``len(values)`` pairs."""
-    n = len(values)
-    mean = statistics.fmean(values)
-    if n < settings.first_look:
-        return Estimate(mean, None, n, None, None)
-    sd = statistics.stdev(values)
-    se = sd / math.sqrt(n)
-    looks = max(settings.max_pairs, n)
-
-    def interval(level: float) -> tuple[float, float]:
-        half = t_multiplier(level, n, looks, settings.spending, first_look=settings.first_look) * se
-        return mean - half, mean + half
-
-    return Estimate(mean, sd, n, interval(2 * settings.alpha), interval(2 * settings.beta))
-
-
-# -- the verdict with the runner's history (issue 38) ---------------------------------------
-# Pairs x points x samples in one model: a boot's level (the mean over the common points of
-# its samples' mean log tok/s) is the side's level plus that boot's own factor; the change is
-# head's mean level less base's (the mean of the pairs' pooled changes: the same estimate as
-# without the history), its variance that of the boots' levels about their side's mean, on
-# 2 (pairs - 1) degrees of freedom (pairs - 1 when the boots of a pair are compared alone; a
-# drift shared by both boots of a pair only widens it). The pair variance has a
-# scaled-inverse-chi-square prior: the pair spread the runner's history shows, on at most
-# PRIOR_DOF degrees of freedom, discounted when the pairs disagree with it (their variance
-# beyond its PRIOR_CONFLICT upper prior-predictive tail: the prior's weight falls in
-# proportion to the tail probability), so a history that no longer holds cannot make the
-# intervals narrow. Looks every first_look pairs (3, 6, 9, 12), Kim-DeMets spending (rho 2).
-# The choices are lab/studies/ab_study.py's (docs/explanation/ab-gating.md has the table).
-PRIOR_DOF = 14
-PRIOR_CONFLICT = 0.2
-PRIOR_SPENDING: Spending = "kim-demets"
-
-
-@dataclass(frozen=True)
-class PairPrior:
-    """What the runner's history says of the spread of one pair's pooled change (log scale)."""
-
-    spread: float
-    dof: float
-    where: str
-
-    @classmethod
-    def from_runner(cls, runner: RunnerSpread) -> PairPrior:
-        """Earlier A/B pairs' spread where recorded, else sqrt(2) x the spread between runs
-        (a pair's change is the difference of two boots' levels)."""
-        if runner.pair_spread is not None:
-            return cls(
-                runner.pair_spread,
-                min(runner.pairs - 1, PRIOR_DOF),
-                f"{runner.pairs} earlier A/B pairs of {runner.where}",
-            )
-        return cls(
-            math.sqrt(2) * runner.spread,
-            min(runner.dof, PRIOR_DOF),
-            f"{runner.text()} of {runner.where}, x sqrt(2)",
-        )
-
-    def text(self) -> str:
-        return (
-            f"prior pair spread {self.spread:.1%} from {self.where}, "
-            f"weight {self.dof:g} degrees of freedom"
-        )
-
-
-def prior_looks(settings: AbSettings) -> tuple[int, ...]:
-    """The looks with a prior: every first_look pairs, and the last pair."""
-    looks = list(range(settings.first_look, settings.max_pairs + 1, settings.first_look))
-    if looks[-1] != settings.max_pairs:
-        looks.append(settings.max_pairs)
-    return tuple(looks)
-
-
-def boot_levels(pairs: Sequence[Pair]) -> tuple[list[float], list[float]] | None:
-    """Each boot's level, base's and head's, over the points every pair measured on both sides
-    (None: no such point)."""
-    common = set.intersection(*(set(p.concurrencies()) for p in pairs)) if pairs else set()
-    if not common:
-        return None
-
-    def level(side: Mapping[int, BootPoint]) -> float:
-        return statistics.fmean(statistics.fmean(log_values(side[c].tok_s)) for c in common)
-
-    return [level(p.base) for p in pairs], [level(p.head) for p in pairs]
-
-
-def pair_variance(pairs: Sequence[Pair], changes: Sequence[float]) -> tuple[float, int]:
-    """The variance of one pair's pooled change and its degrees of freedom: from the boots'
-    levels about their side's mean (2 (n - 1)), or from the pairs' changes (n - 1) when no
-    point is common to every pair."""
-    levels = boot_levels(pairs)
-    n = len(changes)
-    if levels is None or len(levels[0]) != n:
-        return statistics.variance(changes), n - 1
-    squares = sum(sum((x - statistics.fmean(side)) ** 2 for x in side) for side in levels)
-    dof = 2 * (n - 1)
-    return 2 * squares / dof, dof
-
-
-def prior_weight(variance: float, dof: int, prior: PairPrior) -> float:
-    """The prior's degrees of freedom after the conflict check: all of them while the pairs'
-    variance is within the prior's predictive range, less in proportion beyond it."""
-    if prior.dof <= 0 or prior.spread <= 0:
-        return 0.0
-    tail = float(stats.f.sf(variance / prior.spread**2, dof, prior.dof))
-    return prior.dof * min(1.0, tail / PRIOR_CONFLICT)
-
-
-@dataclass(frozen=True)
-class PriorEstimate:
-    """Beside an estimate with a prior: the pooled spread it used and the weights in it."""
-
-    spread: float
-    data_dof: int
-    prior_dof: float
-
-
-def estimate_with_prior(
-    pairs: Sequence[Pair], values: Sequence[float], settings: AbSettings, prior: PairPrior
-) -> tuple[Estimate, PriorEstimate | None]:
-    """The pooled change at a look, its variance from the boots and the prior together (see
-    above); between looks an estimate without intervals (another pair)."""
-    n = len(values)
-    mean = statistics.fmean(values)
-    looks = prior_looks(settings)
-    if n > looks[-1]:
-        looks = (*looks, n)
-    if n < settings.first_look or n not in looks:
-        return Estimate(mean, None, n, None, None), None
-    variance, dof = pair_variance(pairs, values)
-    weight = prior_weight(variance, dof, prior)
-    pooled = (weight * prior.spread**2 + dof * variance) / (weight + dof)
-    se = math.sqrt(pooled / n)
-
-    def interval(level: float) -> tuple[float, float]:
-        half = scheduled_t_multiplier(level, n, looks, PRIOR_SPENDING, weight + dof) * se
-        return mean - half, mean + half
-
-    found = Estimate(
-        mean, math.sqrt(pooled), n, interval(2 * settings.alpha), interval(2 * settings.beta)
-    )
-    return found, PriorEstimate(math.sqrt(pooled), dof, weight)
+from pytest_specperf.gate.ab_prior import (
+    PRIOR_SPENDING,
+    PairPrior,
+    PriorEstimate,
+    estimate_with_prior,
+    prior_looks,
+)
+from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
+from pytest_specperf.results.formats import counted
+from pytest_specperf.results.schema import AbChange, AbComparison, AbPair, DepthRun
 
 
 def outcome_of(pooled: Estimate, settings: AbSettings) -> AbOutcome:
@@ -660,11 +392,6 @@ def pair_record(number: int, pair: Pair) -> AbPair | None:
         base_core_speed=_core_speed(pair.base),
         head_core_speed=_core_speed(pair.head),
     )
-
-
-def core_speeds(side: Mapping[int, BootPoint]) -> list[float]:
-    """The vCPU speeds timed under one boot's server, one per point that has one."""
-    return [p.cpu.core_speed for p in side.values() if p.cpu is not None and p.cpu.core_speed]
 
 
 def _core_speed(side: Mapping[int, BootPoint]) -> float | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from scipy import stats
 
-from pytest_specperf.gate.ab import AbSettings, Pair, core_speeds, pooled_change
+from pytest_specperf.gate.ab_pairs import AbSettings, Pair, core_speeds, pooled_change
 from pytest_specperf.results.formats import core_speeds_note, counted
 from pytest_specperf.results.schema import CPU_BOUND_MEANING
 from pytest_specperf.results.stats import log_sd

@@ -14,7 +14,8 @@ import pytest
 
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.errors import SpecperfError
-from pytest_specperf.gate.ab import AbRun, PairPrior
+from pytest_specperf.gate.ab import AbRun
+from pytest_specperf.gate.ab_prior import PairPrior
 from pytest_specperf.plugin.benchmark import add_gate_figures, record_point
 from pytest_specperf.plugin.configure import server_gpus, worker_slot
 from pytest_specperf.plugin.gate import SpecperfGate

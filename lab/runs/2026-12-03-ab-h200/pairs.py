@@ -20,8 +20,8 @@ from pathlib import Path
 
 import msgspec
 
-from pytest_specperf.gate.ab import AbSettings, Pair, boot_point, pooled_change
 from pytest_specperf.gate.ab_advice import undecided_advice
+from pytest_specperf.gate.ab_pairs import AbSettings, Pair, boot_point, pooled_change
 from pytest_specperf.results.schema import RunResults
 
 HERE = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent

@@ -14,15 +14,9 @@ from collections.abc import Callable
 from pytest_specperf import interrupts
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.errors import SpecperfError
-from pytest_specperf.gate.ab import (
-    AbRun,
-    AbSettings,
-    BootPoint,
-    Pair,
-    PairPrior,
-    boot_point,
-    look,
-)
+from pytest_specperf.gate.ab import AbRun, look
+from pytest_specperf.gate.ab_pairs import AbSettings, BootPoint, Pair, boot_point
+from pytest_specperf.gate.ab_prior import PairPrior
 from pytest_specperf.results.schema import DepthRun
 
 Side = str  # "base" | "head"

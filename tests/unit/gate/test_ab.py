@@ -8,25 +8,20 @@ from typing import Any
 
 import pytest
 
-from pytest_specperf.gate.ab import (
-    AbLook,
-    AbRun,
-    AbSettings,
-    BootPoint,
-    Pair,
-    boot_point,
-    decided_by,
-    estimate,
-    look,
-    outcome_of,
-    pair_record,
-    pooled_change,
-)
+from pytest_specperf.gate.ab import AbLook, AbRun, decided_by, look, outcome_of, pair_record
 from pytest_specperf.gate.ab_advice import (
     noise_split,
     pairs_needed,
     reachable_effect,
     undecided_advice,
+)
+from pytest_specperf.gate.ab_pairs import (
+    AbSettings,
+    BootPoint,
+    Pair,
+    boot_point,
+    estimate,
+    pooled_change,
 )
 from pytest_specperf.gate.attribution import percent
 from pytest_specperf.results.schema import PointMetrics, ServerCpu

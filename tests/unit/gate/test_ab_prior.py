@@ -1,4 +1,5 @@
-"""gate/ab.py with the runner's history: the pieces of the pooled model and its prior."""
+"""gate/ab_prior.py (and gate/ab.py's look with it), the runner's history: the pieces of the
+pooled model and its prior."""
 
 from __future__ import annotations
 
@@ -7,17 +8,12 @@ import random
 
 import pytest
 
-from pytest_specperf.gate.ab import (
+from pytest_specperf.gate.ab import decided_by, look, outcome_of
+from pytest_specperf.gate.ab_pairs import AbSettings, BootPoint, Pair, estimate
+from pytest_specperf.gate.ab_prior import (
     PRIOR_DOF,
-    AbSettings,
-    BootPoint,
-    Pair,
     PairPrior,
-    decided_by,
-    estimate,
     estimate_with_prior,
-    look,
-    outcome_of,
     pair_variance,
     prior_looks,
     prior_weight,
