@@ -3,7 +3,8 @@
 ``OPTIONS`` is the only place an option, its default and its parser are written: the pytest
 plugin registers its command-line options and ini keys from it, ``config/settings.py`` reads
 it, and the ``specperf`` command builds its flags from it. To add an option, add one
-:class:`OptionSpec` row (and the ``Settings`` field it feeds, if any).
+:class:`OptionSpec` row (and the ``Settings`` field it feeds, if any); ``_bench`` writes a
+row that ``specperf bench`` takes too, ``_switch`` an on/off flag.
 """
 
 from __future__ import annotations
@@ -67,6 +68,17 @@ LAUNCH_CMD = "launch-cmd"
 BENCH = "bench"
 
 
+def _bench(flag_name: str, key: str, help: str, **row: Any) -> OptionSpec:
+    """A row that ``specperf bench`` takes too, named there without ``--specperf-``."""
+    short = f"--{flag_name.removeprefix('--specperf-')}"
+    return OptionSpec(flag_name, key, help, commands=(BENCH,), short=short, **row)
+
+
+def _switch(flag_name: str, key: str, help: str) -> OptionSpec:
+    """An on/off flag, given on the command line only (no ini key)."""
+    return OptionSpec(flag_name, key, help, parse=flag, kind="flag", ini=False)
+
+
 OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "--spec-steps",
@@ -85,22 +97,18 @@ OPTIONS: tuple[OptionSpec, ...] = (
         parse=lambda option, raw: parse_backend(raw, option),
         commands=(LAUNCH_CMD,),
     ),
-    OptionSpec(
+    _bench(
         "--specperf-url",
         "url",
         "measure an existing server at this URL; nothing is booted",
         parse=lambda option, raw: parse_url(raw, option) if raw else None,
-        commands=(BENCH,),
-        short="--url",
     ),
-    OptionSpec(
+    _bench(
         "--specperf-concurrency",
         "concurrency",
         "concurrency levels of the closed-loop sweep",
         default=",".join(map(str, SEED_CONCURRENCY)),
         parse=lambda option, raw: parse_concurrency(raw, option),
-        commands=(BENCH,),
-        short="--concurrency",
     ),
     OptionSpec(
         "--specperf-profile",
@@ -147,22 +155,17 @@ OPTIONS: tuple[OptionSpec, ...] = (
         default="baselines",
         parse=required_text,
     ),
-    OptionSpec(
+    _switch(
         "--specperf-update-baselines",
         "update_baselines",
         "after the run, write baselines for every depth whose points all succeeded",
-        parse=flag,
-        kind="flag",
-        ini=False,
     ),
-    OptionSpec(
+    _bench(
         "--specperf-out",
         "out",
         "artifact directory: results.json, report.md, server logs",
         default=".specperf",
         parse=required_text,
-        commands=(BENCH,),
-        short="--out",
     ),
     OptionSpec(
         "--specperf-launch-timeout",
@@ -188,14 +191,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
         parse=float_in(0.0, low_open=True),
         commands=(LAUNCH_CMD,),
     ),
-    OptionSpec(
+    _bench(
         "--specperf-hardware",
         "hardware",
         "hardware key for baselines (default: from nvidia-smi or the simulator)",
-        commands=(BENCH,),
-        short="--hardware",
     ),
-    OptionSpec(
+    _bench(
         "--specperf-workload",
         "workload",
         "what the requests are: greedy-synthetic (the seed's: one prompt, temperature 0, "
@@ -206,69 +207,53 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "shipped one)",
         default=DEFAULT_WORKLOAD,
         parse=lambda option, raw: parse_workload(raw, option),
-        commands=(BENCH,),
-        short="--workload",
     ),
-    OptionSpec(
+    _bench(
         "--specperf-max-new-tokens",
         "max_new_tokens",
         "output tokens per request",
         default=str(_WORKLOAD.max_new_tokens),
         parse=parse_positive_int,
-        commands=(BENCH,),
-        short="--max-new-tokens",
     ),
-    OptionSpec(
+    _bench(
         "--specperf-temperature",
         "temperature",
         "sampling temperature of every request (default: the workload's, 0 or 0.7)",
         parse=float_in(0.0, 2.0, optional=True),
-        commands=(BENCH,),
-        short="--temperature",
     ),
-    OptionSpec(
+    _bench(
         "--specperf-requests",
         "requests",
         "requests per point (default: 4 at C=1, else 2C)",
         parse=positive_int_or_none,
-        commands=(BENCH,),
-        short="--requests",
     ),
-    OptionSpec(
+    _bench(
         "--specperf-endpoint",
         "endpoint",
         "generate (SGLang native) or completions (OpenAI)",
         default=_WORKLOAD.endpoint,
         parse=lambda option, raw: parse_endpoint(raw, option),
-        commands=(BENCH,),
-        short="--endpoint",
     ),
-    OptionSpec(
+    _bench(
         "--specperf-request-timeout",
         "request_timeout",
         "seconds one request may take in all",
         default=f"{_WORKLOAD.request_timeout_s:g}",
         parse=float_in(0.0, low_open=True),
-        commands=(BENCH,),
-        short="--request-timeout",
     ),
-    OptionSpec(
+    _bench(
         "--specperf-stall-timeout",
         "stall_timeout",
         "seconds a stream may go without data",
         default=f"{_WORKLOAD.stall_timeout_s:g}",
         parse=float_in(0.0, low_open=True),
-        commands=(BENCH,),
-        short="--stall-timeout",
     ),
-    OptionSpec(
+    _bench(
         "--specperf-client-procs",
         "client_procs",
         "client processes that stream each point (default: one per "
         f"{STREAMS_PER_PROCESS} streams, at most half the cores)",
         parse=positive_int_or_none,
-        commands=(BENCH,),
-        short="--client-procs",
     ),
     OptionSpec(
         "--specperf-min-success",
@@ -284,15 +269,13 @@ OPTIONS: tuple[OptionSpec, ...] = (
         default=f"{DEFAULT_THROUGHPUT_TOLERANCE:.2f}",
         parse=float_in(0.0, 0.99),
     ),
-    OptionSpec(
+    _bench(
         "--specperf-slo",
         "slo",
         "service-level objectives, e.g. ttft_p99_ms=2000,itl_p99_ms=50,e2e_p99_ms=30000 "
         "(optional attainment=0.99): each point's goodput and each depth's largest "
         "concurrency meeting them",
         parse=lambda option, raw: parse_slo(raw, option),
-        commands=(BENCH,),
-        short="--slo",
     ),
     OptionSpec(
         "--specperf-request-rate",
@@ -326,15 +309,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
         default="1",
         parse=float_in(0.0, low_open=True),
     ),
-    OptionSpec(
+    _switch(
         "--specperf-refine",
         "refine",
         "where the recommended depth changes between two measured concurrencies, measure "
         "their geometric midpoint at every depth too (keeps every depth's server up until "
         "the end of the run)",
-        parse=flag,
-        kind="flag",
-        ini=False,
     ),
     OptionSpec(
         "--specperf-inject-slowdown",
@@ -343,34 +323,27 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "measuring: a deliberate regression to prove the gate catches one",
         parse=float_in(0.0, optional=True),
     ),
-    OptionSpec(
+    _bench(
         "--specperf-repeats",
         "repeats",
         "samples per point: each point is measured R times, interleaved across concurrency "
         "(1,4,16,1,4,16,...); figures are medians with an interval, every sample is kept",
         default="1",
         parse=parse_positive_int,
-        commands=(BENCH,),
-        short="--repeats",
     ),
-    OptionSpec(
+    _bench(
         "--specperf-min-point-seconds",
         "min_point_seconds",
         "a point's closed loop keeps sending until its N requests were sent and this many "
         "seconds passed (warm-up excluded); 0 turns it off",
         default=f"{DEFAULT_MIN_POINT_SECONDS:g}",
         parse=float_in(0.0),
-        commands=(BENCH,),
-        short="--min-point-seconds",
     ),
-    OptionSpec(
+    _switch(
         "--specperf-calibrate",
         "calibrate",
         "record baselines from an A/A run: every point measured --specperf-repeats times "
         "(per boot), the measured noise written into the baseline",
-        parse=flag,
-        kind="flag",
-        ini=False,
     ),
     OptionSpec(
         "--specperf-calibrate-boots",
@@ -381,35 +354,29 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "assumes at least 5%% between boots)",
         parse=lambda option, raw: None if raw is None else parse_positive_int(option, raw),
     ),
-    OptionSpec(
+    _bench(
         "--specperf-alpha",
         "alpha",
         "false-positive rate of one depth's verdict (every point and metric together): with "
         "no change, a depth goes red at most this often, given the baseline's recorded noise",
         default="0.01",
         parse=float_in(0.0, 0.5, low_open=True),
-        commands=(BENCH,),
-        short="--alpha",
     ),
-    OptionSpec(
+    _bench(
         "--specperf-min-effect",
         "min_effect",
         "smallest throughput change the gate is for: caught with 95%% probability when the "
         "noise allows; smaller changes never fail",
         default="0.05",
         parse=float_in(0.0, 0.5, low_open=True),
-        commands=(BENCH,),
-        short="--min-effect",
     ),
-    OptionSpec(
+    _bench(
         "--specperf-confirm",
         "confirm",
         "where a borderline verdict is re-measured before it stands: fresh-boot (restart the "
         "server; same boot with --specperf-url), same-boot, or off",
         default="fresh-boot",
         parse=parse_confirm,
-        commands=(BENCH,),
-        short="--confirm",
     ),
     OptionSpec(
         "--specperf-gpus-per-server",
@@ -440,22 +407,16 @@ OPTIONS: tuple[OptionSpec, ...] = (
             parse_choice(option, raw, SERVER_CPU_PLACEMENTS) if raw is not None else None
         ),
     ),
-    OptionSpec(
+    _switch(
         "--specperf-rotate-server-cpu",
         "rotate_server_cpu",
         "the same as --specperf-server-cpu=rotate",
-        parse=flag,
-        kind="flag",
-        ini=False,
     ),
-    OptionSpec(
+    _switch(
         "--specperf-self-test",
         "self_test",
         "after each depth's checks, set a known /slow_down on its server, check that the "
         "gate catches it, reset it, and report the result",
-        parse=flag,
-        kind="flag",
-        ini=False,
     ),
     OptionSpec(
         "--specperf-lossless-min-prefix",
@@ -502,15 +463,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
         default="8",
         parse=parse_positive_int,
     ),
-    OptionSpec(
+    _switch(
         "--specperf-ab-boot-together",
         "ab_boot_together",
         "A/B mode, simulator only: boot each pair's base and head servers at the same time "
         "(measured one after the other): a pair costs one boot's wait. Refused with SGLang, "
         "whose KV pool is sized from the GPU memory free at boot",
-        parse=flag,
-        kind="flag",
-        ini=False,
     ),
     # -- history (issue 20): the history store and its change points --------------------
     OptionSpec(
@@ -530,27 +488,21 @@ OPTIONS: tuple[OptionSpec, ...] = (
         parse=lambda option, raw: parse_choice(option, raw, ("fail", "warn")),
     ),
     # -- baseline safety and verdicts (issue 24) --
-    OptionSpec(
+    _switch(
         ALLOW_DOWNGRADE_FLAG,
         "allow_baseline_downgrade",
         "let a recording replace a baseline with one of fewer boots or samples, another "
         "workload or another sweep, losing what it held (refused otherwise, in one line naming "
         "what would be lost); typed on purpose: no printed command carries it",
-        parse=flag,
-        kind="flag",
-        ini=False,
     ),
-    OptionSpec(
+    _switch(
         ALLOW_NO_BASELINE_FLAG,
         "allow_no_baseline",
         "an exploratory run: a depth whose throughput nothing judged (no baseline, not "
         "comparable, every point skipped) does not fail the run",
-        parse=flag,
-        kind="flag",
-        ini=False,
     ),
     # -- warm-up of each boot and the run's time (issue 21) --------------------------------
-    OptionSpec(
+    _bench(
         "--specperf-warmup-rounds",
         "warmup_rounds",
         "before the first measured sample of each boot, warm every concurrency of the sweep "
@@ -558,27 +510,21 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "--specperf-warmup-tolerance, at most this many rounds; 0 turns it off",
         default=str(DEFAULT_MAX_ROUNDS),
         parse=parse_count,
-        commands=(BENCH,),
-        short="--warmup-rounds",
     ),
-    OptionSpec(
+    _bench(
         "--specperf-warmup-seconds",
         "warmup_seconds",
         "a bound on each boot's warm-up: no round is started that would end past it "
         "(the first round always runs)",
         parse=float_in(0.0, low_open=True, optional=True),
-        commands=(BENCH,),
-        short="--warmup-seconds",
     ),
-    OptionSpec(
+    _bench(
         "--specperf-warmup-tolerance",
         "warmup_tolerance",
         "the warm-up has settled when every concurrency's agg tok/s moved by at most this "
         "fraction between two consecutive rounds",
         default=f"{DEFAULT_TOLERANCE:g}",
         parse=float_in(0.0, 1.0, low_open=True),
-        commands=(BENCH,),
-        short="--warmup-tolerance",
     ),
     OptionSpec(
         "--specperf-time-budget",

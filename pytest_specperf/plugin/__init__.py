@@ -1,6 +1,7 @@
 """pytest-specperf's hooks, and only hooks: each hands its work to the run's session object
-(session.py), the settings (configure.py), the fixtures (fixtures.py), the gate (gate.py) or
-the terminal (terminal.py). The logic lives in plain modules (config/, run/, gate/, results/).
+(session.py), the options and settings (configure.py), which tests run in what order
+(collection.py), the fixtures (fixtures.py), the gate (gate.py), the terminal (terminal.py) or
+xdist (xdist.py). The logic lives in plain modules (config/, run/, gate/, results/).
 
 This module is the pytest11 entry point (``pytest_specperf.plugin``).
 """
@@ -11,22 +12,17 @@ from typing import Any
 
 import pytest
 
-from pytest_specperf import interrupts
-from pytest_specperf.config.settings import Settings
-from pytest_specperf.config.table import OPTIONS
-from pytest_specperf.errors import SpecperfError
-from pytest_specperf.history.rows import tested_commit_override
 from pytest_specperf.plugin import run_end
+from pytest_specperf.plugin.collection import arrange_items, parametrize
 from pytest_specperf.plugin.configure import (
-    SPLITTING_DIST_MODES,
+    MARKERS,
+    add_options,
     begin_run,
-    open_history,
-    plan_gpus,
-    quiet_benchmark_unless_asked,
-    settings_from,
+    benchmark_output_wanted,
+    configure_run,
+    settings_key,
 )
 from pytest_specperf.plugin.fixtures import (
-    load_id,
     specperf_concurrency,
     specperf_depth,
     specperf_gate,
@@ -41,12 +37,12 @@ from pytest_specperf.plugin.fixtures import (
 from pytest_specperf.plugin.private_api import scope_scheduling
 from pytest_specperf.plugin.session import PLUGIN_NAME, SpecperfRun
 from pytest_specperf.plugin.terminal import (
+    header_lines,
     make_room_for_not_recorded,
     recorded_status,
-    summary_lines,
+    write_summary,
 )
-from pytest_specperf.plugin.xdist import depth_scope
-from pytest_specperf.run.budget import check_budget
+from pytest_specperf.plugin.xdist import SPLITTING_DIST_MODES, depth_scope, worker_input
 
 __all__ = [  # the fixtures, found by pytest on this plugin module
     "specperf_concurrency",
@@ -61,71 +57,25 @@ __all__ = [  # the fixtures, found by pytest on this plugin module
     "specperf_sweep",
 ]
 
-# The run's settings, for whoever reads them from the config (the run holds them too).
-settings_key = pytest.StashKey[Settings]()
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("specperf", "speculative decoding performance (pytest-specperf)")
-    for spec in OPTIONS:
-        if spec.kind == "flag":
-            group.addoption(spec.flag, dest=spec.dest, action="store_true", help=spec.help)
-            continue
-        shown = f" (default: {spec.default})" if spec.default is not None else ""
-        group.addoption(
-            spec.flag,
-            dest=spec.dest,
-            action="append" if spec.kind == "append" else "store",
-            default=None,
-            help=spec.help + shown,
-        )
-        if spec.ini:
-            # No default here: an ini key left out must read as "not given" (the table's
-            # default applies in build_settings), so a run profile can tell it from one set.
-            parser.addini(spec.ini_name, spec.help + shown, default=None)
+    add_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # First, so that a Ctrl-C or SIGTERM from here on ends the run as interrupted.
-    owns_signals = interrupts.install()
-    is_worker = hasattr(config, "workerinput")
-    try:
-        settings = settings_from(config, is_worker=is_worker)
-        present_gpus = plan_gpus(config, settings)
-        estimate = None if is_worker else check_budget(settings)
-        run = SpecperfRun(
-            config, settings, owns_signals=owns_signals, tested_commit=tested_commit_override()
-        )
-        run.history = open_history(run)
-    except SpecperfError as exc:
-        if owns_signals:
-            interrupts.conclude()  # no run: nothing to take back
-        raise pytest.UsageError(str(exc)) from None
-    run.estimate, run.present_gpus = estimate, present_gpus
-    config.stash[settings_key] = settings
-    config.addinivalue_line(
-        "markers",
-        "specperf_phase(n): order of a check within a depth (0 first, 2 after the points)",
-    )
-    config.addinivalue_line(
-        "markers",
-        "specperf_rate_search: runs only with --specperf-request-rate and --specperf-slo",
-    )
+    run = configure_run(config)  # a bad option: pytest's usage error, in one line
+    for marker in MARKERS:
+        config.addinivalue_line("markers", marker)
     config.pluginmanager.register(run, PLUGIN_NAME)
-    run.benchmark_output = quiet_benchmark_unless_asked(config)
+    run.benchmark_output = benchmark_output_wanted(config)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """xdist: every worker writes into the controller's run and shares its GPU list."""
     run = SpecperfRun.of(node.config)
-    if run is None:
-        return
-    node.workerinput["specperf_run_id"] = run.run_id
-    node.workerinput["specperf_started_at"] = run.started_at
-    if run.present_gpus is not None:
-        node.workerinput["specperf_gpus"] = list(run.present_gpus.ids)
-        node.workerinput["specperf_gpus_from"] = run.present_gpus.source
+    if run is not None:
+        node.workerinput.update(worker_input(run))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -170,70 +120,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     run = SpecperfRun.of(config)
-    if run is None:
-        return []
-    settings = run.settings
-    where = f"url={settings.url}" if settings.url else f"backend={settings.backend}"
-    run_profile = f" run-profile={settings.run_profile}" if settings.run_profile else ""
-    lines = [
-        f"specperf: profile={settings.profile.name}{run_profile} {where} "
-        f"depths={list(settings.depths)} concurrency={list(settings.concurrency)} "
-        f"out={settings.out_dir}"
-    ]
-    if run.estimate is not None:
-        lines.append(f"specperf: {run.estimate.line()}")
-    dist = getattr(config.option, "dist", "no")
-    if dist in SPLITTING_DIST_MODES and getattr(config.option, "tx", None):
-        lines.append(f"specperf: xdist --dist {dist}: each depth's tests run on one worker")
-    return lines
+    return [] if run is None else header_lines(run, config)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    settings = metafunc.config.stash[settings_key]
-    if "specperf_depth" in metafunc.fixturenames:
-        metafunc.parametrize(
-            "specperf_depth",
-            settings.depths,
-            indirect=True,
-            scope="session",
-            ids=[f"steps{d}" for d in settings.depths],
-        )
-    if "specperf_concurrency" in metafunc.fixturenames:
-        metafunc.parametrize(
-            "specperf_concurrency",
-            settings.concurrency,
-            ids=[f"c{c}" for c in settings.concurrency],
-        )
-    if "specperf_load" in metafunc.fixturenames:
-        # No open-loop point asked for: the tests are deselected (pytest_collection_modifyitems).
-        loads = settings.open_loads or ("none",)
-        metafunc.parametrize("specperf_load", loads, ids=[load_id(load) for load in loads])
-
-
-def _item_order(item: pytest.Item) -> tuple[int, int, int, int]:
-    callspec = getattr(item, "callspec", None)
-    params = callspec.params if callspec else {}
-    depth = int(params.get("specperf_depth", 0))
-    concurrency = int(params.get("specperf_concurrency", 0))
-    marker = item.get_closest_marker("specperf_phase")
-    phase = int(marker.args[0]) if marker is not None else 1
-    # Open-loop points after the closed-loop ones of their phase, in the order asked for.
-    settings = item.config.stash[settings_key]
-    load = params.get("specperf_load")
-    open_index = settings.open_loads.index(load) + 1 if load in settings.open_loads else 0
-    return depth, phase, open_index, concurrency
-
-
-def _not_asked_for(item: pytest.Item) -> bool:
-    """An open-loop test of a run without open-loop points, or a rate search without rates
-    and SLOs: deselected, not skipped (the run asked for none of it)."""
-    settings = item.config.stash[settings_key]
-    fixtures = getattr(item, "fixturenames", ())
-    if "specperf_load" in fixtures and not settings.open_loads:
-        return True
-    if item.get_closest_marker("specperf_rate_search") is not None:
-        return not (settings.request_rates and settings.slo is not None)
-    return False
+    parametrize(metafunc, metafunc.config.stash[settings_key])
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -243,19 +134,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     tryfirst: xdist's worker turns the xdist_group marks into node ids in its own
     modifyitems hook, which must see the marks added here.
     """
-    specperf_items = [i for i in items if "specperf_depth" in getattr(i, "fixturenames", ())]
-    if not specperf_items:
-        return
-    unasked = [i for i in specperf_items if _not_asked_for(i)]
-    if unasked:
-        config.hook.pytest_deselected(items=unasked)
-        specperf_items = [i for i in specperf_items if i not in unasked]
-        items[:] = [i for i in items if i not in unasked]
-    others = [i for i in items if i not in specperf_items]
-    specperf_items.sort(key=_item_order)
-    for item in specperf_items:
-        item.add_marker(pytest.mark.xdist_group(f"specperf-steps{_item_order(item)[0]}"))
-    items[:] = others + specperf_items
+    arrange_items(config, items, config.stash[settings_key])
 
 
 @pytest.hookimpl(wrapper=True)
@@ -289,11 +168,5 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 @pytest.hookimpl(tryfirst=True)  # the suite's tables before pytest-benchmark's
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     run = SpecperfRun.of(config)
-    if run is None or run.is_worker or run.refused:
-        return
-    results = run.finished_results()
-    if results is not None:
-        terminalreporter.section("specperf results")
-    stopped = exitstatus == pytest.ExitCode.INTERRUPTED or interrupts.interrupted() is not None
-    for line, red in summary_lines(run, results, terminalreporter.stats, stopped=stopped):
-        terminalreporter.write_line(line, red=red, bold=red)
+    if run is not None and not run.is_worker and not run.refused:
+        write_summary(terminalreporter, run, exitstatus)

@@ -1,27 +1,30 @@
-"""The run's settings from pytest's config: options, ini keys, a given server's depth, the GPUs.
+"""The run from pytest's config: the options registered from the table, the settings from
+options and ini keys, a given server's depth, the GPUs, the run's session object.
 
-Called once by pytest_configure (plugin/__init__.py); errors are one-line SpecperfErrors,
-turned into pytest's usage errors there.
+Called by pytest_addoption and pytest_configure (plugin/__init__.py); errors are one-line
+SpecperfErrors, turned into pytest's usage errors by ``configure_run``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_specperf import interrupts
 from pytest_specperf.config.settings import Settings, build_settings
-from pytest_specperf.config.table import OPTIONS_BY_KEY
+from pytest_specperf.config.table import OPTIONS, OPTIONS_BY_KEY
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import SpecperfError, UsageError
-from pytest_specperf.history.rows import RunContext
-from pytest_specperf.plugin.benchmark import wants_benchmark_output, without_benchmark_banner
+from pytest_specperf.history.rows import RunContext, tested_commit_override
+from pytest_specperf.plugin.benchmark import wants_benchmark_output
 from pytest_specperf.plugin.session import SpecperfRun
 from pytest_specperf.results.run_lock import OutDirLock, this_process
+from pytest_specperf.run.budget import check_budget
 from pytest_specperf.server.gpus import (
     PresentGpus,
     check_gpu_plan,
@@ -35,8 +38,57 @@ from pytest_specperf.server.process import depth_of, fetch_server_info
 if TYPE_CHECKING:
     from pytest_specperf.history.recorder import HistoryRecorder
 
-# xdist modes that would split one depth's tests over several workers (one server each).
-SPLITTING_DIST_MODES = ("load", "loadscope", "loadfile", "loadgroup", "worksteal")
+
+# The run's settings, for whoever reads them from the config (the run holds them too).
+settings_key = pytest.StashKey[Settings]()
+MARKERS = (
+    "specperf_phase(n): order of a check within a depth (0 first, 2 after the points)",
+    "specperf_rate_search: runs only with --specperf-request-rate and --specperf-slo",
+)
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Every row of the options table as a pytest option, and as an ini key where it is one."""
+    group = parser.getgroup("specperf", "speculative decoding performance (pytest-specperf)")
+    for spec in OPTIONS:
+        if spec.kind == "flag":
+            group.addoption(spec.flag, dest=spec.dest, action="store_true", help=spec.help)
+            continue
+        shown = f" (default: {spec.default})" if spec.default is not None else ""
+        group.addoption(
+            spec.flag,
+            dest=spec.dest,
+            action="append" if spec.kind == "append" else "store",
+            default=None,
+            help=spec.help + shown,
+        )
+        if spec.ini:
+            # No default here: an ini key left out must read as "not given" (the table's
+            # default applies in build_settings), so a run profile can tell it from one set.
+            parser.addini(spec.ini_name, spec.help + shown, default=None)
+
+
+def configure_run(config: pytest.Config) -> SpecperfRun:
+    """The run's session object: the signal policy installed first (a Ctrl-C or SIGTERM from
+    here on ends the run as interrupted), then the settings, the GPU plan, the time budget
+    and the history store; a bad option is pytest's usage error, in one line."""
+    owns_signals = interrupts.install()
+    is_worker = hasattr(config, "workerinput")
+    try:
+        settings = settings_from(config, is_worker=is_worker)
+        present = plan_gpus(config, settings)
+        estimate = None if is_worker else check_budget(settings)
+        run = SpecperfRun(
+            config, settings, owns_signals=owns_signals, tested_commit=tested_commit_override()
+        )
+        run.history = open_history(run)
+    except SpecperfError as exc:
+        if owns_signals:
+            interrupts.conclude()  # no run: nothing to take back
+        raise pytest.UsageError(str(exc)) from None
+    run.estimate, run.present_gpus = estimate, present
+    config.stash[settings_key] = settings
+    return run
 
 
 def option_getter(config: pytest.Config) -> Callable[[str], Any]:
@@ -77,22 +129,12 @@ def settings_from(config: pytest.Config, *, is_worker: bool) -> Settings:
     return settings
 
 
-def quiet_benchmark_unless_asked(config: pytest.Config) -> bool:
-    """pytest-benchmark's banner and table only when its output is asked for: whether it is."""
-    wanted = wants_benchmark_output(
+def benchmark_output_wanted(config: pytest.Config) -> bool:
+    """Whether pytest-benchmark's banner and table are asked for (``SpecperfRun`` leaves the
+    banner out of the header when not)."""
+    return wants_benchmark_output(
         config.invocation_params.args, lambda name: config.getoption(name, None)
     )
-    if not wanted and config.pluginmanager.has_plugin("benchmark"):
-        config.pluginmanager.register(_BenchmarkBanner(), "specperf-benchmark-banner")
-    return wanted
-
-
-class _BenchmarkBanner:
-    """Leaves pytest-benchmark's banner out of the header of a run that asked for no output."""
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_report_header(self) -> Generator[None, list[Any], list[Any]]:
-        return without_benchmark_banner((yield))
 
 
 def xdist_workers(config: pytest.Config) -> int:

@@ -110,10 +110,28 @@ class Figures:
         self.record(f"{metric}.baseline", baseline)
         self.record(f"{metric}.floor", floor)
 
+    def point(self, depth: int, point: PointMetrics) -> None:
+        """Where a point was measured, how many of its requests succeeded, its two rates."""
+        self.record("depth", depth)
+        self.record("concurrency", point.concurrency)
+        self.record("ok", point.ok)
+        self.record("requests", point.requests)
+        for metric in ("agg_tok_s", "per_req_tok_s"):
+            self.measured(metric, getattr(point, metric), point.intervals.get(metric))
+
 
 def _confidence(settings: Settings) -> float:
     """Acceptance floors: how sure a shortfall must be before it fails (the gate's alpha)."""
     return 1 - settings.alpha
+
+
+def _testbed_differs(session: DepthSession) -> list[str]:
+    """``testbed differs from the baseline's: ...`` when it does (else nothing)."""
+    _, baseline, _ = load_baseline_safely(session)
+    if baseline is None:
+        return []
+    line = differs_line(session.run_snapshot().testbed, baseline.testbed)
+    return [line] if line else []
 
 
 def _settle(outcome: Outcome) -> None:
@@ -144,7 +162,7 @@ class SpecperfGate(OpenLoopChecks):
         self.session = session
         self.settings = session.settings
         self.properties = properties if properties is not None else []
-        self.figures = Figures(self.properties)
+        self.figures: Figures = Figures(self.properties)
         self.ab = ab
         self.runner = runner
 
@@ -187,20 +205,12 @@ class SpecperfGate(OpenLoopChecks):
         if message:
             pytest.fail(message, pytrace=False)
 
-    def _point_figures(self, point: PointMetrics) -> None:
-        self.figures.record("depth", self.session.depth)
-        self.figures.record("concurrency", point.concurrency)
-        self.figures.record("ok", point.ok)
-        self.figures.record("requests", point.requests)
-        for metric in ("agg_tok_s", "per_req_tok_s"):
-            self.figures.measured(metric, getattr(point, metric), point.intervals.get(metric))
-
     def _hint(self, depths: tuple[int, ...] | None = None) -> str:
         """The pasteable command that (re-)records this depth's baseline (run/advice.py)."""
         return record_hint(self.settings, self.session.hardware, self.session.depth, depths)
 
     def require_throughput(self, point: PointMetrics) -> None:
-        self._point_figures(point)
+        self.figures.point(self.session.depth, point)
         if self._recording(
             f"C={point.concurrency}: agg {number(point.agg_tok_s)} tok/s, "
             f"per-req {number(point.per_req_tok_s)} tok/s, {point.ok}/{point.requests} ok"
@@ -309,7 +319,7 @@ class SpecperfGate(OpenLoopChecks):
             pytest.fail("\n".join(dict.fromkeys(unjudged)), pytrace=False)
         failures = gate.failure_lines(verdicts, point)
         # The machine first: a red on another runner than the baseline's may be the runner.
-        testbed = self._testbed_differs()
+        testbed = _testbed_differs(self.session)
         if failures:
             headlines = [gate.headline(v) for v in verdicts if v.outcome == "regression"]
             advice = gate.what_to_do(
@@ -323,14 +333,6 @@ class SpecperfGate(OpenLoopChecks):
             warnings.warn(TestbedDiffers(line), stacklevel=3)
         for improved in (v for v in verdicts if v.outcome == "improvement"):
             warnings.warn(BaselineImprovement(improved.message), stacklevel=3)
-
-    def _testbed_differs(self) -> list[str]:
-        """``testbed differs from the baseline's: ...`` when it does (else nothing)."""
-        _, baseline, _ = load_baseline_safely(self.session)
-        if baseline is None:
-            return []
-        line = differs_line(self.session.run_snapshot().testbed, baseline.testbed)
-        return [line] if line else []
 
     def require_kv_capacity(self) -> None:
         summary = self.session.summary
@@ -477,7 +479,7 @@ class AbGate(SpecperfGate):
         )
 
     def require_throughput(self, point: PointMetrics) -> None:
-        self._point_figures(point)
+        self.figures.point(self.session.depth, point)
         self._ab_point(point)
 
     def require_depth_throughput(self, run: DepthRun) -> None:

@@ -8,8 +8,9 @@ find it with ``SpecperfRun.of(config)`` and ask it; the work itself is in run/.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -17,6 +18,7 @@ from pytest_specperf import interrupts
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.gate.ab import AbRun
 from pytest_specperf.gate.coverage import throughput_test_depth
+from pytest_specperf.plugin.benchmark import without_benchmark_banner
 from pytest_specperf.results.run_lock import OutDirLock
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.results.spread import RunnerSpread
@@ -101,9 +103,18 @@ class SpecperfRun:
         results = self.store().load()
         return results if results is not None and results.runs else None
 
-    # -- hooks: the signal policy and the gated depths ------------------------------------
+    # -- hooks: the signal policy, the gated depths, the header ---------------------------
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_header(self) -> Generator[None, list[Any], list[Any]]:
+        """pytest-benchmark's banner left out of the header of a run that asked for none of
+        its output (plugin/benchmark.py)."""
+        lines = yield
+        if self.benchmark_output or not self.config.pluginmanager.has_plugin("benchmark"):
+            return lines
+        return without_benchmark_banner(lines)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:

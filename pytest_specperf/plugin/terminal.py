@@ -1,4 +1,5 @@
-"""The plugin's terminal side: the live progress line, and how a recording test reads.
+"""The plugin's terminal side: the report header, the live progress line, how a recording
+test reads, the run's terminal summary.
 
 Kept out of the hooks (plugin/__init__.py); the drawing itself is measure/progress.py (no
 pytest); the tables are results/report.py's.
@@ -14,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_specperf import interrupts
 from pytest_specperf.gate.floors import headline
 from pytest_specperf.measure.progress import LiveProgress, StatusLine
+from pytest_specperf.plugin.xdist import SPLITTING_DIST_MODES
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.results.verdict_report import floor_lines
@@ -149,3 +152,31 @@ def summary_lines(
         lines.append("specperf regressions (report.md has the evidence):")
         lines += [f"  {line}" for line in headlines]
     return [(line, False) for line in lines] + red
+
+
+def header_lines(run: SpecperfRun, config: pytest.Config) -> list[str]:
+    """pytest_report_header: the run's settings, its estimated time, how xdist splits it."""
+    settings = run.settings
+    where = f"url={settings.url}" if settings.url else f"backend={settings.backend}"
+    run_profile = f" run-profile={settings.run_profile}" if settings.run_profile else ""
+    lines = [
+        f"specperf: profile={settings.profile.name}{run_profile} {where} "
+        f"depths={list(settings.depths)} concurrency={list(settings.concurrency)} "
+        f"out={settings.out_dir}"
+    ]
+    if run.estimate is not None:
+        lines.append(f"specperf: {run.estimate.line()}")
+    dist = getattr(config.option, "dist", "no")
+    if dist in SPLITTING_DIST_MODES and getattr(config.option, "tx", None):
+        lines.append(f"specperf: xdist --dist {dist}: each depth's tests run on one worker")
+    return lines
+
+
+def write_summary(reporter: Any, run: SpecperfRun, exitstatus: int) -> None:
+    """pytest_terminal_summary: the run's tables and its end's lines (summary_lines)."""
+    results = run.finished_results()
+    if results is not None:
+        reporter.section("specperf results")
+    stopped = exitstatus == pytest.ExitCode.INTERRUPTED or interrupts.interrupted() is not None
+    for line, red in summary_lines(run, results, reporter.stats, stopped=stopped):
+        reporter.write_line(line, red=red, bold=red)

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
+    from pytest_specperf.plugin.session import SpecperfRun
+
+# xdist modes that would split one depth's tests over several workers (one server each).
+SPLITTING_DIST_MODES = ("load", "loadscope", "loadfile", "loadgroup", "worksteal")
 _DEPTH_IN_ID = re.compile(r"\[(?:[^\]]*-)?(steps\d+)(?:-[^\]]*)?\]$")
 
 
@@ -14,3 +20,15 @@ def depth_scope(nodeid: str) -> str:
     """
     match = _DEPTH_IN_ID.search(nodeid)
     return f"specperf-{match.group(1)}" if match else nodeid
+
+
+def worker_input(run: SpecperfRun) -> dict[str, Any]:
+    """What the controller hands each worker: the run it writes into and the GPU list."""
+    given: dict[str, Any] = {
+        "specperf_run_id": run.run_id,
+        "specperf_started_at": run.started_at,
+    }
+    if run.present_gpus is not None:
+        given["specperf_gpus"] = list(run.present_gpus.ids)
+        given["specperf_gpus_from"] = run.present_gpus.source
+    return given

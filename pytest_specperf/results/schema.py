@@ -6,6 +6,22 @@ from typing import Any, Literal
 
 import msgspec
 
+# The open-loop and testbed structs live in their own modules; their names are this module's
+# too, so that every part imports results.json's types from one place.
+from pytest_specperf.results.open_loop_schema import RateProbe as RateProbe
+from pytest_specperf.results.open_loop_schema import RateSearch as RateSearch
+from pytest_specperf.results.open_loop_schema import SendTime as SendTime
+from pytest_specperf.results.open_loop_schema import ServerLoad as ServerLoad
+from pytest_specperf.results.testbed_schema import CPU_BOUND_MEANING as CPU_BOUND_MEANING
+from pytest_specperf.results.testbed_schema import CPU_BOUND_SHARE as CPU_BOUND_SHARE
+from pytest_specperf.results.testbed_schema import GPU_BOUND_CPU_SHARE as GPU_BOUND_CPU_SHARE
+from pytest_specperf.results.testbed_schema import GPU_BUSY_SHARE as GPU_BUSY_SHARE
+from pytest_specperf.results.testbed_schema import Bound as Bound
+from pytest_specperf.results.testbed_schema import GpuUse as GpuUse
+from pytest_specperf.results.testbed_schema import ServerCpu as ServerCpu
+from pytest_specperf.results.testbed_schema import Testbed as Testbed
+from pytest_specperf.results.testbed_schema import point_bound as point_bound
+
 RESULTS_SCHEMA_VERSION = 1
 # The throughput tolerance of a baseline that records none (a published figure, a point without
 # recorded noise): the option's default (--specperf-tolerance) and the baselines' own.
@@ -109,89 +125,6 @@ class Goodput(msgspec.Struct, kw_only=True):
     @property
     def attainment(self) -> float:
         return self.requests_meeting / self.requests if self.requests else 0.0
-
-
-# A server process at this share of one core or more is the bottleneck, not a bystander.
-CPU_BOUND_SHARE = 0.9
-# What that means for the figures, said wherever a CPU-bound server is reported.
-CPU_BOUND_MEANING = (
-    "the throughput follows the speed of one core of this runner, which can move between boots"
-)
-
-
-class SendTime(msgspec.Struct, frozen=True, array_like=True):
-    """One request of an open-loop point: when the schedule said to send it and when it was
-    sent, seconds after the point's first scheduled send (JSON: ``[scheduled, sent]``)."""
-
-    scheduled: float
-    sent: float
-
-
-class ServerLoad(msgspec.Struct, frozen=True, kw_only=True):
-    """What the server said of its own load while a point ran: SGLang's ``/metrics`` gauges
-    ``sglang:num_running_reqs`` and ``sglang:num_queue_reqs``, polled (their highest), and
-    ``sglang:num_retracted_requests_total`` over the point (None: not served; SGLang serves
-    them with ``--enable-metrics``)."""
-
-    running_max: int | None = None
-    queued_max: int | None = None
-    retractions: int | None = None
-    polls: int = 0
-
-
-class ServerCpu(msgspec.Struct, frozen=True, kw_only=True):
-    """The server's busiest process while a sample ran (server/cpu_use.py): its name and its
-    CPU time over the sample's wall time (1.0: one core flat out)."""
-
-    process: str
-    share: float
-    # The vCPU that process last ran on when the sample ended (None: not known).
-    core: int | None = None
-    # That vCPU's speed right after the sample, while the server idled: a single-thread Python
-    # loop pinned there, M iterations/s (server/cpu_use.py, core_speed). Measured only for a
-    # CPU-bound process, whose throughput follows it; on a shared virtual machine it moves
-    # between vCPUs and over time (H200, 2026-12-04: about 4.5 or about 7).
-    core_speed: float | None = None
-
-    @property
-    def cpu_bound(self) -> bool:
-        return self.share >= CPU_BOUND_SHARE
-
-
-# A point's bottleneck (``point_bound``): the GPU busy at this share or more while the
-# server's busiest process held under GPU_BOUND_CPU_SHARE of a core is GPU-bound; the server's
-# busiest process at CPU_BOUND_SHARE of a core or more is CPU-bound (whatever the GPU did: its
-# throughput then follows that core); anything else measured is mixed.
-GPU_BUSY_SHARE = 0.9
-GPU_BOUND_CPU_SHARE = 0.8
-Bound = Literal["gpu-bound", "cpu-bound", "mixed"]
-
-
-class GpuUse(msgspec.Struct, frozen=True, kw_only=True):
-    """The server's GPUs while a sample ran (server/gpu_use.py): NVML read on a thread every
-    ``interval_s``. ``busy`` is the mean of NVML's utilization rate (the share of its last
-    sampling period, 1/6 s to 1 s by product, in which a kernel ran) over the readings and
-    the GPUs; the SM clock and the board power are the means of theirs (None: not read)."""
-
-    busy: float
-    busy_low: float
-    busy_high: float
-    readings: int
-    interval_s: float
-    gpus: int = 1
-    sm_clock_mhz: float | None = None
-    power_w: float | None = None
-
-
-def point_bound(cpu: ServerCpu | None, gpu: GpuUse | None) -> Bound | None:
-    """What bounded a sample (the rule above); None where neither side says."""
-    if cpu is not None and cpu.share >= CPU_BOUND_SHARE:
-        return "cpu-bound"
-    if cpu is None or gpu is None:
-        return None
-    if gpu.busy >= GPU_BUSY_SHARE and cpu.share < GPU_BOUND_CPU_SHARE:
-        return "gpu-bound"
-    return "mixed"
 
 
 class PointMetrics(msgspec.Struct, kw_only=True):
@@ -409,56 +342,6 @@ class Warmup(msgspec.Struct, kw_only=True):
     tolerance: float
     max_rounds: int
     max_seconds: float | None = None
-
-
-class RateProbe(msgspec.Struct, frozen=True, kw_only=True):
-    """One rate the SLO search measured (measure/ratesearch.py)."""
-
-    rate: float
-    meets_slo: bool
-    attainment: float
-    goodput_tok_s: float
-    agg_tok_s: float
-    # The achieved request rate (finished requests over the point's wall time).
-    achieved_rate: float
-
-
-class RateSearch(msgspec.Struct, kw_only=True):
-    """The highest request rate meeting the SLOs, found by bracketing then bisecting
-    (measure/ratesearch.py); ``max_rate`` None: not even the lowest rate probed met them."""
-
-    max_rate: float | None
-    # The bracket at the end: the highest rate that met, the lowest that did not (None: not
-    # found within the probes allowed).
-    low: float | None = None
-    high: float | None = None
-    probes: list[RateProbe] = []
-    # Why the search stopped: "resolution", "probes", "no rate met", "every rate met".
-    stopped_by: str = ""
-
-
-class Testbed(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """The machine a run (or a baseline) was measured on (server/testbed.py collects it,
-    results/testbed.py fills in the measured figures and compares two). Every field is None
-    where it could not be read: on the simulator, or without NVML, the GPU fields stay empty.
-    """
-
-    cpu_model: str | None = None
-    # The single-thread speed of the vCPUs the server's busiest process ran on, M loop
-    # iterations/s (server/cpu_use.py core_speed): the median over the samples that timed one
-    # (CPU-bound ones), else the vCPU --specperf-server-cpu=pin-fastest chose.
-    core_speed: float | None = None
-    gpu_name: str | None = None
-    gpus: int | None = None
-    # Means over the samples' GPU readings (GpuUse): MHz and W.
-    sm_clock_mhz: float | None = None
-    power_w: float | None = None
-    driver: str | None = None
-    # The CUDA version the driver supports (NVML), e.g. "13.0".
-    cuda: str | None = None
-    # The server's own interpreter's packages (torch's local version names its CUDA build).
-    torch: str | None = None
-    sglang: str | None = None
 
 
 class DepthRun(msgspec.Struct, kw_only=True):

@@ -107,10 +107,18 @@ RULES: tuple[Rule, ...] = (
         "that fell behind, interval summaries) lives in results/.",
     ),
     Rule(
-        "results/schema.py, errors.py, files.py, depth.py, server/profiles.py, interrupts.py and "
-        "version.py import nothing else of the package.",
+        "results/schema.py imports nothing of the package but its struct modules "
+        "results/open_loop_schema.py and results/testbed_schema.py.",
+        importers=_p("results.schema"),
+        forbidden=_p(""),
+        allowed=_p("results.open_loop_schema", "results.testbed_schema"),
+    ),
+    Rule(
+        "results/open_loop_schema.py, results/testbed_schema.py, errors.py, files.py, depth.py, "
+        "server/profiles.py, interrupts.py and version.py import nothing else of the package.",
         importers=_p(
-            "results.schema",
+            "results.open_loop_schema",
+            "results.testbed_schema",
             "errors",
             "files",
             "depth",
@@ -234,6 +242,8 @@ def test_the_package_keeps_every_import_rule() -> None:
         ("pytest_specperf.config.table", "pytest_specperf.gate.baselines"),
         ("pytest_specperf.results.report", "pytest_specperf.measure.client_health"),
         ("pytest_specperf.results.schema", "pytest_specperf.measure.workload"),
+        ("pytest_specperf.results.schema", "pytest_specperf.results.stats"),
+        ("pytest_specperf.results.testbed_schema", "pytest_specperf.results.schema"),
         ("pytest_specperf.run.depth_session", "pytest_specperf.sim.model"),
         ("pytest_specperf.run.depth_session", "pytest_specperf.cli.command"),
         ("pytest_specperf.run.sampling", "pytest_specperf.plugin.session"),
@@ -324,3 +334,135 @@ def test_a_loop_is_found() -> None:
     """The loop finder itself, on a loop of three and a module outside it."""
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert import_cycles(graph) == [["a", "b", "c"]]
+
+
+# -- The sizes issue 35 set: a later change that outgrows them fails here ---------------------
+MAX_TOP_LEVEL_MODULES = 6  # at the package's top, __init__.py included
+MAX_MODULE_LINES = 600
+MAX_HOOK_MODULE_LINES = 400  # the plugin's hook-defining modules together stay under it
+MAX_CLASS_METHODS = 20
+HOOK_MODULES = _p("plugin", "plugin.session")  # ARCHITECTURE.md: only these define hooks
+
+
+def top_level_modules(paths: Iterable[Path], package_dir: Path) -> list[str]:
+    """The modules that sit directly in the package's folder (not in one of its parts)."""
+    return sorted(p.name for p in paths if p.parent == package_dir and p.suffix == ".py")
+
+
+def line_count(source: str) -> int:
+    return len(source.splitlines())
+
+
+def modules_over(sources: Mapping[str, str], limit: int) -> dict[str, int]:
+    """Each module longer than ``limit`` lines, with its length."""
+    counts = {module: line_count(source) for module, source in sources.items()}
+    return {module: lines for module, lines in counts.items() if lines > limit}
+
+
+def defines_hooks(source: str) -> bool:
+    """Whether a module defines a pytest hook: a function or method named ``pytest_*``."""
+    return any(
+        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("pytest_")
+        for node in ast.walk(ast.parse(source))
+    )
+
+
+def method_counts(source: str) -> dict[str, int]:
+    """Each class's methods (properties included, those under an ``if`` of its body too; a
+    function inside a method is not one), by the class's name."""
+
+    def methods(body: list[ast.stmt]) -> int:
+        found = 0
+        for statement in body:
+            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+                found += 1
+            elif isinstance(statement, ast.If):
+                found += methods(statement.body) + methods(statement.orelse)
+        return found
+
+    return {
+        node.name: methods(node.body)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ClassDef)
+    }
+
+
+def _sources() -> dict[str, str]:
+    return {module: path.read_text(encoding="utf-8") for module, path in package_sources().items()}
+
+
+def test_the_package_top_holds_at_most_six_modules() -> None:
+    """The rest lives in the parts (plugin/, config/, run/ ...)."""
+    paths = package_sources().values()
+    assert len(top_level_modules(paths, REPO / PACKAGE)) <= MAX_TOP_LEVEL_MODULES
+
+
+def test_a_module_of_a_part_is_not_counted_at_the_top() -> None:
+    """The counter itself: seven modules at the top are seven; one in a part is not counted."""
+    root = Path("/p")
+    paths = [root / f"m{i}.py" for i in range(7)] + [root / "part" / "m.py", root / "README.md"]
+    assert len(top_level_modules(paths, root)) == 7 > MAX_TOP_LEVEL_MODULES
+
+
+def test_no_module_is_over_600_lines() -> None:
+    assert modules_over(_sources(), MAX_MODULE_LINES) == {}
+
+
+def test_a_module_of_601_lines_is_named_with_its_length() -> None:
+    sources = {"long": "x = 1\n" * 601, "short": "x = 1\n" * 600}
+    assert modules_over(sources, MAX_MODULE_LINES) == {"long": 601}
+
+
+def test_the_plugins_hooks_are_in_two_modules_under_400_lines_in_all() -> None:
+    """Hooks thin: plugin/__init__.py and session.py's SpecperfRun hand the work to the
+    plugin's other modules, which define no hook."""
+    sources = _sources()
+    plugin = {m: s for m, s in sources.items() if within(m, _p("plugin"))}
+    hooked = sorted(m for m, source in plugin.items() if defines_hooks(source))
+    assert hooked == sorted(HOOK_MODULES)
+    assert sum(line_count(sources[m]) for m in hooked) < MAX_HOOK_MODULE_LINES
+
+
+def test_a_hook_is_found_as_a_function_or_a_method() -> None:
+    method = (
+        "class Run:\n"
+        "    @pytest.hookimpl(wrapper=True)\n"
+        "    def pytest_report_header(self):\n"
+        "        return (yield)\n"
+    )
+    assert defines_hooks("def pytest_configure(config):\n    pass\n")
+    assert defines_hooks(method)
+    assert not defines_hooks("def header_lines(run):\n    return []\n")
+
+
+def test_no_class_has_over_20_methods() -> None:
+    crowded = {
+        f"{module}.{name}": count
+        for module, source in _sources().items()
+        for name, count in method_counts(source).items()
+        if count > MAX_CLASS_METHODS
+    }
+    assert crowded == {}
+
+
+def test_a_class_of_21_methods_is_counted_so() -> None:
+    """The counter itself: a property and a method under ``if`` count, a function inside a
+    method does not, a nested class is counted on its own."""
+    methods = "".join(f"    def m{i}(self):\n        pass\n" for i in range(18))
+    source = (
+        "class Crowded:\n"
+        f"{methods}"
+        "    @property\n"
+        "    def p(self):\n"
+        "        def helper():\n"
+        "            pass\n"
+        "        return helper\n"
+        "    if TYPE_CHECKING:\n"
+        "        def declared(self): ...\n"
+        "    async def a(self):\n"
+        "        pass\n"
+        "    class Inner:\n"
+        "        def one(self):\n"
+        "            pass\n"
+    )
+    assert method_counts(source) == {"Crowded": 21, "Inner": 1}

@@ -1,0 +1,94 @@
+"""results.json's testbed structs (re-exported by ``results/schema.py``): the server's CPU and
+GPUs during a sample, what bounded the sample, the machine a run was measured on."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+# A server process at this share of one core or more is the bottleneck, not a bystander.
+CPU_BOUND_SHARE = 0.9
+# What that means for the figures, said wherever a CPU-bound server is reported.
+CPU_BOUND_MEANING = (
+    "the throughput follows the speed of one core of this runner, which can move between boots"
+)
+
+
+class ServerCpu(msgspec.Struct, frozen=True, kw_only=True):
+    """The server's busiest process while a sample ran (server/cpu_use.py): its name and its
+    CPU time over the sample's wall time (1.0: one core flat out)."""
+
+    process: str
+    share: float
+    # The vCPU that process last ran on when the sample ended (None: not known).
+    core: int | None = None
+    # That vCPU's speed right after the sample, while the server idled: a single-thread Python
+    # loop pinned there, M iterations/s (server/cpu_use.py, core_speed). Measured only for a
+    # CPU-bound process, whose throughput follows it; on a shared virtual machine it moves
+    # between vCPUs and over time (H200, 2026-12-04: about 4.5 or about 7).
+    core_speed: float | None = None
+
+    @property
+    def cpu_bound(self) -> bool:
+        return self.share >= CPU_BOUND_SHARE
+
+
+# A point's bottleneck (``point_bound``): the GPU busy at this share or more while the
+# server's busiest process held under GPU_BOUND_CPU_SHARE of a core is GPU-bound; the server's
+# busiest process at CPU_BOUND_SHARE of a core or more is CPU-bound (whatever the GPU did: its
+# throughput then follows that core); anything else measured is mixed.
+GPU_BUSY_SHARE = 0.9
+GPU_BOUND_CPU_SHARE = 0.8
+Bound = Literal["gpu-bound", "cpu-bound", "mixed"]
+
+
+class GpuUse(msgspec.Struct, frozen=True, kw_only=True):
+    """The server's GPUs while a sample ran (server/gpu_use.py): NVML read on a thread every
+    ``interval_s``. ``busy`` is the mean of NVML's utilization rate (the share of its last
+    sampling period, 1/6 s to 1 s by product, in which a kernel ran) over the readings and
+    the GPUs; the SM clock and the board power are the means of theirs (None: not read)."""
+
+    busy: float
+    busy_low: float
+    busy_high: float
+    readings: int
+    interval_s: float
+    gpus: int = 1
+    sm_clock_mhz: float | None = None
+    power_w: float | None = None
+
+
+def point_bound(cpu: ServerCpu | None, gpu: GpuUse | None) -> Bound | None:
+    """What bounded a sample (the rule above); None where neither side says."""
+    if cpu is not None and cpu.share >= CPU_BOUND_SHARE:
+        return "cpu-bound"
+    if cpu is None or gpu is None:
+        return None
+    if gpu.busy >= GPU_BUSY_SHARE and cpu.share < GPU_BOUND_CPU_SHARE:
+        return "gpu-bound"
+    return "mixed"
+
+
+class Testbed(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The machine a run (or a baseline) was measured on (server/testbed.py collects it,
+    results/testbed.py fills in the measured figures and compares two). Every field is None
+    where it could not be read: on the simulator, or without NVML, the GPU fields stay empty.
+    """
+
+    cpu_model: str | None = None
+    # The single-thread speed of the vCPUs the server's busiest process ran on, M loop
+    # iterations/s (server/cpu_use.py core_speed): the median over the samples that timed one
+    # (CPU-bound ones), else the vCPU --specperf-server-cpu=pin-fastest chose.
+    core_speed: float | None = None
+    gpu_name: str | None = None
+    gpus: int | None = None
+    # Means over the samples' GPU readings (GpuUse): MHz and W.
+    sm_clock_mhz: float | None = None
+    power_w: float | None = None
+    driver: str | None = None
+    # The CUDA version the driver supports (NVML), e.g. "13.0".
+    cuda: str | None = None
+    # The server's own interpreter's packages (torch's local version names its CUDA build).
+    torch: str | None = None
+    sglang: str | None = None
