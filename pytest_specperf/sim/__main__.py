@@ -10,7 +10,8 @@ from collections.abc import Sequence
 
 from aiohttp import web
 
-from pytest_specperf.sim.args import PROG, SimConfig, UsageError, parse_args
+from pytest_specperf.sim.args import PROG, UsageError, parse_args
+from pytest_specperf.sim.config import SimConfig
 from pytest_specperf.sim.routes import build_app
 from pytest_specperf.sim.scheduler import Scheduler
 from pytest_specperf.sim.state import SimState

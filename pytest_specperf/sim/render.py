@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from pytest_specperf.sim.args import SimConfig
+from pytest_specperf.sim.config import SimConfig
 from pytest_specperf.sim.parse import Endpoint
 from pytest_specperf.sim.scheduler import EOS_TOKEN_ID, Emission, SimRequest
 from pytest_specperf.sim.wire import ENCODER, sse

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_specperf.sim import model
-from pytest_specperf.sim.args import SimConfig
+from pytest_specperf.sim.config import SimConfig
 from pytest_specperf.sim.kv_pool import prefill_tokens, retract
 from pytest_specperf.sim.noise import NoiseModel
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_specperf.sim.args import SimConfig
+from pytest_specperf.sim.config import SimConfig
 from pytest_specperf.sim.faults import Fault, pick_fault
 from pytest_specperf.sim.scheduler import Scheduler
 
