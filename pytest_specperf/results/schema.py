@@ -39,8 +39,9 @@ class RequestRecord(msgspec.Struct, kw_only=True):
     # Verify steps by correct drafts (SGLang's spec_correct_drafts_histogram); see acceptance.py.
     accept_histogram: list[int] | None = None
     # Open loop (measure/openloop.py): when the schedule said to send it (``start``: when it
-    # was sent).
+    # was sent), and how much of the send's lateness the OS kept the sender off the CPU.
     scheduled: float | None = None
+    send_held: float | None = None
     # meta_info of the last chunk: times SGLang retracted it (KV pool full: back to the queue),
     # and prompt tokens it found in the prefix cache.
     num_retractions: int | None = None
@@ -119,12 +120,15 @@ CPU_BOUND_MEANING = (
 )
 
 
-class SendTime(msgspec.Struct, frozen=True, array_like=True):
+class SendTime(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
     """One request of an open-loop point: when the schedule said to send it and when it was
-    sent, seconds after the point's first scheduled send (JSON: ``[scheduled, sent]``)."""
+    sent, seconds after the point's first scheduled send, and how much of the send's lateness
+    the sender's thread waited for a CPU (Linux's run-queue wait; absent elsewhere). JSON:
+    ``[scheduled, sent, held]``, or ``[scheduled, sent]`` without ``held``."""
 
     scheduled: float
     sent: float
+    held: float | None = None
 
 
 class ServerLoad(msgspec.Struct, frozen=True, kw_only=True):
