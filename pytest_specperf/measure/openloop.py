@@ -45,6 +45,9 @@ LATE_SEND_S = 0.02
 # scheduler slice (1.4 ms here) is preempted for a whole tick (4 ms), measured on a loaded
 # 2-core machine (lab/studies/trace_send_timing.py).
 EARLY_S = 0.001
+# The run-queue clock (RunQueueClock) is read this long before each send's timer, so that a
+# send's recorded wait for a CPU is the wait just before it, not since the last send.
+CHECKPOINT_S = 0.002
 # Connections kept open and idle ahead of the schedule: one for every request due within
 # LOOKAHEAD_S, plus SPARE, opened in the background, so that a send never waits for a connect.
 LOOKAHEAD_S = 0.5
@@ -101,7 +104,8 @@ async def run_schedule(
     Garbage collection is frozen while the schedule runs (gc.freeze): the objects older than
     the schedule are not scanned, so a full collection does not stop the sends (one over the
     client's heap paused a replay for 80-200 ms). Each record keeps ``send_held``: how much of
-    its send's lateness the thread spent waiting for a CPU (RunQueueClock).
+    its send's lateness the thread spent waiting for a CPU from CHECKPOINT_S before the send's
+    timer to its write (RunQueueClock).
     """
     loop = asyncio.get_running_loop()
     path = endpoint_path(workload)
@@ -121,7 +125,7 @@ async def run_schedule(
     all_sent: asyncio.Future[None] = loop.create_future()
     timer: asyncio.TimerHandle | None = None
     run_queue = RunQueueClock()
-    waited_at_arming: float | None = None
+    waited_before: float | None = None  # the run-queue clock at the next send's checkpoint
     start = 0.0
     next_index = 0
 
@@ -202,8 +206,8 @@ async def run_schedule(
                     now = time.monotonic()
                 waited = run_queue.read()
                 held = (
-                    waited - waited_at_arming
-                    if waited is not None and waited_at_arming is not None
+                    waited - waited_before
+                    if waited is not None and waited_before is not None
                     else None
                 )
                 send(next_index, due, held)
@@ -213,14 +217,23 @@ async def run_schedule(
                 all_sent.set_result(None)
                 return
             top_up(now)
-            arm(start + offsets_s[next_index] - now - EARLY_S)
+            arm(start + offsets_s[next_index])
         except BaseException as exc:  # the schedule cannot go on: say why, do not hang
             all_sent.set_exception(exc)
 
-    def arm(delay: float) -> None:
-        nonlocal timer, waited_at_arming
-        waited_at_arming = run_queue.read()
-        timer = loop.call_later(delay, fire)
+    def arm(due: float) -> None:
+        """Set the timers for the send due at ``due``: the checkpoint, then the send."""
+        nonlocal timer
+        delay = due - EARLY_S - CHECKPOINT_S - time.monotonic()
+        if delay > 0:
+            timer = loop.call_later(delay, checkpoint, due)
+        else:
+            checkpoint(due)
+
+    def checkpoint(due: float) -> None:
+        nonlocal timer, waited_before
+        waited_before = run_queue.read()
+        timer = loop.call_later(due - EARLY_S - time.monotonic(), fire)
 
     freeze = gc.get_freeze_count() == 0  # another freeze is its owner's to undo, not ours
     try:
@@ -230,7 +243,7 @@ async def run_schedule(
             gc.freeze()
         if count:
             start = time.monotonic() + LEAD_S
-            arm(LEAD_S - EARLY_S)
+            arm(start + offsets_s[0])
             await all_sent
         await asyncio.gather(*streams)
     finally:

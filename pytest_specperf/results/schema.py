@@ -120,11 +120,11 @@ CPU_BOUND_MEANING = (
 )
 
 
-class SendTime(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
+class SendTime(msgspec.Struct, frozen=True, array_like=True):
     """One request of an open-loop point: when the schedule said to send it and when it was
     sent, seconds after the point's first scheduled send, and how much of the send's lateness
-    the sender's thread waited for a CPU (Linux's run-queue wait; absent elsewhere). JSON:
-    ``[scheduled, sent, held]``, or ``[scheduled, sent]`` without ``held``."""
+    the sender's thread waited for a CPU (Linux's run-queue wait; null where not measured).
+    JSON: ``[scheduled, sent, held]``; files written before ``held`` hold two."""
 
     scheduled: float
     sent: float

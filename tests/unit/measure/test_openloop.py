@@ -13,13 +13,14 @@ import json
 import time
 from typing import Any
 
+import msgspec
 import pytest
 
 from pytest_specperf.measure import stream
-from pytest_specperf.measure.openloop import run_schedule
+from pytest_specperf.measure.openloop import RunQueueClock, run_schedule, send_times
 from pytest_specperf.measure.stream import StreamClient, Target
 from pytest_specperf.measure.workload import Workload
-from pytest_specperf.results.schema import RequestRecord
+from pytest_specperf.results.schema import RequestRecord, SendTime
 from tests.support.local_http import Answer, LocalServer, response
 
 
@@ -143,3 +144,19 @@ def test_a_send_that_cannot_be_written_ends_the_schedule_with_its_error(
     monkeypatch.setattr(stream._Connection, "begin", broken)
     with pytest.raises(OSError, match="socket gone"):
         _schedule([0.0, 0.01])
+
+
+@pytest.mark.skipif(not RunQueueClock().read(), reason="no /proc/thread-self/schedstat here")
+def test_each_send_records_its_wait_for_a_cpu_never_more_than_its_lateness() -> None:
+    records, _ = _schedule(BURSTY)
+    for record in records:
+        assert record.scheduled is not None and record.send_held is not None
+        assert 0.0 <= record.send_held <= record.start - record.scheduled
+    times = send_times(records)
+    assert [t.held for t in times] == [round(r.send_held or 0.0, 6) for r in records]
+
+
+def test_send_times_say_null_where_the_wait_is_not_measured_and_read_older_pairs() -> None:
+    record = RequestRecord(ok=True, start=1.0015, end=2.0, scheduled=1.0)
+    assert msgspec.json.encode(send_times([record])) == b"[[0.0,0.0015,null]]"
+    assert msgspec.json.decode(b"[0.0,0.0015]", type=SendTime) == SendTime(0.0, 0.0015)
