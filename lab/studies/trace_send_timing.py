@@ -13,7 +13,9 @@ every send
 against its scheduled time -- ``record.start - record.scheduled``, taken by the client as the
 request's bytes are written to the socket -- as p50, p90, p99 and max, and how many sends were
 later than 5 ms; beside it the client's event-loop lag (p99 of a 10 ms sampling timer) and the
-garbage collections that ran in the client during the replay.
+garbage collections that ran in the client during the replay; and the lateness again without
+each send's recorded run-queue wait (``send_held``: how long the OS kept the sender's thread
+waiting for a CPU just before the send).
 
 Server receipt: the simulator stamps each request when its handler has read and parsed it
 (``created`` in /sim/ground_truth, on the same system-wide monotonic clock). Its lateness
@@ -153,10 +155,16 @@ def main() -> None:
                     late = sum(lag > LATE_S for lag in lags)
                     client = replay.client
                     ok = sum(r.ok for r in records)
+                    own = [lag - (r.send_held or 0.0) for lag, r in zip(lags, records, strict=True)]
                     print(
                         f"steps={steps} replay {repeat + 1}: {ok}/{len(records)} ok; "
                         f"send lateness {_ms(lags)}; {late} later than 5 ms; loop lag p99 "
-                        f"{client.loop_lag_p99_s * 1e3:.1f} ms; {collections.summary()}"
+                        f"{client.loop_lag_p99_s * 1e3:.1f} ms (max "
+                        f"{client.loop_lag_max_s * 1e3:.1f}); {collections.summary()}"
+                    )
+                    print(
+                        f"    not counting the sender's run-queue wait: {_ms(own)}; "
+                        f"{sum(lag > LATE_S for lag in own)} later than 5 ms"
                     )
                     received = sorted(r["created"] for r in truth["requests"])
                     due = sorted(r.scheduled for r in records if r.scheduled is not None)
