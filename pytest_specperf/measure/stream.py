@@ -21,7 +21,8 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
-from typing import cast
+from collections.abc import Coroutine
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import msgspec
@@ -106,9 +107,11 @@ class _Connection(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
+        self.reusable = True  # open and idle: ready for its first request
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        self.reusable = False
         if self._response is None:
             return
         if not self._received_any:
@@ -225,7 +228,12 @@ class _Connection(asyncio.Protocol):
     # one request
 
     async def exchange(self, request: bytes, response: Response) -> None:
-        """Send one request and wait until its stream ended; raises RequestFailed.
+        """Send one request and wait until its stream ended; raises RequestFailed."""
+        self.begin(request, response)
+        await self.wait()
+
+    def begin(self, request: bytes, response: Response) -> None:
+        """Write one request now, without yielding to the event loop; ``wait`` for its end.
 
         The request's clock (``record.start``) starts here, as its bytes go to the socket:
         connection set-up before it is the client's business, not the server's latency.
@@ -249,6 +257,10 @@ class _Connection(asyncio.Protocol):
             self._last_arrival + self.stall_timeout_s, self._check_stall
         )
         self.transport.write(request)
+
+    async def wait(self) -> None:
+        """Until the stream ``begin`` started has ended; raises RequestFailed."""
+        assert self._waiter is not None and self._stall_timer is not None
         try:
             await self._waiter
         finally:
@@ -394,6 +406,8 @@ class _Connection(asyncio.Protocol):
 
     def _drop(self) -> None:
         self.reusable = False
+        if self._stall_timer is not None:
+            self._stall_timer.cancel()
         if self.transport is not None and not self.closed:
             self.transport.abort()
         self.closed = True
@@ -497,6 +511,8 @@ class StreamClient:
         connection = self._connection
         if connection is not None and connection.reusable:
             return connection, True
+        if connection is not None:
+            connection._drop()  # closed by the server, or not to be reused: never leak it
         spare = await self._take_spare()
         if spare is not None:
             self._connection = spare
@@ -513,19 +529,52 @@ class StreamClient:
             return False
         return True
 
+    @property
+    def ready(self) -> bool:
+        """Whether a request can go at once, on this client's open, idle connection."""
+        connection = self._connection
+        return connection is not None and connection.reusable
+
+    def send_now(self, request: bytes, completions: bool) -> Coroutine[Any, Any, RequestRecord]:
+        """Write the request at once, without yielding to the event loop (the client must be
+        ``ready``), and return the coroutine that streams its answer (as ``stream`` does).
+
+        An open loop sends this way: a send due now goes now, not after the event loop's next
+        pass over the other streams' reads, and requests due together go in one pass.
+        """
+        connection = self._connection
+        if connection is None or not connection.reusable:
+            raise RuntimeError("send_now on a client without an open, idle connection")
+        record = RequestRecord(ok=False, start=0.0, end=0.0)
+        connection.begin(request, Response(record, completions, self._open_spare))
+        return self._stream(record, request, completions, begun=connection)
+
     async def stream(self, request: bytes, completions: bool) -> RequestRecord:
         """One request, start to end; never raises for anything the server does.
 
         ``start`` is when the request's bytes were sent (a failed connect: when it began).
         """
         record = RequestRecord(ok=False, start=time.monotonic(), end=0.0)
+        return await self._stream(record, request, completions, begun=None)
+
+    async def _stream(
+        self,
+        record: RequestRecord,
+        request: bytes,
+        completions: bool,
+        begun: _Connection | None,
+    ) -> RequestRecord:
         try:
             for attempt in (0, 1):
-                connection, was_open = await self._ready_connection()
-                try:
-                    await connection.exchange(
+                if attempt == 0 and begun is not None:
+                    connection, was_open, exchange = begun, True, begun.wait()
+                else:
+                    connection, was_open = await self._ready_connection()
+                    exchange = connection.exchange(
                         request, Response(record, completions, self._open_spare)
                     )
+                try:
+                    await exchange
                     break
                 except _ConnectionDropped:
                     self._connection = None

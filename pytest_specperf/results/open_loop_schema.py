@@ -8,10 +8,13 @@ import msgspec
 
 class SendTime(msgspec.Struct, frozen=True, array_like=True):
     """One request of an open-loop point: when the schedule said to send it and when it was
-    sent, seconds after the point's first scheduled send (JSON: ``[scheduled, sent]``)."""
+    sent, seconds after the point's first scheduled send, and how much of the send's lateness
+    the sender's thread waited for a CPU (Linux's run-queue wait; null where not measured).
+    JSON: ``[scheduled, sent, held]``; files written before ``held`` hold two."""
 
     scheduled: float
     sent: float
+    held: float | None = None
 
 
 class ServerLoad(msgspec.Struct, frozen=True, kw_only=True):

@@ -55,8 +55,9 @@ class RequestRecord(msgspec.Struct, kw_only=True):
     # Verify steps by correct drafts (SGLang's spec_correct_drafts_histogram); see acceptance.py.
     accept_histogram: list[int] | None = None
     # Open loop (measure/openloop.py): when the schedule said to send it (``start``: when it
-    # was sent).
+    # was sent), and how much of the send's lateness the OS kept the sender off the CPU.
     scheduled: float | None = None
+    send_held: float | None = None
     # meta_info of the last chunk: times SGLang retracted it (KV pool full: back to the queue),
     # and prompt tokens it found in the prefix cache.
     num_retractions: int | None = None

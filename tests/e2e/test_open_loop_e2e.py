@@ -27,10 +27,11 @@ def test_trace_replay_sends_each_request_at_its_timestamp_at_depths_1_and_3(
     pytester: pytest.Pytester, suite_dir: Path
 ) -> None:
     """The shipped 200-request trace replayed at speed 1 on steps 1 and 3: each request is
-    scheduled at its timestamp and sent within 5 ms of it (both recorded in the point; the
-    median within 1 ms; 90% within 5 ms or the client's own timer lag, see below), all
-    succeed with their trace's output lengths, and the server's running requests stay
-    within its cap."""
+    scheduled at its timestamp and sent within 5 ms of it, not counting the time the sender's
+    thread waited for a CPU just before it (recorded per send) nor more than the client's
+    event loop itself stalled; 198 of 200 within 5 ms on the run-queue wait alone; the median
+    within 1 ms. All succeed with their trace's output lengths, and the server's running
+    requests stay within its cap."""
     result = pytester.runpytest_subprocess(
         "perf_tests",
         "--spec-steps=1,3",
@@ -50,20 +51,34 @@ def test_trace_replay_sends_each_request_at_its_timestamp_at_depths_1_and_3(
         assert point["load"] == "trace"
         assert point["ok"] == point["requests"] == 200
         assert point["tokens"] == outputs
-        scheduled = [s for s, _ in point["send_times"]]
+        scheduled = [s for s, *_ in point["send_times"]]
         assert scheduled == pytest.approx(expected, abs=1e-6)
-        lags = sorted(sent - due for due, sent in point["send_times"])
-        assert lags[0] >= 0
-        assert lags[len(lags) // 2] < 0.001
-        # 5 ms, unless the machine held up every timer of the client process longer. On a
-        # shared 2-core runner the simulator under test takes the cores at the trace's bursts
-        # (it parses and hashes each prompt) and the client's own event-loop lag reached
-        # 7-50 ms at its p99: 180-191 of 200 sends were within 5 ms there (2026-12-04).
-        tolerance = max(SEND_TOLERANCE_S, point["client"]["loop_lag_p99_s"])
-        within = sum(lag <= tolerance for lag in lags)
-        assert within >= 0.9 * len(lags), (
-            f"steps={depth}: {within}/200 sends within {tolerance * 1000:.1f} ms"
+        # [scheduled, sent, held]: held is the run-queue wait of the sender's thread before
+        # the send (Linux's schedstat), what a loaded machine, not the sender, made it late by.
+        assert all(len(entry) == 3 for entry in point["send_times"]), "no run-queue wait"
+        lags = [sent - due for due, sent, _held in point["send_times"]]
+        own = [sent - due - held for due, sent, held in point["send_times"]]
+        print(
+            f"steps={depth}: send lateness max {max(lags) * 1000:.2f} ms, "
+            f"{sum(lag > SEND_TOLERANCE_S for lag in lags)}/200 over 5 ms; without the "
+            f"run-queue wait max {max(own) * 1000:.2f} ms, "
+            f"{sum(lag > SEND_TOLERANCE_S for lag in own)}/200 over 5 ms; loop's worst stall "
+            f"{point['client']['loop_lag_max_s'] * 1000:.1f} ms"
         )
+        assert min(lags) >= 0
+        assert sorted(lags)[len(lags) // 2] < 0.001
+        # On a loaded 2-core machine the OS holds the client's thread off the CPU for 4-30 ms
+        # now and then (a scheduler tick is 4 ms), and the loop then catches up on the other
+        # streams' reads before it runs the next timer: the sender cannot be held to 5 ms
+        # beyond that (figures: docs/reference/workloads.md, "How closely the sends keep the
+        # schedule").
+        stall = point["client"]["loop_lag_max_s"]
+        late = [(i, round(lag * 1000, 2)) for i, lag in enumerate(own) if lag > SEND_TOLERANCE_S]
+        assert all(lag <= SEND_TOLERANCE_S + stall for lag in own), (
+            f"steps={depth}: sends later than 5 ms beyond the loop's own stall "
+            f"({stall * 1000:.1f} ms): {late}"
+        )
+        assert len(late) <= 2, f"steps={depth}: sends later than 5 ms (index, ms): {late}"
         cap = run["server"]["max_running_requests"]
         assert 1 <= point["server_load"]["running_max"] <= cap
     assert result.ret == 0
