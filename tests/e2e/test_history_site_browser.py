@@ -36,10 +36,6 @@ CHROMEDRIVER = os.environ.get("SPECPERF_CHROMEDRIVER", "/usr/bin/chromedriver")
 REQUIRE_BROWSER = os.environ.get("SPECPERF_REQUIRE_BROWSER") == "1"
 SCREENSHOTS = os.environ.get("SPECPERF_SCREENSHOTS")
 
-# Under xdist every test here runs on one worker (pyproject's --dist=loadgroup): the nights
-# are run once, the browser started once, and no other worker waits on the nights' lock.
-pytestmark = pytest.mark.xdist_group("history-site-browser")
-
 
 def _browser_missing() -> str | None:
     try:
