@@ -4,17 +4,23 @@
 # parser and request types cannot be imported afterwards.
 #
 #   PYTHON=/path/to/python tools/install-sglang-contract.sh
+#   INSTALLER=uv tools/install-sglang-contract.sh     # with `uv pip` (uv's own index settings)
 #
 # Every package is pinned and installed with --no-deps, so nothing can pull a CUDA torch or
-# SGLang's GPU kernels. Takes about 2 minutes on this project's machines.
+# SGLang's GPU kernels. Takes about 75 s with pip, 12 s with uv on this project's machines.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 requirements="$repo/requirements/sglang-contract.txt"
 python="${PYTHON:-python}"
+installer="${INSTALLER:-pip}"
 
 start=$(date +%s)
-"$python" -m pip install --no-deps --only-binary=:all: --progress-bar off -q -r "$requirements"
+case "$installer" in
+    pip) "$python" -m pip install --no-deps --only-binary=:all: --progress-bar off -q -r "$requirements" ;;
+    uv) uv pip install --python "$python" --no-deps --only-binary=:all: -q -r "$requirements" ;;
+    *) echo "install-sglang-contract: INSTALLER=$installer: pip or uv" >&2; exit 2 ;;
+esac
 
 # Prove it: import what the contract tests use, through the project's own module.
 if ! PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}" "$python" -W ignore - <<'PY'

@@ -252,8 +252,13 @@ def test_options_that_can_be_checked_before_boot_are_usage_errors(
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh clone as far as the suite sees it: perf_tests and every shipped baseline,
-    committed to a git repository of its own, so `git diff` tells what a command changed."""
+    committed to a git repository of its own, so `git diff` tells what a command changed.
+
+    Its ini turns the warm-up off (as CI's perf step does: the simulator has no cold shapes),
+    which keeps each replay to its runs' measuring; the command lines are the suite's own, and
+    the warm-up is in none of them."""
     shutil.copytree(REPO / "perf_tests", pytester.path / "perf_tests")
+    (pytester.path / "pytest.ini").write_text("[pytest]\nspecperf_warmup_rounds = 0\n")
     shutil.copytree(REPO / "baselines", pytester.path / "baselines")
     for args in (["init", "-q"], ["add", "baselines"], ["commit", "-q", "-m", "shipped"]):
         subprocess.run(
@@ -384,12 +389,7 @@ def test_every_printed_command_of_a_mismatched_run_profile_leaves_baselines_as_s
 ) -> None:
     """The pr and nightly run profiles at settings the shipped baselines were not recorded
     at (other tokens; a concurrency they lack): red, and every printed command, run as
-    printed, leaves baselines/ as shipped; the first gates at the baseline's settings.
-
-    The project's ini turns the warm-up off (as CI's perf step does: the simulator has no
-    cold shapes), which keeps four runs of this test to about a minute; the command lines
-    are the suite's own."""
-    (project / "pytest.ini").write_text("[pytest]\nspecperf_warmup_rounds = 0\n")
+    printed, leaves baselines/ as shipped; the first gates at the baseline's settings."""
     args = ["--specperf-backend=sim", "--spec-steps=3", *mismatch]
     first = pytester.runpytest_subprocess("perf_tests", *args, "-p", "no:cacheprovider", "-rfs")
     out = first.stdout.str()
