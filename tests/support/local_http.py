@@ -85,8 +85,12 @@ def response(
 class LocalServer:
     """``async with LocalServer(handler) as server:`` then ``server.url``."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, idle_timeout_s: float | None = None) -> None:
         self.handler = handler
+        # Close a connection that carries no request for this long, as uvicorn closes an idle
+        # keep-alive connection (SGLang: SGLANG_TIMEOUT_KEEP_ALIVE, 5 s by default).
+        self.idle_timeout_s = idle_timeout_s
+        self.idle_closed = 0
         self.connections = 0
         self.seen: list[Seen] = []
         self._server: asyncio.Server | None = None
@@ -110,7 +114,13 @@ class LocalServer:
         index = self.connections
         try:
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
+                try:
+                    head = await asyncio.wait_for(
+                        reader.readuntil(b"\r\n\r\n"), self.idle_timeout_s
+                    )
+                except TimeoutError:
+                    self.idle_closed += 1
+                    break
                 request_line, *lines = head.decode("latin-1").split("\r\n")
                 headers = {}
                 for line in lines:

@@ -83,9 +83,11 @@ def test_send_now_refuses_a_client_without_an_open_connection() -> None:
     asyncio.run(main())
 
 
-def _schedule(offsets: list[float], **kwargs: Any) -> tuple[list[RequestRecord], LocalServer]:
+def _schedule(
+    offsets: list[float], idle_timeout_s: float | None = None, **kwargs: Any
+) -> tuple[list[RequestRecord], LocalServer]:
     async def main() -> tuple[list[RequestRecord], LocalServer]:
-        async with LocalServer(lambda seen: Answer(_answer())) as server:
+        async with LocalServer(lambda seen: Answer(_answer()), idle_timeout_s) as server:
             records = await run_schedule(
                 Target(server.url), Workload(), offsets, model="m", **kwargs
             )
@@ -107,6 +109,16 @@ def test_each_request_is_scheduled_at_its_offset_and_never_sent_before_it() -> N
     for record, offset in zip(records, BURSTY, strict=True):
         assert record.scheduled == pytest.approx(origin + offset, abs=1e-9)
         assert record.start >= record.scheduled
+
+
+def test_connections_the_server_closed_while_idle_are_not_used_and_no_request_fails() -> None:
+    """SGLang's server closes a keep-alive connection idle for 5 s: connections opened ahead
+    (and those left open after a burst) that it closed before a later burst are replaced."""
+    offsets = [0.0] * 6 + [0.6] * 6 + [1.2]
+    records, server = _schedule(offsets, idle_timeout_s=0.25)
+    assert server.idle_closed > 0  # the case arose
+    assert all(record.ok for record in records), [r.error for r in records if not r.ok]
+    assert len(server.seen) == len(offsets)
 
 
 def test_no_send_waits_for_a_connect(monkeypatch: pytest.MonkeyPatch) -> None:
