@@ -1,0 +1,287 @@
+"""Explorer for issue 38's A/B prior: the normal model of lab/studies/ab_study.py, vectorised.
+
+A boot's level is normal on the log scale (the simulator's boot factor is log-normal, its
+within-boot drift averages into the level), so the pairs' pooled changes of the study are
+exactly this model's; a design's figures here match the study's within their Monte-Carlo
+errors, at a fraction of the time. Each design is a dict of knobs (see ``DEFAULT``); figures
+are those of issue 38's point 3 (see ``figures``).
+
+    nice python lab/studies/prior_explorer.py            # the shipped design and a few others
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import sys
+from collections.abc import Callable
+
+import numpy as np
+from scipy import optimize, special, stats
+
+ALPHA, BETA, MIN_EFFECT, MAX_PAIRS = 0.01, 0.05, 0.05, 12
+MARGIN = -math.log(1 - MIN_EFFECT)
+SMALLEST = -math.log(1 - MIN_EFFECT / 2)
+
+DEFAULT: dict[str, object] = {
+    "cap": 14,  # the prior's degrees of freedom at most
+    "conflict": 0.2,  # the F tail below which the prior's weight falls
+    "power": 1.0,  # weight x min(1, tail / conflict) ** power
+    "looks": (3, 6, 9, 12),
+    "spending": ("kd", 2.0),  # ("kd", rho), ("hsd", gamma), ("pocock", 0)
+    "later": None,  # None, or ("ratio", r): the prior's weight at most r x the data's dof
+    # after the first look; ("first", 0): the prior at the first look only
+    "sticky": False,  # the prior's weight never rises again after a look discounted it
+    "hyper": None,  # None, or (tau, nodes): the prior's scale log-normal with sd tau, integrated
+}
+
+
+def spent(level: float, t: float, spending: tuple[str, float]) -> float:
+    kind, p = spending
+    t = min(max(t, 0.0), 1.0)
+    if t == 0:
+        return 0.0
+    if kind == "kd":
+        return level * t**p
+    if kind == "hsd":
+        return level * (1 - math.exp(-p * t)) / (1 - math.exp(-p)) if p != 0 else level * t
+    if kind == "pocock":
+        return level * math.log(1 + (math.e - 1) * t)
+    raise ValueError(kind)
+
+
+@functools.lru_cache(maxsize=512)
+def z_bounds(
+    level: float, fractions: tuple[float, ...], spending: tuple[str, float]
+) -> tuple[float, ...]:
+    """sequential.z_boundaries with any spending function (same recursion)."""
+    grid_n = 301
+    bounds: list[float] = []
+    grid = np.zeros(0)
+    density = np.zeros(0)
+    weights = np.zeros(0)
+    prev_t = prev_spent = 0.0
+
+    def exit_p(b: float, sd: float, mass: np.ndarray) -> float:
+        if grid.size == 0:
+            return float(2 * stats.norm.sf(b / sd))
+        out = stats.norm.sf((b - grid) / sd) + stats.norm.cdf((-b - grid) / sd)
+        return float(np.dot(mass, out))
+
+    for t in fractions:
+        target = spent(level, t, spending) - prev_spent
+        sd = math.sqrt(t - prev_t)
+        mass = density * weights
+        scale = math.sqrt(t)
+        if target <= 1e-15:
+            b = 40.0 * scale
+        else:
+            b = optimize.brentq(
+                lambda x, sd=sd, mass=mass, target=target: exit_p(x, sd, mass) - target,
+                1e-9,
+                40.0 * scale,
+                xtol=1e-10,
+            )
+        crossed = exit_p(b, sd, mass)
+        bounds.append(b / scale)
+        new_grid = np.linspace(-b, b, grid_n)
+        h = (new_grid[-1] - new_grid[0]) / (grid_n - 1)
+        w = np.ones(grid_n)
+        w[1:-1:2] = 4
+        w[2:-1:2] = 2
+        w = w * h / 3
+        if grid.size == 0:
+            new_density = stats.norm.pdf(new_grid / sd) / sd
+        else:
+            kernel = stats.norm.pdf((new_grid[:, None] - grid[None, :]) / sd) / sd
+            new_density = kernel @ (density * weights)
+        grid, density, weights = new_grid, new_density, w
+        prev_t = t
+        prev_spent += crossed
+    return tuple(bounds)
+
+
+def _mixture_isf(
+    tail: float, weights: np.ndarray, scales: np.ndarray, dofs: np.ndarray
+) -> np.ndarray:
+    """Per trial (rows), the x with sum_j w_j t_sf(x / scale_j; dof_j) = tail (bisection)."""
+    lo = np.min(scales * stats.t.isf(tail, dofs), axis=1)
+    hi = np.max(scales * stats.t.isf(tail, dofs), axis=1)
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        sf = (weights * special.stdtr(dofs, -mid[:, None] / scales)).sum(1)
+        above = sf > tail
+        lo = np.where(above, mid, lo)
+        hi = np.where(above, hi, mid)
+    return (lo + hi) / 2
+
+
+def half_widths(
+    design: dict,
+    n: int,
+    k: int,
+    var: np.ndarray,
+    dof: int,
+    s0: float | None,
+    previous: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The wide (2 alpha) and narrow (2 beta) half-widths at the look of n pairs, and the
+    prior's weight used."""
+    looks = design["looks"]
+    fr = tuple(x / looks[-1] for x in looks)
+    tails = [
+        float(stats.norm.sf(z_bounds(level, fr, design["spending"])[k]))
+        for level in (2 * ALPHA, 2 * BETA)
+    ]
+    T = var.shape[0]
+    if s0 is None:
+        return (
+            stats.t.isf(tails[0], dof) * np.sqrt(var / n),
+            stats.t.isf(tails[1], dof) * np.sqrt(var / n),
+            np.zeros(T),
+        )
+    cap = design["cap"]
+    hyper = design["hyper"]
+    if hyper is not None:
+        tau, nodes = hyper
+        x, hw = np.polynomial.hermite_e.hermegauss(nodes)
+        hw = hw / hw.sum()
+        scales0 = s0 * np.exp(tau * x)  # the prior's scale at each node
+        # posterior weight of each node: its weight x the density of var given that scale
+        # (var / s^2 ~ F(dof, cap) under the scaled-inverse-chi-square prior on cap dof)
+        ratio = var[:, None] / scales0[None, :] ** 2
+        logd = stats.f.logpdf(ratio, dof, cap) - 2 * np.log(scales0)[None, :]
+        logd += np.log(hw)[None, :]
+        logd -= logd.max(1, keepdims=True)
+        post = np.exp(logd)
+        post /= post.sum(1, keepdims=True)
+        w_conf = cap * np.ones(T)
+        pooled = (cap * scales0[None, :] ** 2 + dof * var[:, None]) / (cap + dof)
+        se = np.sqrt(pooled / n)
+        dofs = np.full_like(se, cap + dof)
+        out = [_mixture_isf(tail, post, se, dofs) for tail in tails]
+        return out[0], out[1], w_conf
+    tail = stats.f.sf(var / s0**2, dof, cap)
+    conflict = design["conflict"]
+    if isinstance(conflict, tuple):
+        conflict = conflict[k]
+    w = cap * np.minimum(1.0, tail / conflict) ** design["power"]
+    later = design["later"]
+    if later is not None and k > 0:
+        kind, r = later
+        if kind == "ratio":
+            w = np.minimum(w, r * dof)
+        elif kind == "first":
+            w = np.zeros(T)
+        elif kind == "decay":  # the prior's weight x (first look's data dof / dof) ** r
+            first_dof = 2 * (looks[0] - 1)
+            w = w * (first_dof / dof) ** r
+    if design["sticky"] and previous is not None:
+        w = np.minimum(w, previous)
+    pooled = (w * s0**2 + dof * var) / (w + dof)
+    se = np.sqrt(pooled / n)
+    return stats.t.isf(tails[0], w + dof) * se, stats.t.isf(tails[1], w + dof) * se, w
+
+
+def run(
+    design: dict, spread: float, factor: float | None, effect: float, trials: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Outcomes ('r' red, 'i' improvement, 'n' no regression, 'u' undecided) and the pairs at
+    which each trial stopped."""
+    rng = np.random.default_rng(seed)
+    level_sd = spread / math.sqrt(2)
+    delta = -math.log(1 - effect)
+    base = rng.normal(0, level_sd, (trials, MAX_PAIRS))
+    head = rng.normal(-delta, level_sd, (trials, MAX_PAIRS))
+    out = np.full(trials, "u", dtype="<U1")
+    at = np.full(trials, MAX_PAIRS)
+    alive = np.ones(trials, bool)
+    previous: np.ndarray | None = None
+    s0 = None if factor is None else spread * factor
+    for k, n in enumerate(design["looks"]):
+        b, h = base[:, :n], head[:, :n]
+        change = (h - b).mean(1)
+        squares = ((b - b.mean(1, keepdims=True)) ** 2).sum(1) + (
+            (h - h.mean(1, keepdims=True)) ** 2
+        ).sum(1)
+        dof = 2 * (n - 1)
+        var = 2 * squares / dof
+        wide, narrow, w = half_widths(design, n, k, var, dof, s0, previous)
+        previous = w
+        red = (change + wide < 0) & (change <= -SMALLEST)
+        better = (change - wide > 0) & (change >= SMALLEST)
+        fine = (change - narrow > -MARGIN) & ~red & ~better
+        decided = alive & (red | better | fine)
+        out[decided & red] = "r"
+        out[decided & better] = "i"
+        out[decided & fine] = "n"
+        at[decided] = n
+        alive &= ~decided
+    return out, at
+
+
+NAMES = ("det3", "det6", "det12", "fp3%", "fp5%", "fps3%", "fps5%", "fpl", "fps5@3")
+TARGETS: tuple[Callable[[float], bool], ...] = (
+    lambda x: x >= 0.95,
+    lambda x: x >= 0.95,
+    lambda x: x >= 0.80,
+    lambda x: x <= 0.01,
+    lambda x: x <= 0.01,
+    lambda x: x <= 0.02,
+    lambda x: x <= 0.02,
+    lambda x: x <= 0.02,
+    lambda x: True,
+)
+
+
+def figures(design: dict, trials: int = 40000, seed: int = 1) -> tuple[float, ...]:
+    """Issue 38's point 3 on this model (the study's cells; fresh draws for each)."""
+
+    def red(spread: float, factor: float | None, effect: float, within: int, s: int) -> float:
+        o, a = run(design, spread, factor, effect, trials, seed * 1000 + s)
+        return float(((o == "r") & (a <= within)).mean())
+
+    return (
+        red(0.03, 1.0, 0.10, 3, 1),
+        red(0.05, 1.0, 0.10, 6, 2),
+        red(0.05, 1.0, 0.05, 12, 3),
+        red(0.03, 1.0, 0.0, 12, 4),
+        red(0.05, 1.0, 0.0, 12, 5),
+        red(0.03, 0.5, 0.0, 12, 6),
+        red(0.05, 0.5, 0.0, 12, 7),
+        max(red(0.03, 2.0, 0.0, 12, 8), red(0.05, 2.0, 0.0, 12, 9)),
+        red(0.05, 0.5, 0.0, 3, 7),
+    )
+
+
+def show(label: str, design: dict, trials: int = 40000, seed: int = 1) -> tuple[float, ...]:
+    found = figures(design, trials, seed)
+    ok = all(check(x) for check, x in zip(TARGETS, found, strict=True))
+    print(
+        f"{label:<48} " + " ".join(f"{x * 100:6.2f}" for x in found) + ("  OK" if ok else ""),
+        flush=True,
+    )
+    return found
+
+
+def header() -> None:
+    print(f"{'design':<48} " + " ".join(f"{n:>6}" for n in NAMES), flush=True)
+
+
+def design(**changes: object) -> dict:
+    return {**DEFAULT, **changes}
+
+
+if __name__ == "__main__":
+    header()
+    show("shipped: cap 14, conflict 0.2, KD 2", design())
+    if "--more" in sys.argv:
+        for r in (0.5, 1.0, 2.0):
+            show(f"later ratio {r}", design(later=("ratio", r)))
+        show("prior at the first look only", design(later=("first", 0)))
+        for tau in (0.3, 0.5):
+            show(f"hyper tau {tau}", design(hyper=(tau, 9)))
+        for rho in (1.5, 1.75):
+            show(f"KD {rho}", design(spending=("kd", rho)))
+        _ = itertools
