@@ -142,6 +142,10 @@ def half_widths(
             np.zeros(T),
         )
     cap = design["cap"]
+    if k > 0 and "cap_later" in design:
+        cap = design["cap_later"]
+    if "ratio" in design:  # the prior's weight at most ratio x the data's dof
+        cap = min(cap, design["ratio"] * dof)
     hyper = design["hyper"]
     if hyper is not None:
         tau, nodes = hyper
@@ -162,11 +166,22 @@ def half_widths(
         dofs = np.full_like(se, cap + dof)
         out = [_mixture_isf(tail, post, se, dofs) for tail in tails]
         return out[0], out[1], w_conf
-    tail = stats.f.sf(var / s0**2, dof, cap)
     conflict = design["conflict"]
-    if isinstance(conflict, tuple):
-        conflict = conflict[k]
-    w = cap * np.minimum(1.0, tail / conflict) ** design["power"]
+    u = var / s0**2
+    if isinstance(conflict, tuple) and conflict[0] == "bayes":
+        # the posterior probability that the history holds, against its scale being off by
+        # a factor either way (prior probability eps of that)
+        _, eps, off = conflict
+        holds = stats.f.pdf(u, dof, cap)
+        off2 = off**2
+        wrong = 0.5 * (stats.f.pdf(u / off2, dof, cap) / off2 + stats.f.pdf(u * off2, dof, cap) * off2)
+        w = cap * (1 - eps) * holds / ((1 - eps) * holds + eps * wrong)
+    else:
+        tail = stats.f.sf(u, dof, cap)
+        if isinstance(conflict, tuple):
+            conflict = conflict[k]
+        power = design.get("power_later", design["power"]) if k > 0 else design["power"]
+        w = cap * np.minimum(1.0, tail / conflict) ** power
     later = design["later"]
     if later is not None and k > 0:
         kind, r = later
