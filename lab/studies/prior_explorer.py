@@ -130,9 +130,10 @@ def half_widths(
     prior's weight used."""
     looks = design["looks"]
     fr = tuple(x / looks[-1] for x in looks)
+    narrow_spending = design.get("spending_narrow", design["spending"])
     tails = [
-        float(stats.norm.sf(z_bounds(level, fr, design["spending"])[k]))
-        for level in (2 * ALPHA, 2 * BETA)
+        float(stats.norm.sf(z_bounds(level, fr, spending)[k]))
+        for level, spending in ((2 * ALPHA, design["spending"]), (2 * BETA, narrow_spending))
     ]
     T = var.shape[0]
     if s0 is None:
@@ -176,8 +177,15 @@ def half_widths(
         off2 = off**2
         wrong = 0.5 * (stats.f.pdf(u / off2, dof, cap) / off2 + stats.f.pdf(u * off2, dof, cap) * off2)
         w = cap * (1 - eps) * holds / ((1 - eps) * holds + eps * wrong)
+    elif isinstance(conflict, tuple) and conflict[0] == "ratio":
+        # the weight falls once the pairs' variance exceeds `limit` x the prior's
+        _, limit, steep = conflict
+        w = cap * np.minimum(1.0, limit / u) ** steep
     else:
-        tail = stats.f.sf(u, dof, cap)
+        if design.get("chi2_all") or (design.get("chi2_later") and k > 0):  # the prior's scale taken as exact
+            tail = stats.chi2.sf(dof * u, dof)
+        else:
+            tail = stats.f.sf(u, dof, cap)
         if isinstance(conflict, tuple):
             conflict = conflict[k]
         power = design.get("power_later", design["power"]) if k > 0 else design["power"]
