@@ -1,21 +1,25 @@
 """Explorer for issue 38's A/B prior: the normal model of lab/studies/ab_study.py, vectorised.
 
-A boot's level is normal on the log scale (the simulator's boot factor is log-normal, its
-within-boot drift averages into the level), so the pairs' pooled changes of the study are
-exactly this model's; a design's figures here match the study's within their Monte-Carlo
-errors, at a fraction of the time. Each design is a dict of knobs (see ``DEFAULT``); figures
-are those of issue 38's point 3 (see ``figures``).
+A boot's level is normal on the log scale (the simulator's boot factor and drift are
+log-normal; the drift averages into the level), so the study's pairs are exactly this model's
+and a design's figures here match the study's within their Monte-Carlo errors, in seconds
+instead of minutes. A design is a dict of knobs (``DEFAULT`` and ``design``); ``figures`` gives
+issue 38's point 3 and ``margins`` how many standard errors of a 10,000-trial study each lies
+inside its target. What was tried (docs/explanation/ab-gating.md tells the outcome): the
+prior's cap, a conflict threshold per look (``conflict`` as a tuple), the prior's weight at
+most ``ratio`` x the boots' degrees of freedom, a chi-square conflict test, a sticky discount,
+a robust-mixture ("bayes") and a variance-ratio discount, a hyperprior on the prior's scale,
+Kim-DeMets rho, Hwang-Shih-DeCani and Pocock spending, other look schedules.
 
-    nice python lab/studies/prior_explorer.py            # the shipped design and a few others
+    nice python lab/studies/prior_explorer.py                  # the old and the shipped design
+    nice python lab/studies/prior_explorer.py --trials 200000  # the same, more precisely
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import sys
-from collections.abc import Callable
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -175,14 +179,18 @@ def half_widths(
         _, eps, off = conflict
         holds = stats.f.pdf(u, dof, cap)
         off2 = off**2
-        wrong = 0.5 * (stats.f.pdf(u / off2, dof, cap) / off2 + stats.f.pdf(u * off2, dof, cap) * off2)
+        wrong = 0.5 * (
+            stats.f.pdf(u / off2, dof, cap) / off2 + stats.f.pdf(u * off2, dof, cap) * off2
+        )
         w = cap * (1 - eps) * holds / ((1 - eps) * holds + eps * wrong)
     elif isinstance(conflict, tuple) and conflict[0] == "ratio":
         # the weight falls once the pairs' variance exceeds `limit` x the prior's
         _, limit, steep = conflict
         w = cap * np.minimum(1.0, limit / u) ** steep
     else:
-        if design.get("chi2_all") or (design.get("chi2_later") and k > 0):  # the prior's scale taken as exact
+        if design.get("chi2_all") or (
+            design.get("chi2_later") and k > 0
+        ):  # the prior's scale taken as exact
             tail = stats.chi2.sf(dof * u, dof)
         else:
             tail = stats.f.sf(u, dof, cap)
@@ -244,22 +252,15 @@ def run(
     return out, at
 
 
-NAMES = ("det3", "det6", "det12", "fp3%", "fp5%", "fps3%", "fps5%", "fpl", "fps5@3")
-TARGETS: tuple[Callable[[float], bool], ...] = (
-    lambda x: x >= 0.95,
-    lambda x: x >= 0.95,
-    lambda x: x >= 0.80,
-    lambda x: x <= 0.01,
-    lambda x: x <= 0.01,
-    lambda x: x <= 0.02,
-    lambda x: x <= 0.02,
-    lambda x: x <= 0.02,
-    lambda x: True,
-)
+NAMES = ("det3", "det6", "det12", "fp3%", "fp5%", "fps3%", "fps5%", "fpl")
+# issue 38's point 3: (target, True where the figure must stay below it)
+TARGETS = ((0.95, False), (0.95, False), (0.80, False)) + ((0.01, True),) * 2 + ((0.02, True),) * 3
 
 
 def figures(design: dict, trials: int = 40000, seed: int = 1) -> tuple[float, ...]:
-    """Issue 38's point 3 on this model (the study's cells; fresh draws for each)."""
+    """Issue 38's point 3 on this model (the study's cells; fresh draws for each): red at 3
+    pairs (10% slowdown, 3% spread, prior right), within 6 (10%, 5%), within 12 (5%, 5%); false
+    positives with the prior right at 3% and 5%, 2x too small at 3% and 5%, 2x too large."""
 
     def red(spread: float, factor: float | None, effect: float, within: int, s: int) -> float:
         o, a = run(design, spread, factor, effect, trials, seed * 1000 + s)
@@ -274,37 +275,60 @@ def figures(design: dict, trials: int = 40000, seed: int = 1) -> tuple[float, ..
         red(0.03, 0.5, 0.0, 12, 6),
         red(0.05, 0.5, 0.0, 12, 7),
         max(red(0.03, 2.0, 0.0, 12, 8), red(0.05, 2.0, 0.0, 12, 9)),
-        red(0.05, 0.5, 0.0, 3, 7),
     )
+
+
+def margins(found: tuple[float, ...], study_trials: int = 10000) -> list[float]:
+    """Each figure's distance inside its target, in standard errors of a study of
+    ``study_trials`` trials (negative: outside)."""
+    out = []
+    for p, (target, below) in zip(found, TARGETS, strict=True):
+        se = math.sqrt(max(p * (1 - p), 1e-6) / study_trials)
+        out.append(((target - p) if below else (p - target)) / se)
+    return out
 
 
 def show(label: str, design: dict, trials: int = 40000, seed: int = 1) -> tuple[float, ...]:
     found = figures(design, trials, seed)
-    ok = all(check(x) for check, x in zip(TARGETS, found, strict=True))
     print(
-        f"{label:<48} " + " ".join(f"{x * 100:6.2f}" for x in found) + ("  OK" if ok else ""),
+        f"{label:<44} "
+        + " ".join(f"{x * 100:6.2f}" for x in found)
+        + f" {min(margins(found)):6.1f}",
         flush=True,
     )
     return found
 
 
 def header() -> None:
-    print(f"{'design':<48} " + " ".join(f"{n:>6}" for n in NAMES), flush=True)
+    print(f"{'design':<44} " + " ".join(f"{n:>6}" for n in NAMES) + "  z min", flush=True)
 
 
 def design(**changes: object) -> dict:
     return {**DEFAULT, **changes}
 
 
+OLD = design()  # cap 14, F-tail conflict 0.2 at every look, Kim-DeMets rho 2
+SHIPPED = design(cap=20, ratio=2.0, conflict=(0.05, 0.5, 0.5, 0.5))
+
 if __name__ == "__main__":
+    trials = int(sys.argv[sys.argv.index("--trials") + 1]) if "--trials" in sys.argv else 40000
     header()
-    show("shipped: cap 14, conflict 0.2, KD 2", design())
-    if "--more" in sys.argv:
-        for r in (0.5, 1.0, 2.0):
-            show(f"later ratio {r}", design(later=("ratio", r)))
-        show("prior at the first look only", design(later=("first", 0)))
-        for tau in (0.3, 0.5):
-            show(f"hyper tau {tau}", design(hyper=(tau, 9)))
-        for rho in (1.5, 1.75):
-            show(f"KD {rho}", design(spending=("kd", rho)))
-        _ = itertools
+    show("old: cap 14, conflict 0.2", OLD, trials)
+    show("shipped: <= 2x boots' dof, 20; conflict 5%/50%", SHIPPED, trials)
+    show("  ... first-look conflict 2%", {**SHIPPED, "conflict": (0.02, 0.5, 0.5, 0.5)}, trials)
+    show("  ... later conflict 40%", {**SHIPPED, "conflict": (0.05, 0.4, 0.4, 0.4)}, trials)
+    show("  ... <= 2.25x boots' dof", {**SHIPPED, "ratio": 2.25}, trials)
+    show(
+        "  ... chi-square check after look 1, 20%",
+        {**SHIPPED, "conflict": (0.05, 0.2, 0.2, 0.2), "chi2_later": True},
+        trials,
+    )
+    show("  ... Kim-DeMets rho 1.75", {**SHIPPED, "spending": ("kd", 1.75)}, trials)
+    show(
+        "  ... looks 3, 6, 12",
+        {**SHIPPED, "conflict": (0.05, 0.5, 0.5), "looks": (3, 6, 12)},
+        trials,
+    )
+    show("cap 8 everywhere, conflict 5%/50%", design(cap=8, conflict=(0.05, 0.5, 0.5, 0.5)), trials)
+    show("robust mixture, cap 10, 10% 2x off", design(cap=10, conflict=("bayes", 0.1, 2.0)), trials)
+    show("hyperprior on the scale, tau 0.3", design(hyper=(0.3, 7)), min(trials, 10000))
