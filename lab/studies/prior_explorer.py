@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
+from typing import Any
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -28,7 +29,9 @@ ALPHA, BETA, MIN_EFFECT, MAX_PAIRS = 0.01, 0.05, 0.05, 12
 MARGIN = -math.log(1 - MIN_EFFECT)
 SMALLEST = -math.log(1 - MIN_EFFECT / 2)
 
-DEFAULT: dict[str, object] = {
+Design = dict[str, Any]
+
+DEFAULT: Design = {
     "cap": 14,  # the prior's degrees of freedom at most
     "conflict": 0.2,  # the F tail below which the prior's weight falls
     "power": 1.0,  # weight x min(1, tail / conflict) ** power
@@ -47,7 +50,7 @@ def spent(level: float, t: float, spending: tuple[str, float]) -> float:
     if t == 0:
         return 0.0
     if kind == "kd":
-        return level * t**p
+        return float(level * t**p)
     if kind == "hsd":
         return level * (1 - math.exp(-p * t)) / (1 - math.exp(-p)) if p != 0 else level * t
     if kind == "pocock":
@@ -118,11 +121,11 @@ def _mixture_isf(
         above = sf > tail
         lo = np.where(above, mid, lo)
         hi = np.where(above, hi, mid)
-    return (lo + hi) / 2
+    return np.asarray((lo + hi) / 2)
 
 
 def half_widths(
-    design: dict,
+    design: Design,
     n: int,
     k: int,
     var: np.ndarray,
@@ -216,7 +219,7 @@ def half_widths(
 
 
 def run(
-    design: dict, spread: float, factor: float | None, effect: float, trials: int, seed: int
+    design: Design, spread: float, factor: float | None, effect: float, trials: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Outcomes ('r' red, 'i' improvement, 'n' no regression, 'u' undecided) and the pairs at
     which each trial stopped."""
@@ -257,7 +260,7 @@ NAMES = ("det3", "det6", "det12", "fp3%", "fp5%", "fps3%", "fps5%", "fpl")
 TARGETS = ((0.95, False), (0.95, False), (0.80, False)) + ((0.01, True),) * 2 + ((0.02, True),) * 3
 
 
-def figures(design: dict, trials: int = 40000, seed: int = 1) -> tuple[float, ...]:
+def figures(design: Design, trials: int = 40000, seed: int = 1) -> tuple[float, ...]:
     """Issue 38's point 3 on this model (the study's cells; fresh draws for each): red at 3
     pairs (10% slowdown, 3% spread, prior right), within 6 (10%, 5%), within 12 (5%, 5%); false
     positives with the prior right at 3% and 5%, 2x too small at 3% and 5%, 2x too large."""
@@ -288,7 +291,7 @@ def margins(found: tuple[float, ...], study_trials: int = 10000) -> list[float]:
     return out
 
 
-def show(label: str, design: dict, trials: int = 40000, seed: int = 1) -> tuple[float, ...]:
+def show(label: str, design: Design, trials: int = 40000, seed: int = 1) -> tuple[float, ...]:
     found = figures(design, trials, seed)
     print(
         f"{label:<44} "
@@ -303,7 +306,7 @@ def header() -> None:
     print(f"{'design':<44} " + " ".join(f"{n:>6}" for n in NAMES) + "  z min", flush=True)
 
 
-def design(**changes: object) -> dict:
+def design(**changes: object) -> Design:
     return {**DEFAULT, **changes}
 
 
