@@ -50,8 +50,8 @@ from scipy import stats
 from pytest_specperf.gate.ab import outcome_of
 from pytest_specperf.gate.ab_advice import pairs_needed
 from pytest_specperf.gate.ab_pairs import AbSettings, BootPoint, Pair, estimate, pooled_change
+from pytest_specperf.gate.ab_prior import PRIOR_DATA_RATIO, PairPrior, estimate_with_prior
 from pytest_specperf.gate.ab_prior import PRIOR_DOF as PRIOR_DOF_SHOWN
-from pytest_specperf.gate.ab_prior import PairPrior, estimate_with_prior
 from pytest_specperf.gate.decision import GateSettings
 
 CONCURRENCY = (1, 4, 16)
@@ -160,7 +160,8 @@ def prior_table(args: argparse.Namespace) -> None:
         f"A/B with the runner's history as a prior for the pair spread: alpha {settings.alpha:.0%} "
         f"per side, beta {settings.beta:.0%}, min effect {settings.min_effect:.0%}, max pairs "
         f"{settings.max_pairs}; within-boot {args.point_cv:.0%}, R = {args.repeats}, points "
-        f"C={','.join(map(str, CONCURRENCY))}; prior on {PRIOR_DOF_SHOWN} degrees of freedom; "
+        f"C={','.join(map(str, CONCURRENCY))}; prior on {PRIOR_DOF_SHOWN} degrees of freedom "
+        f"(at most {PRIOR_DATA_RATIO}x the boots' at a look); "
         f"{args.trials} trials per cell (figures +- their Monte-Carlo standard error)"
     )
     print(

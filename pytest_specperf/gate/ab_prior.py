@@ -26,13 +26,22 @@ from pytest_specperf.results.stats import log_values
 # 2 (pairs - 1) degrees of freedom (pairs - 1 when the boots of a pair are compared alone; a
 # drift shared by both boots of a pair only widens it). The pair variance has a
 # scaled-inverse-chi-square prior: the pair spread the runner's history shows, on at most
-# PRIOR_DOF degrees of freedom, discounted when the pairs disagree with it (their variance
-# beyond its PRIOR_CONFLICT upper prior-predictive tail: the prior's weight falls in
-# proportion to the tail probability), so a history that no longer holds cannot make the
-# intervals narrow. Looks every first_look pairs (3, 6, 9, 12), Kim-DeMets spending (rho 2).
-# The choices are lab/studies/ab_study.py's (docs/explanation/ab-gating.md has the table).
-PRIOR_DOF = 14
-PRIOR_CONFLICT = 0.2
+# PRIOR_DOF degrees of freedom and at most PRIOR_DATA_RATIO times the boots' own (8 at the
+# first look of 3 pairs, 20 from the second), discounted when the pairs disagree with it:
+# their variance beyond the prior's upper prior-predictive tail (F on the boots' and the
+# prior's degrees of freedom) of PRIOR_CONFLICT_FIRST at the first look and PRIOR_CONFLICT
+# after it makes the prior's weight fall in proportion to the tail probability. At the first
+# look 4 degrees of freedom cannot tell a right history from one 2x off, so the history there
+# counts little and is dropped only when the pairs contradict it outright; from the second
+# look the pairs can tell, so the history counts more and must agree with them closely. A
+# history that no longer holds thereby cannot make the intervals narrow. Looks every
+# first_look pairs (3, 6, 9, 12), Kim-DeMets spending (rho 2). The choices are
+# lab/studies/prior_explorer.py's, measured by lab/studies/ab_study.py
+# (docs/explanation/ab-gating.md has the tables).
+PRIOR_DOF = 20
+PRIOR_DATA_RATIO = 2
+PRIOR_CONFLICT_FIRST = 0.05
+PRIOR_CONFLICT = 0.5
 PRIOR_SPENDING: Spending = "kim-demets"
 
 
@@ -101,13 +110,17 @@ def pair_variance(pairs: Sequence[Pair], changes: Sequence[float]) -> tuple[floa
     return 2 * squares / dof, dof
 
 
-def prior_weight(variance: float, dof: int, prior: PairPrior) -> float:
-    """The prior's degrees of freedom after the conflict check: all of them while the pairs'
-    variance is within the prior's predictive range, less in proportion beyond it."""
+def prior_weight(variance: float, dof: int, prior: PairPrior, *, first_look: bool) -> float:
+    """The prior's degrees of freedom at a look where the boots give ``variance`` on ``dof``:
+    the history's, at most PRIOR_DATA_RATIO x dof, all of them while the pairs' variance is
+    within the prior's predictive range, less in proportion beyond it (a stricter range after
+    the first look; see above)."""
     if prior.dof <= 0 or prior.spread <= 0:
         return 0.0
-    tail = float(stats.f.sf(variance / prior.spread**2, dof, prior.dof))
-    return prior.dof * min(1.0, tail / PRIOR_CONFLICT)
+    weight = min(prior.dof, PRIOR_DATA_RATIO * dof)
+    tail = float(stats.f.sf(variance / prior.spread**2, dof, weight))
+    conflict = PRIOR_CONFLICT_FIRST if first_look else PRIOR_CONFLICT
+    return weight * min(1.0, tail / conflict)
 
 
 @dataclass(frozen=True)
@@ -132,7 +145,7 @@ def estimate_with_prior(
     if n < settings.first_look or n not in looks:
         return Estimate(mean, None, n, None, None), None
     variance, dof = pair_variance(pairs, values)
-    weight = prior_weight(variance, dof, prior)
+    weight = prior_weight(variance, dof, prior, first_look=n == looks[0])
     pooled = (weight * prior.spread**2 + dof * variance) / (weight + dof)
     se = math.sqrt(pooled / n)
 

@@ -9,8 +9,9 @@ import random
 import pytest
 
 from pytest_specperf.gate.ab import decided_by, look, outcome_of
-from pytest_specperf.gate.ab_pairs import AbSettings, BootPoint, Pair, estimate
+from pytest_specperf.gate.ab_pairs import AbSettings, BootPoint, Pair, estimate, pooled_change
 from pytest_specperf.gate.ab_prior import (
+    PRIOR_DATA_RATIO,
     PRIOR_DOF,
     PairPrior,
     estimate_with_prior,
@@ -45,8 +46,44 @@ def test_the_pair_variance_comes_from_the_boots_on_twice_the_degrees_of_freedom(
 
 def test_the_prior_keeps_its_weight_when_the_pairs_agree_and_loses_it_when_they_do_not() -> None:
     prior = PairPrior(0.03, 14, "test")
-    assert prior_weight(0.03**2, 4, prior) == pytest.approx(14)
-    assert prior_weight((10 * 0.03) ** 2, 4, prior) < 0.01
+    assert prior_weight(0.03**2, 4, prior, first_look=True) == pytest.approx(8)
+    assert prior_weight(0.03**2 / 2, 10, prior, first_look=False) == pytest.approx(14)
+    assert prior_weight((10 * 0.03) ** 2, 4, prior, first_look=True) < 0.01
+
+
+def test_the_prior_counts_at_most_twice_the_boots_degrees_of_freedom() -> None:
+    prior = PairPrior(0.03, PRIOR_DOF, "test")
+    assert PRIOR_DATA_RATIO == 2
+    assert prior_weight(0.03**2 / 2, 4, prior, first_look=True) == pytest.approx(8)
+    assert prior_weight(0.03**2 / 2, 10, prior, first_look=False) == pytest.approx(PRIOR_DOF)
+    assert prior_weight(0.03**2 / 2, 10, PairPrior(0.03, 9, "t"), first_look=False) == 9
+
+
+def test_after_the_first_look_the_pairs_must_agree_with_the_prior_more_closely() -> None:
+    # Pairs spreading 1.5x the prior's spread: within its predictive range on the 4 degrees
+    # of freedom of the first look, beyond it on 10 (the weight falls).
+    prior = PairPrior(0.03, PRIOR_DOF, "test")
+    variance = (1.5 * 0.03) ** 2
+    assert prior_weight(variance, 4, prior, first_look=True) == pytest.approx(8)
+    later = prior_weight(variance, 10, prior, first_look=False)
+    assert 0 < later < PRIOR_DOF / 2
+    assert prior_weight(variance, 10, prior, first_look=True) == pytest.approx(PRIOR_DOF)
+
+
+def test_the_first_look_uses_the_lenient_conflict_check_and_later_looks_the_strict_one() -> None:
+    rng = random.Random(2)
+    sd = 1.5 * 0.03 / math.sqrt(2)
+    pairs = [_pair(rng.gauss(0, sd), rng.gauss(0, sd)) for _ in range(6)]
+    prior = PairPrior(0.03, PRIOR_DOF, "test")
+    for n, first in ((3, True), (6, False)):
+        changes = [c.total for c in (pooled_change(p) for p in pairs[:n]) if c is not None]
+        _, used = estimate_with_prior(pairs[:n], changes, AbSettings(), prior)
+        assert used is not None
+        variance, dof = pair_variance(pairs[:n], changes)
+        assert used.prior_dof == pytest.approx(prior_weight(variance, dof, prior, first_look=first))
+        assert used.prior_dof != pytest.approx(
+            prior_weight(variance, dof, prior, first_look=not first)
+        )
 
 
 def test_a_prior_from_runs_is_sqrt_2_times_their_spread_and_its_weight_is_capped() -> None:
