@@ -72,7 +72,7 @@ class PairPrior:
     def text(self) -> str:
         return (
             f"prior pair spread {self.spread:.1%} from {self.where}, "
-            f"weight {self.dof:g} degrees of freedom"
+            f"weight up to {self.dof:g} degrees of freedom"
         )
 
 
