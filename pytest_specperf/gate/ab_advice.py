@@ -11,8 +11,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy import stats
-
 from pytest_specperf.gate.ab_pairs import AbSettings, Pair, core_speeds, pooled_change
 from pytest_specperf.results.formats import core_speeds_note, counted
 from pytest_specperf.results.schema import CPU_BOUND_MEANING
@@ -26,6 +24,8 @@ def pairs_needed(sd: float, settings: AbSettings, limit: int = PAIRS_NEEDED_LIMI
     """The pairs a fixed-size design needs at per-pair spread ``sd`` (log scale): the smallest
     n at which a one-sided paired t-test at alpha has power 1 - beta at a regression of the
     minimum effect (noncentral t). ``limit`` when even that many are not enough."""
+    from scipy import stats
+
     for n in range(2, limit):
         critical = float(stats.t.isf(settings.alpha, n - 1))
         power = float(stats.nct.sf(critical, n - 1, settings.margin * math.sqrt(n) / sd))

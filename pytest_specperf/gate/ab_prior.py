@@ -11,8 +11,6 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from scipy import stats
-
 from pytest_specperf.gate.ab_pairs import AbSettings, BootPoint, Estimate, Pair
 from pytest_specperf.gate.sequential import Spending, scheduled_t_multiplier
 from pytest_specperf.results.spread import RunnerSpread
@@ -115,6 +113,8 @@ def prior_weight(variance: float, dof: int, prior: PairPrior, *, first_look: boo
     the history's, at most PRIOR_DATA_RATIO x dof, all of them while the pairs' variance is
     within the prior's predictive range, less in proportion beyond it (a stricter range after
     the first look; see above)."""
+    from scipy import stats
+
     if prior.dof <= 0 or prior.spread <= 0:
         return 0.0
     weight = min(prior.dof, PRIOR_DATA_RATIO * dof)

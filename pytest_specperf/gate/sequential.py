@@ -25,7 +25,6 @@ import math
 from typing import Literal
 
 import numpy as np
-from scipy import optimize, stats
 
 Spending = Literal["pocock", "obrien-fleming", "kim-demets"]
 SPENDING_FUNCTIONS: tuple[Spending, ...] = ("pocock", "obrien-fleming", "kim-demets")
@@ -42,6 +41,8 @@ def spent(level: float, fraction: float, spending: Spending) -> float:
     the last looks (narrower final interval, few early stops); Kim-DeMets' power family at
     rho = 2, level x t^2, lies between them.
     """
+    from scipy import stats
+
     t = min(max(fraction, 0.0), 1.0)
     if t == 0:
         return 0.0
@@ -61,6 +62,8 @@ def z_boundaries(
 
     ``fractions``: increasing information fractions of the looks, the last one 1.
     """
+    from scipy import optimize, stats
+
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, got {level}")
     if not fractions or any(b <= a for a, b in itertools.pairwise(fractions)):
@@ -101,6 +104,8 @@ def z_boundaries(
 def _exit(bound: float, sd: float, grid: np.ndarray, mass: np.ndarray) -> float:
     """The probability of crossing +-bound at this look, from the paths still running (their
     score on ``grid`` weighted by ``mass``; none yet: every path starts at 0)."""
+    from scipy import stats
+
     if grid.size == 0:
         return float(2 * stats.norm.sf(bound / sd))
     out = stats.norm.sf((bound - grid) / sd) + stats.norm.cdf((-bound - grid) / sd)
@@ -128,6 +133,8 @@ def t_multiplier(
     Looks are at first_look, first_look + 1, ..., max_pairs pairs; the look's normal boundary
     becomes a Student t quantile with pairs - 1 degrees of freedom at the same tail probability.
     """
+    from scipy import stats
+
     if not first_look <= pairs <= max_pairs:
         raise ValueError(f"a look at {pairs} pairs is outside {first_look}..{max_pairs}")
     fractions = tuple(n / max_pairs for n in range(first_look, max_pairs + 1))
@@ -144,6 +151,8 @@ def scheduled_t_multiplier(
     the looks are at ``looks`` pairs (the last one the horizon) and the variance carries
     ``dof`` degrees of freedom: the look's normal boundary as a Student t quantile at the
     same tail probability."""
+    from scipy import stats
+
     if pairs not in looks:
         raise ValueError(f"a look at {pairs} pairs is not one of the looks {looks}")
     fractions = tuple(n / looks[-1] for n in looks)

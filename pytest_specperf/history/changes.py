@@ -22,8 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import ruptures
-from scipy import stats
 
 from pytest_specperf.history.series import Night, Series, SeriesKey
 
@@ -96,6 +94,8 @@ def _segments(breaks: Sequence[int], n: int) -> list[tuple[int, int]]:
 
 def _welch(before: np.ndarray, after: np.ndarray) -> tuple[float, float, float, float]:
     """Difference of means (after - before), its 95% interval, and the two-sided p."""
+    from scipy import stats
+
     diff = float(after.mean() - before.mean())
     var_b = float(before.var(ddof=1)) / len(before) if len(before) > 1 else 0.0
     var_a = float(after.var(ddof=1)) / len(after) if len(after) > 1 else 0.0
@@ -160,6 +160,8 @@ def detect(series: Series, settings: DetectionSettings | None = None) -> list[Ch
         return []
     logs = np.log(np.asarray(series.values, dtype=float))
     scaled = ((logs - np.median(logs)) / night_noise(series)).reshape(-1, 1)
+    import ruptures  # imported here: with scipy it was most of the `specperf` command's start
+
     # KernelCPD with the linear kernel is PELT over the l2 cost, the same search as
     # ruptures.Pelt(model="l2") with the same breakpoints, in C: 3 ms instead of 7 s for a
     # series of 1,000 nights (the history site searches every series of the store).

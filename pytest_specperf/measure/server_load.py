@@ -10,7 +10,6 @@ highest running and queued counts and the retractions over the point. A server w
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from types import TracebackType
 
 import httpx
@@ -98,8 +97,15 @@ class LoadWatch:
     ) -> None:
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            try:
                 await self._task
+            except asyncio.CancelledError:
+                # The watcher's own cancellation ends here; one of the task running the point
+                # (Ctrl-C, a timeout) that arrived meanwhile goes on to the caller.
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    await self.client.aclose()
+                    raise
         if self.served:
             await self.poll()
         await self.client.aclose()

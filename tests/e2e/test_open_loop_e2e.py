@@ -104,7 +104,7 @@ def test_rate_sweep_finds_each_depths_highest_rate_meeting_the_slo_and_a_slower_
         *FAST_ARGS,
         "--specperf-concurrency=1",
         "--specperf-request-rate=8,64",
-        "--specperf-rate-seconds=1.5",
+        "--specperf-rate-seconds=1",
         "--specperf-slo=ttft_p99_ms=100",
         "-k",
         "open_loop",

@@ -7,6 +7,8 @@ holds the two together), so changing a rule means changing both.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -466,3 +468,28 @@ def test_a_class_of_21_methods_is_counted_so() -> None:
         "            pass\n"
     )
     assert method_counts(source) == {"Crowded": 21, "Inner": 1}
+
+
+# -- what loading the plugin costs every pytest run -------------------------------------------
+
+# pytest loads the plugin (an entry point) in every run of an environment that has it, the
+# user's own unit tests included: these libraries are imported by the functions that need
+# them, not at load (scipy.stats and ruptures were 1.1 of the 1.6 s `specperf` took to start).
+LOADED_ON_USE = ("scipy", "ruptures")
+
+
+def _imported_by(module: str) -> set[str]:
+    code = f"import sys, {module}; print(' '.join(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    return {name.split(".")[0] for name in done.stdout.split()}
+
+
+@pytest.mark.parametrize("module", ["pytest_specperf.plugin", "pytest_specperf.cli"])
+def test_loading_the_plugin_or_the_command_imports_no_heavy_library(module: str) -> None:
+    assert _imported_by(module).isdisjoint(LOADED_ON_USE)
+
+
+def test_a_heavy_import_at_load_is_seen() -> None:
+    assert not _imported_by("scipy.stats").isdisjoint(LOADED_ON_USE)
