@@ -9,7 +9,7 @@ import pytest
 from pytest_specperf.plugin.private_api import scope_scheduling
 from pytest_specperf.plugin.xdist import depth_scope
 
-pytest_plugins = ["pytester", "tests.support.sim", "tests.support.e2e"]
+pytest_plugins = ["pytester", "tests.support.sim", "tests.support.e2e", "tests.support.nights"]
 
 # A job a non-interactive shell starts in the background (`cmd &`) inherits SIGINT ignored,
 # and so would every process these tests start: their Ctrl-C would then do nothing, and the
@@ -18,14 +18,14 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Fixtures that run something long once per worker process (a fault scenario's suite run,
-# the signal campaign, the browser tests' simulated nights) and that several tests read: under
+# the signal campaign, the history tests' simulated nights) and that several tests read: under
 # xdist each worker given one of those tests would run it again, or wait on another's lock.
 SHARED_RUNS = {
     "scenario_run": "reliability-scenarios",  # session-scoped: tests/reliability/conftest.py
     "outcomes": "signal-moments",
     "clean_run": "signal-moments",
     "bad_baselines_run": "bad-baselines",
-    "nights": "history-site-browser",
+    "nights": "history-nights",
 }
 # So the modules that use them run each on one worker, those of one group on the same one.
 # By module: xdist's controller schedules node ids and sees no fixtures.
@@ -36,7 +36,8 @@ SHARED_RUN_MODULES = {
     "tests/reliability/test_security.py": "reliability-scenarios",
     "tests/reliability/test_signal_moments.py": "signal-moments",
     "tests/reliability/test_baseline_files.py": "bad-baselines",
-    "tests/e2e/test_history_site_browser.py": "history-site-browser",
+    "tests/e2e/test_history_site_browser.py": "history-nights",
+    "tests/e2e/test_history_nights.py": "history-nights",
 }
 
 

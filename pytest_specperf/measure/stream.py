@@ -78,6 +78,8 @@ class StreamClient:
         self.ssl_context = (ssl_context or ssl.create_default_context()) if tls else None
         self._connection: Connection | None = None
         self._spare: asyncio.Task[Connection] | None = None
+        # Connects in a row the server refused (nothing listening: it died or restarts).
+        self.refused_in_a_row = 0
 
     async def _connect(self) -> Connection:
         loop = asyncio.get_running_loop()
@@ -94,11 +96,13 @@ class StreamClient:
         except TimeoutError:
             raise RequestFailed("timeout") from None
         except ConnectionRefusedError:
+            self.refused_in_a_row += 1
             raise RequestFailed("connection refused") from None
         except ssl.SSLError as exc:
             raise RequestFailed(f"TLS error ({exc.reason})") from None
         except OSError as exc:
             raise RequestFailed(f"connect failed ({type(exc).__name__})") from None
+        self.refused_in_a_row = 0
         return connection
 
     def _open_spare(self) -> None:

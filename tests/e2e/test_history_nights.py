@@ -1,32 +1,23 @@
-"""A few tiny nights on the simulator into one history store (lab/studies/nightly_demo.py,
-shortened): a slowdown from night 4 is named by night 4 and attributed to step time.
-
-Tiny nights (0.2 s points) on a loaded machine drift by about 5% from night to night, so the
-slowdown here is large (50%), and 3 nights a side (with 2 before it, the Welch test has about
-one degree of freedom); the 5% of the issue's done-when is the full demo's job. No warm-up:
-the simulator has no cold shapes unless told (as in CI's perf step)."""
+"""Six tiny nights on the simulator in one history store (tests/support/nights.py): a slowdown
+from night 4 is named by night 4 and attributed to step time, in every series (steps=3 and the
+control, C = 1 and 4). The 5% of the issue's done-when is the full demo's job
+(lab/studies/nightly_demo.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from tests.support.nights import Nights
+from tests.support.scripts import run_in_repo
 
-from tests.support.scripts import run_in_repo, run_slowdown_nights
+
+def test_a_slowdown_from_night_4_is_named_by_night_4(nights: Nights) -> None:
+    assert "PASS: every change point names night04" in nights.demo_output, nights.demo_output
+    assert "PASS: attribution 'step time'" in nights.demo_output
+    assert nights.commit == "night04"
 
 
-def test_a_slowdown_from_night_4_is_named_by_night_4(tmp_path: Path) -> None:
-    done = run_slowdown_nights(
-        tmp_path, "--depths=3", "--concurrency=4", "--warmup-rounds=0", timeout=900
-    )
-    assert "PASS: every change point names night04" in done.stdout, done.stdout + done.stderr
-    assert "PASS: attribution 'step time'" in done.stdout
-    # The store keeps every night, each complete, with its tested commit.
+def test_the_store_keeps_every_night_complete_with_its_commit(nights: Nights) -> None:
     shown = run_in_repo(
-        "-m",
-        "pytest_specperf.cli",
-        "history",
-        "show",
-        "--history",
-        str(tmp_path / "history.sqlite"),
+        "-m", "pytest_specperf.cli", "history", "show", "--history", str(nights.store)
     )
     assert shown.returncode == 0, shown.stdout + shown.stderr
     store = shown.stdout

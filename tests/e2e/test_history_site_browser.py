@@ -1,6 +1,6 @@
 """The history site in a real browser: six simulator nights with a slowdown from night 4
-(lab/studies/nightly_demo.py, as tests/e2e/test_history_nights.py makes them, with the
-control beside steps=3), `specperf history site` over their store, then index.html, a series
+(tests/support/nights.py, shared with tests/e2e/test_history_nights.py: steps=3 with the
+control beside it), `specperf history site` over their store, then index.html, a series
 page and the speculation page opened from file:// in headless Chromium (Debian's chromium
 and chromium-driver, through Selenium).
 
@@ -16,20 +16,16 @@ there (the pictures in docs/how-to/history.md).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from filelock import FileLock
 
-from pytest_specperf.history.report import findings
-from pytest_specperf.history.store import HistoryStore
-from tests.support.scripts import run_in_repo, run_slowdown_nights
+from tests.support.nights import Nights
+from tests.support.scripts import run_in_repo
 
 CHROMIUM = os.environ.get("SPECPERF_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("SPECPERF_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -74,54 +70,6 @@ def browser() -> Iterator[Any]:
         yield driver
     finally:
         driver.quit()
-
-
-@dataclass(frozen=True)
-class Nights:
-    store: Path
-    run_id: str  # the first run after the slowdown, as the store names it
-    commit: str
-
-
-def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder of this test session that every xdist worker sees (pytest-xdist's own recipe
-    for a session fixture computed once): the nights are run by the first worker to ask."""
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-
-
-def _run_nights(work: Path) -> Nights:
-    done = run_slowdown_nights(
-        work, "--depths=0,3", "--concurrency=1,4", "--warmup-rounds=0", timeout=600
-    )
-    assert "PASS: a throughput change point with an attribution" in done.stdout, (
-        done.stdout + done.stderr
-    )
-    store = HistoryStore.open(work / "history.sqlite")
-    try:
-        found = findings(store)
-    finally:
-        store.close()
-    step = next(c for c in found.changes if c.key.metric == "agg_tok_s" and c.key.depth == 3)
-    assert step.night.commit == "night04"
-    return Nights(work / "history.sqlite", step.night.run_id, "night04")
-
-
-@pytest.fixture(scope="module")
-def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
-    if _browser_missing() is not None and not REQUIRE_BROWSER:
-        pytest.skip(str(_browser_missing()))
-    shared = _shared_dir(tmp_path_factory)
-    work = shared / "site-nights"
-    ready = shared / "site-nights.json"
-    with FileLock(str(shared / "site-nights.lock")):
-        if not ready.exists():
-            shutil.rmtree(work, ignore_errors=True)
-            work.mkdir()
-            made = _run_nights(work)
-            ready.write_text(json.dumps([str(made.store), made.run_id, made.commit]))
-    store, run_id, commit = json.loads(ready.read_text())
-    return Nights(Path(store), run_id, commit)
 
 
 @pytest.fixture(scope="module")

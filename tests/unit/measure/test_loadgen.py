@@ -14,7 +14,12 @@ from typing import Any, Literal
 
 import pytest
 
-from pytest_specperf.measure.loadgen import Target, make_clients, run_requests
+from pytest_specperf.measure.loadgen import (
+    REFUSED_IN_A_ROW_STOP,
+    Target,
+    make_clients,
+    run_requests,
+)
 from pytest_specperf.measure.metrics import point_metrics
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.results.schema import RequestRecord
@@ -311,6 +316,24 @@ def test_refused_connection_is_named() -> None:
         return records
 
     assert [r.error for r in asyncio.run(main())] == ["connection refused"] * 2
+
+
+def test_a_server_gone_mid_point_ends_the_point_after_a_few_refused_connects() -> None:
+    """Nothing listening while a point has seconds left: each worker stops after
+    REFUSED_IN_A_ROW_STOP refused connects, not at the point's end after thousands."""
+
+    async def main() -> tuple[list[RequestRecord], float]:
+        target = Target("http://127.0.0.1:9")
+        clients = make_clients(target, Workload(), 4)
+        begun = time.monotonic()
+        records, _ = await run_requests(
+            clients, target, Workload(), concurrency=4, requests=4, model="m", min_seconds=30
+        )
+        return records, time.monotonic() - begun
+
+    records, took_s = asyncio.run(main())
+    assert [r.error for r in records] == ["connection refused"] * (4 * REFUSED_IN_A_ROW_STOP)
+    assert took_s < 30
 
 
 @pytest.mark.parametrize("status", [500, 429])
