@@ -23,7 +23,9 @@ import sys
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import special, stats
+
+from pytest_specperf.gate.sequential import boundaries_for_spending
 
 ALPHA, BETA, MIN_EFFECT, MAX_PAIRS = 0.01, 0.05, 0.05, 12
 MARGIN = -math.log(1 - MIN_EFFECT)
@@ -62,51 +64,10 @@ def spent(level: float, t: float, spending: tuple[str, float]) -> float:
 def z_bounds(
     level: float, fractions: tuple[float, ...], spending: tuple[str, float]
 ) -> tuple[float, ...]:
-    """sequential.z_boundaries with any spending function (same recursion)."""
-    grid_n = 301
-    bounds: list[float] = []
-    grid = np.zeros(0)
-    density = np.zeros(0)
-    weights = np.zeros(0)
-    prev_t = prev_spent = 0.0
-
-    def exit_p(b: float, sd: float, mass: np.ndarray) -> float:
-        if grid.size == 0:
-            return float(2 * stats.norm.sf(b / sd))
-        out = stats.norm.sf((b - grid) / sd) + stats.norm.cdf((-b - grid) / sd)
-        return float(np.dot(mass, out))
-
-    for t in fractions:
-        target = spent(level, t, spending) - prev_spent
-        sd = math.sqrt(t - prev_t)
-        mass = density * weights
-        scale = math.sqrt(t)
-        if target <= 1e-15:
-            b = 40.0 * scale
-        else:
-            b = optimize.brentq(
-                lambda x, sd=sd, mass=mass, target=target: exit_p(x, sd, mass) - target,
-                1e-9,
-                40.0 * scale,
-                xtol=1e-10,
-            )
-        crossed = exit_p(b, sd, mass)
-        bounds.append(b / scale)
-        new_grid = np.linspace(-b, b, grid_n)
-        h = (new_grid[-1] - new_grid[0]) / (grid_n - 1)
-        w = np.ones(grid_n)
-        w[1:-1:2] = 4
-        w[2:-1:2] = 2
-        w = w * h / 3
-        if grid.size == 0:
-            new_density = stats.norm.pdf(new_grid / sd) / sd
-        else:
-            kernel = stats.norm.pdf((new_grid[:, None] - grid[None, :]) / sd) / sd
-            new_density = kernel @ (density * weights)
-        grid, density, weights = new_grid, new_density, w
-        prev_t = t
-        prev_spent += crossed
-    return tuple(bounds)
+    """sequential.z_boundaries with any of the spending functions above."""
+    return boundaries_for_spending(
+        level, fractions, functools.partial(spent, level, spending=spending)
+    )
 
 
 def _mixture_isf(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -62,6 +63,16 @@ def z_boundaries(
 
     ``fractions``: increasing information fractions of the looks, the last one 1.
     """
+    return boundaries_for_spending(
+        level, fractions, functools.partial(spent, level, spending=spending)
+    )
+
+
+def boundaries_for_spending(
+    level: float, fractions: tuple[float, ...], spend: Callable[[float], float]
+) -> tuple[float, ...]:
+    """z_boundaries for any spending function: ``spend(t)`` is the two-sided error spent by
+    information fraction t (spend(1) = level); lab/studies/prior_explorer.py tries others."""
     from scipy import optimize, stats
 
     if not 0 < level < 1:
@@ -75,7 +86,7 @@ def z_boundaries(
     previous_t = 0.0
     previous_spent = 0.0
     for t in fractions:
-        target = spent(level, t, spending) - previous_spent
+        target = spend(t) - previous_spent
         step = t - previous_t
         sd = math.sqrt(step)
         mass = density * weights
