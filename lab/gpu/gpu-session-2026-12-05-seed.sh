@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Issue 38's GPU runs of 2026-12-05 (second session), one driver in the background across calls
 # on the lent H200 (SGLang 0.5.12 bundle in /tmp/stash, wheels in .whl/):
+#   1. the seed-class-gpu-bound run profile at C=64 only (2,048 tokens; C=16 of the A/A
+#      stands for the lower point): is C=64 GPU-bound? First: it fits what device time is
+#      left after three refused starts; the A/A (about 800 s) may not.
 #   2. an A/A of the seed-class profile (qwen3-next-real-width-fp8-mtp, depth 3) at C=16 and
 #      C=64, 256 tokens, rotation, at most 3 pairs, into a history store: its verdict, the
 #      pairs' spread at these points, each point's GPU busy share and bound, and the runner's
 #      A/B history that a later A/B on this hardware reads as its prior;
-#   1. the seed-class-gpu-bound run profile at C=64 only (2,048 tokens; C=16 of the A/A
-#      stands for the lower point): is C=64 GPU-bound? First: it fits what device time is
-#      left after three refused starts; the A/A (about 800 s) may not.
 # Both capture CUDA graphs at 8, 16, 32 and 64 only (--cuda-graph-bs; the profile's default
 # captures 35 sizes up to 64, about a minute a boot): the points run at 16 and 64.
 # Everything lands in /tmp/proof (driver.log, each phase's work folder); a poll tars it into $OUT.
