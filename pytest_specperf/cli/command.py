@@ -142,8 +142,9 @@ def _add_baseline_commands(commands: Any) -> None:
     promote.add_argument(
         "--force",
         action="store_true",
-        help="promote a run the gate judged a regression, or one that would downgrade the "
-        "baseline (fewer boots or samples, another workload or sweep)",
+        help="promote a run the gate judged a regression, a depth of an A/B run (whatever "
+        "its outcome), or one that would downgrade the baseline (fewer boots or samples, "
+        "another workload or sweep)",
     )
     promote.add_argument(
         "--dry-run",
@@ -208,6 +209,7 @@ def _baseline(args: argparse.Namespace) -> int:
             allow_other_hardware=args.allow_other_hardware,
             control=control_run(results.runs),
             slo=results.slo,
+            ab=next((c for c in results.ab if c.depth == run.depth), None),
             force=args.force,
             dry_run=args.dry_run,
         )

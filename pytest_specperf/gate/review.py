@@ -28,7 +28,7 @@ from pytest_specperf.gate.provenance import downgrade_message, downgrade_reasons
 from pytest_specperf.measure.repeats import split_by_boot
 from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
 from pytest_specperf.results.formats import count, number
-from pytest_specperf.results.schema import DepthRun, RunResults, Slo
+from pytest_specperf.results.schema import AbComparison, DepthRun, RunResults, Slo
 
 METRICS = (("agg_tok_s", "agg tok/s"), ("per_req_tok_s", "per-req tok/s"))
 
@@ -255,6 +255,7 @@ def promote(
     allow_other_hardware: bool = False,
     control: DepthRun | None = None,
     slo: Slo | None = None,
+    ab: AbComparison | None = None,
     force: bool = False,
     dry_run: bool = False,
 ) -> tuple[Path, str]:
@@ -262,17 +263,18 @@ def promote(
 
     Only a complete run with every request successful is promoted: a baseline must not
     inherit a failure (an interrupted run is a failed one). Refused unless ``force``: a run
-    with a regression verdict, and a baseline that would be downgraded (fewer boots or
-    samples, another workload or sweep). ``dry_run``: the diff, nothing written. The old
-    file, if any, must be of the same hardware key. ``control``: the same results' depth 0,
-    whose points give the speedups recorded (when it is complete); ``slo``: the results'
-    SLOs, under which goodput and SLO capacity are recorded.
+    with a regression verdict, a run of an A/B comparison (``ab``: the results' comparison
+    of this depth, whatever its outcome), and a baseline that would be downgraded (fewer
+    boots or samples, another workload or sweep). ``dry_run``: the diff, nothing written.
+    The old file, if any, must be of the same hardware key. ``control``: the same results'
+    depth 0, whose points give the speedups recorded (when it is complete); ``slo``: the
+    results' SLOs, under which goodput and SLO capacity are recorded.
     """
     problem = incomplete_reason(run)
     if problem is not None:
         raise ReviewError(f"not promoting steps={run.depth} from {results_path}: {problem}")
     if not force:
-        refusal = _promotion_refusal(run)
+        refusal = _promotion_refusal(run, ab)
         if refusal is not None:
             raise ReviewError(
                 f"not promoting steps={run.depth} from {results_path}: {refusal}; "
@@ -316,13 +318,32 @@ def promote(
     return written, report
 
 
-def _promotion_refusal(run: DepthRun) -> str | None:
+# A/B outcomes that leave head unproven against base (gate/ab.py, AbRun.comparison).
+AB_NOT_GREEN = ("regression", "undecided", "failed", "interrupted")
+
+
+def _promotion_refusal(run: DepthRun, ab: AbComparison | None = None) -> str | None:
     """Why a complete run should still not become a baseline without --force, or None."""
+    if ab is not None:
+        return _ab_refusal(ab)
     regressions = [v for v in run.verdicts if v.outcome == "regression"]
     if regressions:
         first = regressions[0].message.split(";")[0]
         return f"the gate judged {len(regressions)} regression(s) in it ({first})"
     return None
+
+
+def _ab_refusal(ab: AbComparison) -> str:
+    """An A/B run's depth is never promoted without --force: A/B mode neither reads nor writes
+    baselines (--specperf-update-baselines is refused there), its figures are one head boot's
+    taken between base boots, and a red comparison must not become the reference."""
+    summary = ab.message.split(";")[0] or f"{ab.pairs} pair(s)"
+    if ab.outcome in AB_NOT_GREEN:
+        return f"its A/B outcome is {ab.outcome} ({summary})"
+    return (
+        f"it is an A/B run (A/B outcome {ab.outcome}: {summary}), and A/B mode writes no "
+        "baselines; record one with a plain run and --specperf-update-baselines"
+    )
 
 
 def incomplete_reason(run: DepthRun) -> str | None:

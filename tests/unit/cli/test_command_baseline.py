@@ -12,7 +12,13 @@ import pytest
 from pytest_specperf.cli import main
 from pytest_specperf.gate.baselines import load_baseline
 from pytest_specperf.measure.repeats import merge_samples
-from pytest_specperf.results.schema import DepthRun, RunResults, ServerSummary
+from pytest_specperf.results.schema import (
+    AbChange,
+    AbComparison,
+    DepthRun,
+    RunResults,
+    ServerSummary,
+)
 from tests.support.points import make_point
 
 REPO_BASELINES = Path(__file__).resolve().parents[3] / "baselines"
@@ -20,7 +26,9 @@ SIM_STEPS3 = REPO_BASELINES / "qwen3.5-122b-a10b-fp8-tp4-mtp" / "sim-x5" / "step
 H200_NGRAM = REPO_BASELINES / "smoke-tiny-qwen3-ngram" / "1x-h200" / "steps-3.json"
 
 
-def write_results(path: Path, hardware: str = "sim-x5", agg: float = 1000.0) -> Path:
+def write_results(
+    path: Path, hardware: str = "sim-x5", agg: float = 1000.0, ab: list[AbComparison] | None = None
+) -> Path:
     samples = [make_point(1, agg + i, agg + i, tokens=4000, wall_s=4.0) for i in range(3)]
     run = DepthRun(
         depth=3,
@@ -33,7 +41,7 @@ def write_results(path: Path, hardware: str = "sim-x5", agg: float = 1000.0) -> 
         planned_concurrency=[1],
         status="complete",
     )
-    results = RunResults(run_id="r", started_at="", tool_version="", runs=[run])
+    results = RunResults(run_id="r", started_at="", tool_version="", runs=[run], ab=ab or [])
     path.write_bytes(msgspec.json.encode(results))
     return path
 
@@ -71,6 +79,59 @@ def test_promote_writes_the_baseline_of_the_runs_key(
     written = load_baseline(baselines / "prof" / "sim-x5" / "steps-3.json")
     assert written is not None and written.points["1"].agg_tok_s == 1001.0
     assert "review the diff above" in capsys.readouterr().out
+
+
+def ab_comparison(outcome: str, change: float) -> AbComparison:
+    """steps=3's A/B comparison as gate/ab.py records it: 3 pairs, head / base ``change``."""
+    return AbComparison(
+        depth=3,
+        outcome=outcome,
+        pairs=3,
+        boots=["base", "head", "head", "base", "base", "head"],
+        message=f"steps=3 A/B: {outcome} after 3 pair(s): {change:+.1%}",
+        pooled=AbChange(change=change, base_median=1430.0, head_median=1430.0 * (1 + change)),
+    )
+
+
+def test_promote_refuses_an_ab_run_whose_comparison_regressed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The head's slowed figures of a red A/B run must not become the baseline."""
+    results = write_results(
+        tmp_path / "results.json", ab=[ab_comparison("regression", change=-0.3)]
+    )
+    baselines = tmp_path / "baselines"
+    assert main(["baseline", "promote", str(results), "--baselines", str(baselines)]) == 2
+    err = capsys.readouterr().err
+    assert "not promoting steps=3" in err
+    assert "A/B outcome is regression" in err
+    assert "--force" in err
+    assert not baselines.exists() or not list(baselines.rglob("*.json"))
+
+
+def test_promote_refuses_a_green_ab_run_without_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A/B mode writes no baselines, whatever its outcome; promoting one is asked for."""
+    results = write_results(
+        tmp_path / "results.json", ab=[ab_comparison("no-regression", change=0.01)]
+    )
+    baselines = tmp_path / "baselines"
+    assert main(["baseline", "promote", str(results), "--baselines", str(baselines)]) == 2
+    err = capsys.readouterr().err
+    assert "it is an A/B run (A/B outcome no-regression" in err
+    assert "--force" in err
+    assert not baselines.exists() or not list(baselines.rglob("*.json"))
+
+
+def test_promote_of_a_regressed_ab_run_with_force_writes_it(tmp_path: Path) -> None:
+    results = write_results(
+        tmp_path / "results.json", ab=[ab_comparison("regression", change=-0.3)]
+    )
+    baselines = tmp_path / "baselines"
+    argv = ["baseline", "promote", str(results), "--baselines", str(baselines), "--force"]
+    assert main(argv) == 0
+    assert load_baseline(baselines / "prof" / "sim-x5" / "steps-3.json") is not None
 
 
 def test_migrate_rewrites_a_schema_1_file(tmp_path: Path) -> None:

@@ -17,7 +17,12 @@ from pytest_specperf.gate.review import (
     show,
 )
 from pytest_specperf.measure.repeats import merge_samples
-from pytest_specperf.results.schema import DepthRun, PointMetrics, ServerSummary
+from pytest_specperf.results.schema import (
+    AbComparison,
+    DepthRun,
+    PointMetrics,
+    ServerSummary,
+)
 from tests.support.points import make_point
 
 
@@ -120,3 +125,20 @@ def test_promote_of_a_realistic_run_writes_the_workloads_own_file(tmp_path: Path
     realistic.workload = {"workload": "realistic", "max_new_tokens": 256}
     path, _ = promote(realistic, tmp_path, results_path=Path("r.json"))
     assert path.name == "steps-3.realistic.json"
+
+
+@pytest.mark.parametrize("outcome", ["regression", "undecided", "failed", "interrupted"])
+def test_promote_refuses_a_depth_whose_ab_comparison_is_not_green(
+    tmp_path: Path, outcome: str
+) -> None:
+    ab = AbComparison(depth=3, outcome=outcome, pairs=3, message=f"steps=3 A/B: {outcome}")
+    with pytest.raises(ReviewError, match=rf"steps=3 .*A/B outcome is {outcome}.*--force"):
+        promote(run(100.0), tmp_path, results_path=Path("r.json"), ab=ab)
+    assert not list(tmp_path.rglob("*.json"))
+
+
+def test_promote_refuses_a_green_ab_depth_and_says_how_to_record_one(tmp_path: Path) -> None:
+    ab = AbComparison(depth=3, outcome="improvement", pairs=3)
+    with pytest.raises(ReviewError, match=r"A/B run.*--specperf-update-baselines.*--force"):
+        promote(run(100.0), tmp_path, results_path=Path("r.json"), ab=ab)
+    assert not list(tmp_path.rglob("*.json"))
