@@ -81,11 +81,13 @@ def speedups(
     judged: Sequence[tuple[int, list[Speedup]]],
     baseline_at: Callable[[int], tuple[Path, Baseline | None]],
     workload_key: dict[str, object],
+    run_backend: str | None = None,
 ) -> tuple[list[str], list[str], Baseline | None]:
     """Each judged depth's speedups against its baseline's floors: (failures, why a depth
     was not judged, the first baseline of another workload found, which a recording at this
     run's settings must not replace). ``baseline_at(depth)`` loads that depth's baseline
-    (BaselineError: the file is bad, a failure)."""
+    (BaselineError: the file is bad, a failure); a baseline recorded on another backend than
+    ``run_backend`` is a failure too (None: the run's backend is not known)."""
     failures: list[str] = []
     unjudged: list[str] = []
     incomparable: Baseline | None = None
@@ -99,6 +101,10 @@ def speedups(
             p.agg_speedup or p.per_req_speedup for p in baseline.points.values()
         ):
             unjudged.append(f"steps={depth}: {path} records no speedup")
+            continue
+        other = floors.backend_mismatch(run_backend, baseline)
+        if other:
+            failures.append(f"steps={depth}: {other}: not comparable ({path})")
             continue
         mismatch = floors.workload_mismatch(workload_key, baseline)
         if mismatch:

@@ -278,6 +278,26 @@ def version_drift(server: ServerSummary | None, baseline: Baseline) -> str | Non
     )
 
 
+# A run against a server at --specperf-url records "external": which backend serves it is
+# not known, so it neither refuses nor is refused.
+UNKNOWN_BACKENDS = frozenset({"", "external"})
+
+
+def backend_mismatch(run_backend: str | None, baseline: Baseline) -> str | None:
+    """Why figures of ``run_backend`` cannot be judged against ``baseline`` (None: they can):
+    the simulator's figures say nothing about a real GPU's, nor the other way round. A
+    baseline without a backend (an old file) or a run whose backend is unknown is judged."""
+    recorded = baseline.backend
+    if not run_backend or not recorded or {run_backend, recorded} & UNKNOWN_BACKENDS:
+        return None
+    if run_backend == recorded:
+        return None
+    return (
+        f"the baseline for steps={baseline.depth} was recorded on backend {recorded}, "
+        f"this run uses backend {run_backend}"
+    )
+
+
 def workload_mismatch(workload_key: dict[str, object], baseline: Baseline) -> str | None:
     """Only fields that both record are compared (a published baseline may lack some)."""
     differing = {

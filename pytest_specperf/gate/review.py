@@ -166,7 +166,7 @@ def show(baseline: Baseline, path: Path) -> str:
     lines = [
         f"baseline {path}",
         f"  profile={baseline.profile} hardware={baseline.hardware} steps={baseline.depth} "
-        f"backend={baseline.backend} schema v{baseline.schema_version}",
+        f"backend={baseline.backend or 'unknown'} schema v{baseline.schema_version}",
         f"  recorded {baseline.recorded_at} ({baseline.recorded_by}): {baseline.how_recorded}",
         f"  SGLang {baseline.sglang_version or 'unknown'}; {workload_text(baseline.workload)}",
         f"  tolerance: throughput {baseline.tolerance.throughput:.0%}, "

@@ -46,6 +46,7 @@ from pytest_specperf.run.advice import (
     Recording,
     deliberate_slowdown,
     not_comparable_advice,
+    other_backend_advice,
     record_command,
     record_hint,
 )
@@ -189,6 +190,12 @@ class SpecperfGate(OpenLoopChecks):
                 f"hardware={self.session.hardware} steps={self.session.depth} ({path} is missing); "
                 f"record one with: {self._hint()}"
             )
+        other = gate.backend_mismatch(self._run_backend(), baseline)
+        if other:
+            advice = other_backend_advice(
+                self.settings, (self.session.depth,), baseline, self.session.hardware
+            )
+            pytest.fail(f"{other}: not comparable with {path}; {advice}", pytrace=False)
         drift = gate.version_drift(self.session.summary, baseline)
         if drift:
             warnings.warn(BaselineDriftWarning(drift), stacklevel=2)
@@ -199,6 +206,10 @@ class SpecperfGate(OpenLoopChecks):
             )
             pytest.skip(f"{mismatch}: not comparable with {path}; {advice}")
         return path, baseline
+
+    def _run_backend(self) -> str | None:
+        """The backend this run measures; None at --specperf-url (not known)."""
+        return None if self.settings.url else self.settings.backend
 
     def require_success(self, point: PointMetrics) -> None:
         message = gate.success_failure(point, self.settings.min_success_rate, self.session.depth)
@@ -409,7 +420,9 @@ class SpecperfGate(OpenLoopChecks):
             )
             return path, load_baseline(path)
 
-        failures, unjudged, incomparable = checks.speedups(judged, baseline_at, s.workload.key())
+        failures, unjudged, incomparable = checks.speedups(
+            judged, baseline_at, s.workload.key(), self._run_backend()
+        )
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)
         if unjudged:

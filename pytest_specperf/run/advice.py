@@ -265,6 +265,21 @@ def not_comparable_advice(
     )
 
 
+def other_backend_advice(
+    settings: Settings, depths: Iterable[int], baseline: Baseline, hardware: str
+) -> str:
+    """What to run when ``baseline`` was recorded on another backend than this run's: a
+    recording on this run's backend into a directory of the user's own, or the run on the
+    baseline's backend. Never a command that replaces ``baseline``."""
+    own = own_record_command(settings, depths, hardware)
+    typed, _ = own_baselines_dir(settings)
+    return (
+        f"record a baseline for backend {settings.backend} in a directory of your own with: "
+        f"{own} (then gate with --specperf-baselines={typed}); or run on the backend the "
+        f"baseline was recorded on (--specperf-backend={baseline.backend})"
+    )
+
+
 @dataclass(frozen=True)
 class Unjudged:
     """A depth whose throughput got no verdict: the baseline found (or None), and whether

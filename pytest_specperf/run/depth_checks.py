@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.gate.decision import GateSettings
-from pytest_specperf.gate.floors import workload_mismatch
+from pytest_specperf.gate.floors import backend_mismatch, workload_mismatch
 from pytest_specperf.measure.lossless import fetch_greedy_outputs, record_and_compare
 from pytest_specperf.results.schema import DepthRun, OutputComparison, RunResults, SelfTest, Speedup
 from pytest_specperf.results.speedup import control_run, depth_speedups
@@ -20,7 +20,11 @@ def self_test(session: DepthSession) -> SelfTest:
     s = session.settings
     point = session.points[min(session.points)]
     path, baseline, _ = load_baseline_safely(session)
-    if baseline is not None and workload_mismatch(s.workload.key(), baseline) is not None:
+    run_backend = None if s.url else s.backend
+    if baseline is not None and (
+        workload_mismatch(s.workload.key(), baseline) is not None
+        or backend_mismatch(run_backend, baseline) is not None
+    ):
         baseline = None  # not comparable: the run's own point is the reference
     summary = session.summary
     model = summary.model_path if summary and summary.model_path else "default"

@@ -190,6 +190,24 @@ def test_a_gate_that_judged_nothing_fails_with_one_line_and_the_record_command(
         assert option in argv, command
 
 
+def test_a_sim_run_against_a_published_gpu_baseline_fails_naming_both_backends(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """The shipped real-GPU baseline (backend sglang) does not judge simulator figures: the
+    depth fails saying so, rather than passing as a several-fold "improvement"."""
+    shipped = REPO / "baselines" / DEFAULT_PROFILE / "4x-rtx-pro-6000-blackwell"
+    copy = suite_dir / "baselines" / DEFAULT_PROFILE / shipped.name
+    copy.mkdir(parents=True)
+    shutil.copy(shipped / "steps-3.json", copy / "steps-3.json")
+    gpu = f"--specperf-hardware={shipped.name}"
+    result = pytester.runpytest_subprocess("perf_tests", *TINY, gpu)
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        ["*recorded on backend sglang, this run uses backend sim: not comparable*"]
+    )
+    assert "--specperf-backend=sglang" in result.stdout.str()
+
+
 def test_url_mode_takes_its_depth_from_the_server_and_labels_runs_as_bench_does(
     running_sim: str, pytester: pytest.Pytester, suite_dir: Path, tmp_path: Path
 ) -> None:

@@ -78,6 +78,14 @@ def test_save_then_load_round_trips(tmp_path: Path) -> None:
     assert load_baseline(path) == baseline
 
 
+def test_a_baseline_without_a_backend_loads_as_unknown(tmp_path: Path) -> None:
+    """An old file that does not name its backend still loads; its backend is None."""
+    data = baseline_dict()
+    del data["backend"]
+    baseline = load_baseline(write_json(tmp_path, data))
+    assert baseline is not None and baseline.backend is None
+
+
 def test_save_uses_profile_hardware_steps_layout(tmp_path: Path) -> None:
     """Baselines are filed as <root>/<profile>/<hardware>/steps-<N>.json."""
     path = save_baseline(tmp_path, make_baseline("prof", "2x-h200", 4))

@@ -16,6 +16,7 @@ from pytest_specperf.gate.baselines import (
 from pytest_specperf.gate.decision import GateSettings, judge_depth
 from pytest_specperf.gate.floors import (
     accept_length_failure,
+    backend_mismatch,
     failure_lines,
     floor,
     kv_failures,
@@ -217,6 +218,23 @@ def test_version_drift_names_both_versions() -> None:
 def test_version_drift_silent_for_same_or_unknown_version(version: str | None) -> None:
     """The same version, or an unknown one, is no drift."""
     assert version_drift(ServerSummary(url="u", version=version), make_baseline()) is None
+
+
+def test_backend_mismatch_names_both_backends() -> None:
+    """Simulator figures are not judged against a baseline measured on SGLang."""
+    message = backend_mismatch("sim", make_baseline(backend="sglang"))
+    assert message is not None and "backend sglang" in message and "backend sim" in message
+
+
+@pytest.mark.parametrize(
+    ("run", "recorded"),
+    [("sglang", "sglang"), ("sim", "sim"), (None, "sglang"), ("sim", None), ("sim", "external")],
+)
+def test_backend_mismatch_silent_for_same_or_unknown_backend(
+    run: str | None, recorded: str | None
+) -> None:
+    """The same backend, or one not known (an old file, a server at --specperf-url), is judged."""
+    assert backend_mismatch(run, make_baseline(backend=recorded)) is None
 
 
 def test_workload_mismatch_ignores_fields_only_one_side_has() -> None:

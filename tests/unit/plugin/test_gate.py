@@ -96,3 +96,35 @@ def test_ab_mode_fails_the_depth_with_the_verdict_and_records_the_change(tmp_pat
     assert recorded["specperf.ab.outcome"] == "regression"
     assert recorded["specperf.ab.pairs"] == 3 and recorded["specperf.ab.server_seconds"] == 90.0
     assert -0.12 < float(recorded["specperf.ab.change"]) < -0.08  # type: ignore[arg-type]
+
+
+def _gate_against(tmp_path: Any, recorded_on: str) -> SpecperfGate:
+    """A sim run's gate at steps=3, whose baseline file was recorded on ``recorded_on``."""
+    from pytest_specperf.config.settings import build_settings
+    from pytest_specperf.gate.baselines import baseline_path, encode_baseline
+    from tests.unit.gate.test_floors import make_baseline
+
+    values = {"backend": "sim", "concurrency": "4", "baselines": str(tmp_path / "baselines")}
+    settings = build_settings(lambda key: values.get(key), tmp_path)
+    path = baseline_path(settings.baselines_dir, settings.profile.name, "2x-h200", 3)
+    path.parent.mkdir(parents=True)
+    baseline = make_baseline(profile=settings.profile.name, backend=recorded_on, workload={})
+    path.write_bytes(encode_baseline(baseline))
+    session = SimpleNamespace(settings=settings, depth=3, hardware="2x-h200", summary=None)
+    return SpecperfGate(cast(DepthSession, session))
+
+
+def test_a_sim_run_fails_against_a_baseline_recorded_on_sglang(tmp_path: Any) -> None:
+    """Not judged as an improvement: the depth fails, naming both backends and what to run."""
+    gate = _gate_against(tmp_path, "sglang")
+    with pytest.raises(pytest.fail.Exception) as failed:
+        gate.baseline()
+    message = str(failed.value)
+    assert "recorded on backend sglang" in message and "this run uses backend sim" in message
+    assert "--specperf-baselines=" in message and "--specperf-backend=sglang" in message
+
+
+def test_a_sim_run_is_judged_against_a_baseline_recorded_on_sim(tmp_path: Any) -> None:
+    """The same backend: the baseline is the one to judge against."""
+    path, baseline = _gate_against(tmp_path, "sim").baseline()
+    assert baseline.backend == "sim" and path.name == "steps-3.json"
