@@ -61,6 +61,21 @@ def provenance_of(baseline: Baseline) -> Provenance:
     )
 
 
+def workload_changes(old: Baseline, new: Baseline) -> list[str]:
+    """The workload fields ``old`` records that ``new`` would change or drop, sorted.
+
+    A field ``old`` does not record is not one it loses: a file written before the field
+    existed (the published figures have no ``workload`` nor ``prompt_words``) was gated as
+    comparable on the fields it has (``floors.workload_mismatch``), and a recording at those
+    fields fills the new one in rather than replacing anything.
+    """
+    return sorted(
+        name
+        for name in old.workload
+        if name not in new.workload or new.workload[name] != old.workload[name]
+    )
+
+
 def downgrade_reasons(old: Baseline, new: Baseline) -> list[str]:
     """What replacing ``old`` with ``new`` would lose; empty when nothing."""
     before, after = provenance_of(old), provenance_of(new)
@@ -71,12 +86,8 @@ def downgrade_reasons(old: Baseline, new: Baseline) -> list[str]:
         reasons.append(f"fewer boots ({after.boots} < {before.boots})")
     if after.samples < before.samples:
         reasons.append(f"fewer samples per point ({after.samples} < {before.samples})")
-    if before.workload and after.workload != before.workload:
-        changed = sorted(
-            name
-            for name in set(before.workload) | set(after.workload)
-            if before.workload.get(name) != after.workload.get(name)
-        )
+    changed = workload_changes(old, new)
+    if changed:
         reasons.append(f"another workload ({', '.join(changed)} differ)")
     missing = sorted(set(before.concurrency) - set(after.concurrency))
     if missing:
@@ -106,13 +117,12 @@ def losses(old: Baseline, new: Baseline) -> list[str]:
         lost.append(f"lower boots {before.boots} -> {after.boots}")
     if before.source == "calibrated" and after.source != "calibrated":
         lost.append("lose its calibration")
-    if before.workload and after.workload != before.workload:
-        changed = ", ".join(
-            f"{name} {before.workload.get(name)} -> {after.workload.get(name)}"
-            for name in sorted(set(before.workload) | set(after.workload))
-            if before.workload.get(name) != after.workload.get(name)
+    changed = workload_changes(old, new)
+    if changed:
+        said = ", ".join(
+            f"{name} {old.workload.get(name)} -> {new.workload.get(name)}" for name in changed
         )
-        lost.append(f"replace its workload ({changed})")
+        lost.append(f"replace its workload ({said})")
     return lost
 
 

@@ -24,7 +24,7 @@ from pytest_specperf.gate.baselines import (
     save_baseline,
 )
 from pytest_specperf.gate.floors import workload_mismatch
-from pytest_specperf.gate.provenance import refusal
+from pytest_specperf.gate.provenance import refusal, workload_changes
 from pytest_specperf.gate.review import incomplete_reason
 from pytest_specperf.measure.repeats import split_by_boot
 from pytest_specperf.results.schema import DepthRun
@@ -126,8 +126,12 @@ def _downgrade_refusal(settings: Settings, new: Baseline, hardware: str) -> str 
     message = refusal(str(path), old, new)
     if message is None:
         return None
-    comparable = not workload_mismatch(settings.workload.key(), old) and any(
-        old.point(c) is not None for c in settings.concurrency
+    # "As it was" repeats this run's workload options: it would be refused again, for the
+    # same reason, if this recording changes a workload field the old one records.
+    comparable = (
+        not workload_mismatch(settings.workload.key(), old)
+        and not workload_changes(old, new)
+        and any(old.point(c) is not None for c in settings.concurrency)
     )
     if comparable:
         like_before = record_command(settings, [new.depth], old=old)

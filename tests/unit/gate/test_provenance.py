@@ -79,3 +79,23 @@ def test_nothing_lost_is_no_refusal() -> None:
     old = _calibrated()
     assert refusal("p", old, old) is None
     assert refusal("p", _one_sample_of(old), old) is None
+
+
+def test_filling_in_workload_fields_an_older_baseline_lacks_is_no_refusal() -> None:
+    """A file written before ``workload`` and ``prompt_words`` existed loses nothing when a
+    recording at the fields it does record fills them in."""
+    new = _calibrated()
+    old = msgspec.structs.replace(
+        new,
+        workload={k: v for k, v in new.workload.items() if k not in ("workload", "prompt_words")},
+    )
+    assert refusal("p", old, new) is None
+    assert downgrade_reasons(old, new) == []
+
+
+def test_dropping_a_workload_field_the_baseline_records_is_a_refusal() -> None:
+    new = _calibrated()
+    old = msgspec.structs.replace(new, workload={**new.workload, "top_p": 0.9})
+    assert refusal("p", old, new) == (
+        "refusing to replace p: it would replace its workload (top_p 0.9 -> None)"
+    )

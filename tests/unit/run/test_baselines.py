@@ -1,0 +1,107 @@
+"""run/baselines.py: writing a recording's baselines, and what a refused one tells to run."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_specperf.gate.baselines import load_baseline
+from pytest_specperf.results.schema import RunResults
+from pytest_specperf.results.store import ResultsStore
+from pytest_specperf.run.advice import record_hint
+from pytest_specperf.run.baselines import REFUSED_DOWNGRADE, write_baselines
+from pytest_specperf.run.depth_session import DepthSession
+from pytest_specperf.server.profiles import DEFAULT_PROFILE
+from tests.support.data import REPO
+from tests.unit.run.test_depth_session import Recorder, settings
+
+PUBLISHED_HARDWARE = "4x-rtx-pro-6000-blackwell"
+# A shipped baseline written before the workload key had ``workload`` and ``prompt_words``.
+SHIPPED_PUBLISHED = REPO / "baselines" / DEFAULT_PROFILE / PUBLISHED_HARDWARE / "steps-3.json"
+
+
+@pytest.fixture
+def recorder(monkeypatch: pytest.MonkeyPatch) -> Recorder:
+    fake = Recorder()
+    monkeypatch.setattr("pytest_specperf.run.sampling.measure_point", fake)
+    return fake
+
+
+def options_of(command: str) -> dict[str, str]:
+    """A printed ``pytest perf_tests --spec-steps=3 --specperf-x=y ...`` command's options, as
+    the settings read them (``x``: ``y``; a flag reads ``true``)."""
+    argv = shlex.split(command)
+    assert argv[:2] == ["pytest", "perf_tests"]
+    options: dict[str, str] = {}
+    for arg in argv[2:]:
+        name, _, value = arg.removeprefix("--").partition("=")
+        options[name.removeprefix("specperf-").replace("-", "_")] = value or "true"
+    return options
+
+
+def recorded(tmp_path: Path, options: dict[str, str]) -> RunResults:
+    """A run with these options that measured every planned point (the figures stand in)."""
+    depth = DepthSession(settings(tmp_path, **options), 3, ResultsStore(tmp_path / "out"))
+    depth.base_url = "http://127.0.0.1:1"
+    for concurrency in depth.settings.concurrency:
+        depth.measure(concurrency)
+    depth.close()
+    results = depth.store.load()
+    assert results is not None
+    return results
+
+
+@pytest.mark.usefixtures("recorder")
+def test_the_printed_refresh_of_a_baseline_without_workload_fields_writes_it(
+    tmp_path: Path,
+) -> None:
+    """The published baseline records no ``workload`` nor ``prompt_words``: the refresh
+    command a run against it prints writes it (filling those fields in), and is not refused
+    with advice to run that same command again."""
+    baselines = tmp_path / "bl"
+    target = baselines / DEFAULT_PROFILE / PUBLISHED_HARDWARE / "steps-3.json"
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(SHIPPED_PUBLISHED, target)
+    old = load_baseline(target)
+    assert old is not None and {"workload", "prompt_words"}.isdisjoint(old.workload)
+    first = settings(
+        tmp_path, baselines=str(baselines), hardware=PUBLISHED_HARDWARE, warmup_rounds="0"
+    )
+    command = record_hint(first, PUBLISHED_HARDWARE, 3)
+    options = {**options_of(command), "warmup_rounds": "0"}
+    run = recorded(tmp_path, options)
+    lines = write_baselines(settings(tmp_path, **options), list(run.runs))
+    assert lines == [f"steps=3: wrote {target}"]
+    written = load_baseline(target)
+    assert written is not None
+    assert written.workload["workload"] == "greedy-synthetic"
+    assert {k: written.workload[k] for k in old.workload} == old.workload
+
+
+@pytest.mark.usefixtures("recorder")
+def test_a_refusal_for_a_dropped_workload_field_never_advises_the_command_refused(
+    tmp_path: Path,
+) -> None:
+    """A baseline whose workload records a field this run's does not (``top_p`` here) is
+    kept; what the refusal tells to run is not the recording it refused."""
+    baselines = tmp_path / "bl"
+    target = baselines / DEFAULT_PROFILE / PUBLISHED_HARDWARE / "steps-3.json"
+    target.parent.mkdir(parents=True)
+    text = SHIPPED_PUBLISHED.read_text()
+    target.write_text(text.replace('"temperature": 0.0', '"temperature": 0.0, "top_p": 0.9', 1))
+    before = target.read_bytes()
+    first = settings(
+        tmp_path, baselines=str(baselines), hardware=PUBLISHED_HARDWARE, warmup_rounds="0"
+    )
+    command = record_hint(first, PUBLISHED_HARDWARE, 3)
+    options = {**options_of(command), "warmup_rounds": "0"}
+    run = recorded(tmp_path, options)
+    [line] = write_baselines(settings(tmp_path, **options), list(run.runs))
+    assert REFUSED_DOWNGRADE in line and "top_p 0.9 -> None" in line
+    assert target.read_bytes() == before
+    advised = re.findall(r"with: (pytest perf_tests [^;(]*?)(?:;| \(|$)", line)
+    assert advised and command not in advised
