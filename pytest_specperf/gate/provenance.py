@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_specperf.gate.baselines import THROUGHPUT_METRICS, Baseline
+from pytest_specperf.gate.floors import UNKNOWN_BACKENDS
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,15 @@ def workload_changes(old: Baseline, new: Baseline) -> list[str]:
     )
 
 
+def backend_change(old: Baseline, new: Baseline) -> tuple[str, str] | None:
+    """(old backend, new backend) when both are known and differ: a simulator's figures in
+    place of a GPU's, or the other way round. A file without a backend (older) changes none."""
+    before, after = old.backend, new.backend
+    if not before or not after or {before, after} & UNKNOWN_BACKENDS or before == after:
+        return None
+    return before, after
+
+
 def downgrade_reasons(old: Baseline, new: Baseline) -> list[str]:
     """What replacing ``old`` with ``new`` would lose; empty when nothing."""
     before, after = provenance_of(old), provenance_of(new)
@@ -92,6 +102,9 @@ def downgrade_reasons(old: Baseline, new: Baseline) -> list[str]:
     missing = sorted(set(before.concurrency) - set(after.concurrency))
     if missing:
         reasons.append(f"another sweep (C={','.join(map(str, missing))} would be dropped)")
+    backends = backend_change(old, new)
+    if backends:
+        reasons.append(f"another backend ({backends[0]} -> {backends[1]})")
     return reasons
 
 
@@ -123,6 +136,9 @@ def losses(old: Baseline, new: Baseline) -> list[str]:
             f"{name} {old.workload.get(name)} -> {new.workload.get(name)}" for name in changed
         )
         lost.append(f"replace its workload ({said})")
+    backends = backend_change(old, new)
+    if backends:
+        lost.append(f"replace its {backends[0]} figures with {backends[1]} ones")
     return lost
 
 

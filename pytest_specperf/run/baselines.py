@@ -24,12 +24,17 @@ from pytest_specperf.gate.baselines import (
     save_baseline,
 )
 from pytest_specperf.gate.floors import workload_mismatch
-from pytest_specperf.gate.provenance import refusal, workload_changes
+from pytest_specperf.gate.provenance import backend_change, refusal, workload_changes
 from pytest_specperf.gate.review import incomplete_reason
 from pytest_specperf.measure.repeats import split_by_boot
 from pytest_specperf.results.schema import DepthRun
 from pytest_specperf.results.speedup import control_run
-from pytest_specperf.run.advice import not_comparable_advice, own_record_command, record_command
+from pytest_specperf.run.advice import (
+    not_comparable_advice,
+    other_backend_advice,
+    own_record_command,
+    record_command,
+)
 from pytest_specperf.run.depth_session import DepthSession
 
 
@@ -126,14 +131,17 @@ def _downgrade_refusal(settings: Settings, new: Baseline, hardware: str) -> str 
     message = refusal(str(path), old, new)
     if message is None:
         return None
-    # "As it was" repeats this run's workload options: it would be refused again, for the
-    # same reason, if this recording changes a workload field the old one records.
+    # "As it was" repeats this run's workload options and backend: it would be refused again,
+    # for the same reason, if this recording changes a workload field the old one records or
+    # the backend (figures of another backend go to a directory of the user's own).
     comparable = (
         not workload_mismatch(settings.workload.key(), old)
         and not workload_changes(old, new)
         and any(old.point(c) is not None for c in settings.concurrency)
     )
-    if comparable:
+    if backend_change(old, new) is not None:
+        advice = other_backend_advice(settings, [new.depth], old, hardware)
+    elif comparable:
         like_before = record_command(settings, [new.depth], old=old)
         own = own_record_command(settings, [new.depth], hardware)
         advice = (

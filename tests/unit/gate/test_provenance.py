@@ -99,3 +99,20 @@ def test_dropping_a_workload_field_the_baseline_records_is_a_refusal() -> None:
     assert refusal("p", old, new) == (
         "refusing to replace p: it would replace its workload (top_p 0.9 -> None)"
     )
+
+
+def test_replacing_a_gpu_baseline_with_simulator_figures_is_a_refusal() -> None:
+    old = msgspec.structs.replace(_calibrated(), backend="sglang")
+    new = msgspec.structs.replace(old, backend="sim")
+    assert refusal("p", old, new) == (
+        "refusing to replace p: it would replace its sglang figures with sim ones"
+    )
+    assert downgrade_reasons(old, new) == ["another backend (sglang -> sim)"]
+
+
+def test_a_baseline_without_a_backend_or_an_external_one_changes_no_backend() -> None:
+    new = msgspec.structs.replace(_calibrated(), backend="sim")
+    for recorded in (None, "external"):
+        old = msgspec.structs.replace(new, backend=recorded)
+        assert refusal("p", old, new) is None
+        assert downgrade_reasons(old, new) == []

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,13 @@ from tests.unit.run.test_depth_session import Recorder, settings
 PUBLISHED_HARDWARE = "4x-rtx-pro-6000-blackwell"
 # A shipped baseline written before the workload key had ``workload`` and ``prompt_words``.
 SHIPPED_PUBLISHED = REPO / "baselines" / DEFAULT_PROFILE / PUBLISHED_HARDWARE / "steps-3.json"
+
+
+def _on_this_backend(text: str) -> str:
+    """The published file as if recorded on the backend these tests record with (the
+    simulator): a recording of another backend's figures is refused for that alone."""
+    assert '"backend": "sglang"' in text
+    return text.replace('"backend": "sglang"', '"backend": "sim"', 1)
 
 
 @pytest.fixture
@@ -65,7 +71,7 @@ def test_the_printed_refresh_of_a_baseline_without_workload_fields_writes_it(
     baselines = tmp_path / "bl"
     target = baselines / DEFAULT_PROFILE / PUBLISHED_HARDWARE / "steps-3.json"
     target.parent.mkdir(parents=True)
-    shutil.copyfile(SHIPPED_PUBLISHED, target)
+    target.write_text(_on_this_backend(SHIPPED_PUBLISHED.read_text()))
     old = load_baseline(target)
     assert old is not None and {"workload", "prompt_words"}.isdisjoint(old.workload)
     first = settings(
@@ -91,7 +97,7 @@ def test_a_refusal_for_a_dropped_workload_field_never_advises_the_command_refuse
     baselines = tmp_path / "bl"
     target = baselines / DEFAULT_PROFILE / PUBLISHED_HARDWARE / "steps-3.json"
     target.parent.mkdir(parents=True)
-    text = SHIPPED_PUBLISHED.read_text()
+    text = _on_this_backend(SHIPPED_PUBLISHED.read_text())
     target.write_text(text.replace('"temperature": 0.0', '"temperature": 0.0, "top_p": 0.9', 1))
     before = target.read_bytes()
     first = settings(
@@ -105,3 +111,28 @@ def test_a_refusal_for_a_dropped_workload_field_never_advises_the_command_refuse
     assert target.read_bytes() == before
     advised = re.findall(r"with: (pytest perf_tests [^;(]*?)(?:;| \(|$)", line)
     assert advised and command not in advised
+
+
+@pytest.mark.usefixtures("recorder")
+def test_simulator_figures_never_replace_a_gpu_baseline_and_the_advice_differs(
+    tmp_path: Path,
+) -> None:
+    """The published baseline was recorded on SGLang: the simulator's recording over it is
+    refused, and what the refusal tells to run is neither the recording it refused nor one
+    into that folder."""
+    baselines = tmp_path / "bl"
+    target = baselines / DEFAULT_PROFILE / PUBLISHED_HARDWARE / "steps-3.json"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(SHIPPED_PUBLISHED.read_bytes())
+    first = settings(
+        tmp_path, baselines=str(baselines), hardware=PUBLISHED_HARDWARE, warmup_rounds="0"
+    )
+    command = record_hint(first, PUBLISHED_HARDWARE, 3)
+    options = {**options_of(command), "warmup_rounds": "0"}
+    run = recorded(tmp_path, options)
+    [line] = write_baselines(settings(tmp_path, **options), list(run.runs))
+    assert REFUSED_DOWNGRADE in line and "replace its sglang figures with sim ones" in line
+    assert target.read_bytes() == SHIPPED_PUBLISHED.read_bytes()
+    advised = re.findall(r"with: (pytest perf_tests [^;(]*?)(?:;| \(|$)", line)
+    assert advised and command not in advised
+    assert all(f"--specperf-baselines={baselines}" not in a for a in advised)
