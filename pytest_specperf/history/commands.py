@@ -132,7 +132,9 @@ def _settings(args: argparse.Namespace) -> DetectionSettings:
     return DetectionSettings(args.penalty, args.min_size, args.alpha, args.min_effect)
 
 
-def _findings(store: HistoryStore, args: argparse.Namespace) -> HistoryFindings:
+def _kind(store: HistoryStore, args: argparse.Namespace) -> str | None:
+    """--kind as the readers take it (None: all); a kind the store does not hold is an
+    error listing those it does, so a step pointed at the wrong store is never green."""
     kind = None if args.kind == "all" else args.kind
     present = store.kinds()
     if kind is not None and kind not in present:
@@ -140,6 +142,11 @@ def _findings(store: HistoryStore, args: argparse.Namespace) -> HistoryFindings:
             f"history {args.action}: --kind {kind}: no run of that kind in {store.name}; "
             f"kinds there: {', '.join(present) or 'none (the store holds no run)'}"
         )
+    return kind
+
+
+def _findings(store: HistoryStore, args: argparse.Namespace) -> HistoryFindings:
+    kind = _kind(store, args)
     if getattr(args, "fail_on_new", False) and not any(
         kind is None or run["kind"] == kind for run in store.runs(complete_only=True)
     ):
@@ -213,7 +220,7 @@ def run_history(args: argparse.Namespace) -> int:
             return 0
         if args.action == "site":
             found_url = args.repo_url or repo_url_from_env(os.environ)
-            kind = None if args.kind == "all" else args.kind
+            kind = _kind(store, args)
             built = build_site(
                 store, args.out, settings=_settings(args), kind=kind, repo_url=found_url
             )

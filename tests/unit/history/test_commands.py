@@ -124,6 +124,20 @@ def test_an_unknown_kind_is_an_error_listing_the_kinds_there(
     )
 
 
+def test_a_site_of_a_kind_the_store_lacks_is_an_error_and_builds_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nights(tmp_path / "h.sqlite", 3, step_at=9)
+    out = tmp_path / "site"
+    args = ["history", "site", "--history", str(tmp_path / "h.sqlite"), "--out", str(out)]
+    assert main([*args, "--kind", "weekly"]) == 2
+    assert capsys.readouterr().err == (
+        f"specperf: error: history site: --kind weekly: no run of that kind in "
+        f"{tmp_path / 'h.sqlite'}; kinds there: nightly\n"
+    )
+    assert not out.exists()
+
+
 def test_fail_on_new_fails_without_a_complete_run_of_the_kind(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
