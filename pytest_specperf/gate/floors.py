@@ -283,14 +283,19 @@ def version_drift(server: ServerSummary | None, baseline: Baseline) -> str | Non
 UNKNOWN_BACKENDS = frozenset({"", "external"})
 
 
+def backends_differ(one: str | None, other: str | None) -> bool:
+    """Both backends known and not the same: the simulator's figures say nothing about a real
+    GPU's, nor the other way round. None (an old baseline file, a run at --specperf-url) or
+    "external" is not known, and differs from nothing."""
+    if not one or not other or {one, other} & UNKNOWN_BACKENDS:
+        return False
+    return one != other
+
+
 def backend_mismatch(run_backend: str | None, baseline: Baseline) -> str | None:
-    """Why figures of ``run_backend`` cannot be judged against ``baseline`` (None: they can):
-    the simulator's figures say nothing about a real GPU's, nor the other way round. A
-    baseline without a backend (an old file) or a run whose backend is unknown is judged."""
+    """Why figures of ``run_backend`` cannot be judged against ``baseline`` (None: they can)."""
     recorded = baseline.backend
-    if not run_backend or not recorded or {run_backend, recorded} & UNKNOWN_BACKENDS:
-        return None
-    if run_backend == recorded:
+    if not backends_differ(run_backend, recorded):
         return None
     return (
         f"the baseline for steps={baseline.depth} was recorded on backend {recorded}, "

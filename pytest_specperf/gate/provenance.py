@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_specperf.gate.baselines import THROUGHPUT_METRICS, Baseline
-from pytest_specperf.gate.floors import UNKNOWN_BACKENDS
+from pytest_specperf.gate.floors import backends_differ
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def backend_change(old: Baseline, new: Baseline) -> tuple[str, str] | None:
     """(old backend, new backend) when both are known and differ: a simulator's figures in
     place of a GPU's, or the other way round. A file without a backend (older) changes none."""
     before, after = old.backend, new.backend
-    if not before or not after or {before, after} & UNKNOWN_BACKENDS or before == after:
+    if before is None or after is None or not backends_differ(before, after):
         return None
     return before, after
 

@@ -190,7 +190,7 @@ class SpecperfGate(OpenLoopChecks):
                 f"hardware={self.session.hardware} steps={self.session.depth} ({path} is missing); "
                 f"record one with: {self._hint()}"
             )
-        other = gate.backend_mismatch(self._run_backend(), baseline)
+        other = gate.backend_mismatch(self.settings.known_backend, baseline)
         if other:
             advice = other_backend_advice(
                 self.settings, (self.session.depth,), baseline, self.session.hardware
@@ -206,10 +206,6 @@ class SpecperfGate(OpenLoopChecks):
             )
             pytest.skip(f"{mismatch}: not comparable with {path}; {advice}")
         return path, baseline
-
-    def _run_backend(self) -> str | None:
-        """The backend this run measures; None at --specperf-url (not known)."""
-        return None if self.settings.url else self.settings.backend
 
     def require_success(self, point: PointMetrics) -> None:
         message = gate.success_failure(point, self.settings.min_success_rate, self.session.depth)
@@ -421,7 +417,7 @@ class SpecperfGate(OpenLoopChecks):
             return path, load_baseline(path)
 
         failures, unjudged, incomparable = checks.speedups(
-            judged, baseline_at, s.workload.key(), self._run_backend()
+            judged, baseline_at, s.workload.key(), self.settings.known_backend
         )
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)

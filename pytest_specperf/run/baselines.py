@@ -131,17 +131,16 @@ def _downgrade_refusal(settings: Settings, new: Baseline, hardware: str) -> str 
     message = refusal(str(path), old, new)
     if message is None:
         return None
-    # "As it was" repeats this run's workload options and backend: it would be refused again,
-    # for the same reason, if this recording changes a workload field the old one records or
-    # the backend (figures of another backend go to a directory of the user's own).
-    comparable = (
+    # "As it was" repeats this run's backend and workload options: it would be refused again,
+    # for the same reason, if this recording changes the backend (another backend's figures
+    # go to a directory of the user's own) or a workload field the old one records.
+    if backend_change(old, new) is not None:
+        advice = other_backend_advice(settings, [new.depth], old, hardware)
+    elif (
         not workload_mismatch(settings.workload.key(), old)
         and not workload_changes(old, new)
         and any(old.point(c) is not None for c in settings.concurrency)
-    )
-    if backend_change(old, new) is not None:
-        advice = other_backend_advice(settings, [new.depth], old, hardware)
-    elif comparable:
+    ):
         like_before = record_command(settings, [new.depth], old=old)
         own = own_record_command(settings, [new.depth], hardware)
         advice = (

@@ -20,10 +20,9 @@ def self_test(session: DepthSession) -> SelfTest:
     s = session.settings
     point = session.points[min(session.points)]
     path, baseline, _ = load_baseline_safely(session)
-    run_backend = None if s.url else s.backend
     if baseline is not None and (
         workload_mismatch(s.workload.key(), baseline) is not None
-        or backend_mismatch(run_backend, baseline) is not None
+        or backend_mismatch(s.known_backend, baseline) is not None
     ):
         baseline = None  # not comparable: the run's own point is the reference
     summary = session.summary

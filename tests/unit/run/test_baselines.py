@@ -6,9 +6,10 @@ import re
 import shlex
 from pathlib import Path
 
+import msgspec
 import pytest
 
-from pytest_specperf.gate.baselines import load_baseline
+from pytest_specperf.gate.baselines import Baseline, load_baseline
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.run.advice import record_hint
@@ -61,6 +62,28 @@ def recorded(tmp_path: Path, options: dict[str, str]) -> RunResults:
     return results
 
 
+def record_over(tmp_path: Path, baseline_text: str) -> tuple[Path, str, list[str]]:
+    """A baseline file of this text in a baselines folder of its own, then the refresh
+    command a run against it prints, run as printed: (the file, that command, the lines
+    write_baselines returned)."""
+    baselines = tmp_path / "bl"
+    target = baselines / DEFAULT_PROFILE / PUBLISHED_HARDWARE / "steps-3.json"
+    target.parent.mkdir(parents=True)
+    target.write_text(baseline_text)
+    first = settings(
+        tmp_path, baselines=str(baselines), hardware=PUBLISHED_HARDWARE, warmup_rounds="0"
+    )
+    command = record_hint(first, PUBLISHED_HARDWARE, 3)
+    options = {**options_of(command), "warmup_rounds": "0"}
+    run = recorded(tmp_path, options)
+    return target, command, write_baselines(settings(tmp_path, **options), list(run.runs))
+
+
+def advised_commands(line: str) -> list[str]:
+    """The ``pytest perf_tests ...`` commands a refusal line tells to run."""
+    return re.findall(r"with: (pytest perf_tests [^;(]*?)(?:;| \(|$)", line)
+
+
 @pytest.mark.usefixtures("recorder")
 def test_the_printed_refresh_of_a_baseline_without_workload_fields_writes_it(
     tmp_path: Path,
@@ -68,19 +91,10 @@ def test_the_printed_refresh_of_a_baseline_without_workload_fields_writes_it(
     """The published baseline records no ``workload`` nor ``prompt_words``: the refresh
     command a run against it prints writes it (filling those fields in), and is not refused
     with advice to run that same command again."""
-    baselines = tmp_path / "bl"
-    target = baselines / DEFAULT_PROFILE / PUBLISHED_HARDWARE / "steps-3.json"
-    target.parent.mkdir(parents=True)
-    target.write_text(_on_this_backend(SHIPPED_PUBLISHED.read_text()))
-    old = load_baseline(target)
-    assert old is not None and {"workload", "prompt_words"}.isdisjoint(old.workload)
-    first = settings(
-        tmp_path, baselines=str(baselines), hardware=PUBLISHED_HARDWARE, warmup_rounds="0"
-    )
-    command = record_hint(first, PUBLISHED_HARDWARE, 3)
-    options = {**options_of(command), "warmup_rounds": "0"}
-    run = recorded(tmp_path, options)
-    lines = write_baselines(settings(tmp_path, **options), list(run.runs))
+    text = _on_this_backend(SHIPPED_PUBLISHED.read_text())
+    old = msgspec.json.decode(text, type=Baseline)
+    assert {"workload", "prompt_words"}.isdisjoint(old.workload)
+    target, _, lines = record_over(tmp_path, text)
     assert lines == [f"steps=3: wrote {target}"]
     written = load_baseline(target)
     assert written is not None
@@ -94,22 +108,12 @@ def test_a_refusal_for_a_dropped_workload_field_never_advises_the_command_refuse
 ) -> None:
     """A baseline whose workload records a field this run's does not (``top_p`` here) is
     kept; what the refusal tells to run is not the recording it refused."""
-    baselines = tmp_path / "bl"
-    target = baselines / DEFAULT_PROFILE / PUBLISHED_HARDWARE / "steps-3.json"
-    target.parent.mkdir(parents=True)
     text = _on_this_backend(SHIPPED_PUBLISHED.read_text())
-    target.write_text(text.replace('"temperature": 0.0', '"temperature": 0.0, "top_p": 0.9', 1))
-    before = target.read_bytes()
-    first = settings(
-        tmp_path, baselines=str(baselines), hardware=PUBLISHED_HARDWARE, warmup_rounds="0"
-    )
-    command = record_hint(first, PUBLISHED_HARDWARE, 3)
-    options = {**options_of(command), "warmup_rounds": "0"}
-    run = recorded(tmp_path, options)
-    [line] = write_baselines(settings(tmp_path, **options), list(run.runs))
+    text = text.replace('"temperature": 0.0', '"temperature": 0.0, "top_p": 0.9', 1)
+    target, command, [line] = record_over(tmp_path, text)
     assert REFUSED_DOWNGRADE in line and "top_p 0.9 -> None" in line
-    assert target.read_bytes() == before
-    advised = re.findall(r"with: (pytest perf_tests [^;(]*?)(?:;| \(|$)", line)
+    assert target.read_text() == text
+    advised = advised_commands(line)
     assert advised and command not in advised
 
 
@@ -120,19 +124,9 @@ def test_simulator_figures_never_replace_a_gpu_baseline_and_the_advice_differs(
     """The published baseline was recorded on SGLang: the simulator's recording over it is
     refused, and what the refusal tells to run is neither the recording it refused nor one
     into that folder."""
-    baselines = tmp_path / "bl"
-    target = baselines / DEFAULT_PROFILE / PUBLISHED_HARDWARE / "steps-3.json"
-    target.parent.mkdir(parents=True)
-    target.write_bytes(SHIPPED_PUBLISHED.read_bytes())
-    first = settings(
-        tmp_path, baselines=str(baselines), hardware=PUBLISHED_HARDWARE, warmup_rounds="0"
-    )
-    command = record_hint(first, PUBLISHED_HARDWARE, 3)
-    options = {**options_of(command), "warmup_rounds": "0"}
-    run = recorded(tmp_path, options)
-    [line] = write_baselines(settings(tmp_path, **options), list(run.runs))
+    target, command, [line] = record_over(tmp_path, SHIPPED_PUBLISHED.read_text())
     assert REFUSED_DOWNGRADE in line and "replace its sglang figures with sim ones" in line
     assert target.read_bytes() == SHIPPED_PUBLISHED.read_bytes()
-    advised = re.findall(r"with: (pytest perf_tests [^;(]*?)(?:;| \(|$)", line)
+    advised = advised_commands(line)
     assert advised and command not in advised
-    assert all(f"--specperf-baselines={baselines}" not in a for a in advised)
+    assert all(f"--specperf-baselines={tmp_path / 'bl'}" not in a for a in advised)
