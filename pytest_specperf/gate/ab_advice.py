@@ -110,11 +110,12 @@ def undecided_advice(pairs: Sequence[Pair], settings: AbSettings) -> str:
 
 def cpu_bound_note(pairs: Sequence[Pair]) -> str:
     """Why boots can disagree on a runner: every boot's server held one core flat out."""
-    cpus = [
-        point.cpu for pair in pairs for side in (pair.base, pair.head) for point in side.values()
-    ]
+    points = [point for pair in pairs for side in (pair.base, pair.head) for point in side.values()]
+    cpus = [point.cpu for point in points]
     if not cpus or any(cpu is None or not cpu.cpu_bound for cpu in cpus):
         return ""
+    if any(point.bound == "gpu-bound" for point in points):
+        return ""  # a full core beside a busy GPU is the scheduler's wait for it
     shares = [cpu.share for cpu in cpus if cpu is not None]
     names = sorted({cpu.process for cpu in cpus if cpu is not None})
     note = (

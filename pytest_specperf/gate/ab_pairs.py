@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pytest_specperf.gate.sequential import Spending, t_multiplier
-from pytest_specperf.results.schema import PointMetrics, ServerCpu
+from pytest_specperf.results.schema import Bound, PointMetrics, ServerCpu
 from pytest_specperf.results.stats import log_values
 
 AbOutcome = Literal["regression", "improvement", "no-regression", "continue", "undecided"]
@@ -76,6 +76,8 @@ class BootPoint:
     position_accept_rate: Sequence[float] = ()
     # The server's busiest process during the point (None: not measured, e.g. a server by URL).
     cpu: ServerCpu | None = None
+    # What bounded the point (results/testbed_schema.point_bound; None: not known).
+    bound: Bound | None = None
 
 
 def boot_point(point: PointMetrics, metric: str = "agg_tok_s") -> BootPoint:
@@ -88,6 +90,7 @@ def boot_point(point: PointMetrics, metric: str = "agg_tok_s") -> BootPoint:
         accept_length=point.accept_length,
         position_accept_rate=list(point.position_accept_rate),
         cpu=point.server_cpu,
+        bound=point.bound,
     )
 
 

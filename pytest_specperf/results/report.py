@@ -32,7 +32,6 @@ from pytest_specperf.results.recommendation_report import (
 from pytest_specperf.results.schema import (
     CPU_BOUND_MEANING,
     CPU_BOUND_SHARE,
-    GPU_BOUND_CPU_SHARE,
     GPU_BUSY_SHARE,
     AbComparison,
     DepthRun,
@@ -101,25 +100,36 @@ def warmup_line(warmup: Warmup) -> str:
 
 def server_cpu_line(points: Sequence[PointMetrics]) -> str | None:
     """``server CPU: sglang::scheduler at C=1 100%, C=4 99% of one core; CPU-bound ...``"""
-    measured = [(p.concurrency, p.server_cpu) for p in points if p.server_cpu is not None]
+    measured = [p for p in points if p.server_cpu is not None]
     if not measured:
         return None
-    names = {cpu.process for _, cpu in measured}
+    cpus = [(p.concurrency, p.server_cpu) for p in measured if p.server_cpu is not None]
+    names = {cpu.process for _, cpu in cpus}
     if len(names) == 1:
-        shares = ", ".join(f"C={c} {cpu.share:.0%}" for c, cpu in measured)
+        shares = ", ".join(f"C={c} {cpu.share:.0%}" for c, cpu in cpus)
         text = f"server CPU: {names.pop()} at {shares} of one core"
     else:
-        shares = ", ".join(f"C={c} {cpu.process} {cpu.share:.0%}" for c, cpu in measured)
+        shares = ", ".join(f"C={c} {cpu.process} {cpu.share:.0%}" for c, cpu in cpus)
         text = f"server CPU, the busiest process of one core: {shares}"
-    if any(cpu.share > 1 for _, cpu in measured):
+    if any(cpu.share > 1 for _, cpu in cpus):
         text += " (over 100%: the process has more than one busy thread)"
-    bound = [c for c, cpu in measured if cpu.cpu_bound]
-    if len(bound) == len(measured):
-        where = "at every point"
-    elif bound:
-        where = "at " + ", ".join(f"C={c}" for c in bound)
-    else:
+    full = [p for p in measured if p.server_cpu is not None and p.server_cpu.cpu_bound]
+    # A full core beside a GPU busy 90% or more is the scheduler waiting on the GPU.
+    waiting = [p.concurrency for p in full if p.bound == "gpu-bound"]
+    bound = [p.concurrency for p in full if p.bound != "gpu-bound"]
+    if waiting:
+        text += (
+            f"; gpu-bound at {', '.join(f'C={c}' for c in waiting)} (the GPU busy "
+            f"{GPU_BUSY_SHARE:.0%} or more: the scheduler's full core there is mostly its "
+            "spinning wait for the GPU)"
+        )
+    if not bound:
         return text
+    where = (
+        "at every point"
+        if len(bound) == len(measured)
+        else "at " + ", ".join(f"C={c}" for c in bound)
+    )
     text = f"{text}; CPU-bound {where} (at {CPU_BOUND_SHARE:.0%} or more): {CPU_BOUND_MEANING}"
     speeds = [
         sample.server_cpu.core_speed
@@ -151,9 +161,10 @@ def gpu_line(points: Sequence[PointMetrics]) -> str | None:
             f"sample" + (f" ({', '.join(figures)})" if figures else "")
         )
     parts.append(
-        f"bound: gpu-bound where the GPU was busy {GPU_BUSY_SHARE:.0%} or more and the "
-        f"server's busiest process under {GPU_BOUND_CPU_SHARE:.0%} of a core, cpu-bound where "
-        f"that process held {CPU_BOUND_SHARE:.0%} or more, else mixed"
+        f"bound: gpu-bound where the GPU was busy {GPU_BUSY_SHARE:.0%} or more (whatever the "
+        f"server's CPU read: SGLang's scheduler spins on the GPU while it waits), else "
+        f"cpu-bound where the server's busiest process held {CPU_BOUND_SHARE:.0%} of a core or "
+        f"more, else mixed"
     )
     return "; ".join(parts)
 

@@ -14,7 +14,6 @@ from pytest_specperf.results.open_loop_schema import SendTime as SendTime
 from pytest_specperf.results.open_loop_schema import ServerLoad as ServerLoad
 from pytest_specperf.results.testbed_schema import CPU_BOUND_MEANING as CPU_BOUND_MEANING
 from pytest_specperf.results.testbed_schema import CPU_BOUND_SHARE as CPU_BOUND_SHARE
-from pytest_specperf.results.testbed_schema import GPU_BOUND_CPU_SHARE as GPU_BOUND_CPU_SHARE
 from pytest_specperf.results.testbed_schema import GPU_BUSY_SHARE as GPU_BUSY_SHARE
 from pytest_specperf.results.testbed_schema import Bound as Bound
 from pytest_specperf.results.testbed_schema import GpuUse as GpuUse

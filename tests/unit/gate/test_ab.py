@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -218,6 +219,19 @@ def test_one_boot_not_cpu_bound_leaves_the_cpu_out_of_the_advice() -> None:
     assert "of one core" not in undecided_advice(pairs, settings)
 
 
+def test_a_full_core_beside_a_gpu_bound_point_leaves_the_cpu_out_of_the_advice() -> None:
+    rng = random.Random(6)
+    settings = AbSettings(max_pairs=3)
+    spinning = ServerCpu(process="sglang::scheduler", share=1.0)
+    pairs = [_pair(rng, boot_cv=0.08, within_cv=0.01, cpu=spinning) for _ in range(3)]
+    assert "of one core" in undecided_advice(pairs, settings)
+    waiting = Pair(
+        base={**pairs[0].base, 16: replace(pairs[0].base[16], bound="gpu-bound")},
+        head=pairs[0].head,
+    )
+    assert "of one core" not in undecided_advice([waiting, *pairs[1:]], settings)
+
+
 def test_undecided_cpu_bound_advice_gives_the_vcpu_speeds_of_the_boots() -> None:
     rng = random.Random(6)
     settings = AbSettings(max_pairs=3)
@@ -256,7 +270,9 @@ def test_a_run_keeps_every_pair_in_boot_order() -> None:
 def test_a_measured_points_server_cpu_goes_with_its_boots_side() -> None:
     point = make_point(4, 100.0, None, requests=1, tokens=1)
     point.server_cpu = ServerCpu(process="sglang::scheduler", share=1.0)
+    point.bound = "cpu-bound"
     assert boot_point(point).cpu == point.server_cpu
+    assert boot_point(point).bound == "cpu-bound"
 
 
 def test_undecided_from_noisy_samples_in_quiet_boots_asks_for_repeats() -> None:

@@ -21,10 +21,16 @@ def gpu(busy: float) -> GpuUse:
     ("share", "busy", "bound"),
     [
         (0.70, 0.95, "gpu-bound"),
-        (1.01, 0.93, "cpu-bound"),  # the seed-class C=16 on the H200: the core is the limit
+        # The lent H200's readings (docs/runs/2026-12-05-seed-h200): the seed point at C=64,
+        # 2,048 tokens, its scheduler's core full while it spins on the GPU ...
+        (1.00, 0.93, "gpu-bound"),
+        (1.01, 0.96, "gpu-bound"),
+        # ... the seed-class A/A's C=64 at 256 tokens (the GPU idle a sixth of the time) and
+        # the NGRAM smoke's C=16 (2026-12-04 evening): the core is the limit.
+        (1.00, 0.85, "cpu-bound"),
+        (1.05, 0.17, "cpu-bound"),
         (0.90, None, "cpu-bound"),  # no NVML: a scheduler flat out still says CPU-bound
-        (0.91, 0.50, "cpu-bound"),
-        (0.85, 0.95, "mixed"),  # GPU busy but the scheduler near a core
+        (0.85, 0.95, "gpu-bound"),
         (0.60, 0.70, "mixed"),
         (0.60, None, None),  # neither side says
     ],
@@ -33,8 +39,9 @@ def test_the_rule(share: float, busy: float | None, bound: str | None) -> None:
     assert point_bound(cpu(share), gpu(busy) if busy is not None else None) == bound
 
 
-def test_without_the_cpu_share_no_gpu_bound_is_claimed() -> None:
-    assert point_bound(None, gpu(0.99)) is None
+def test_a_busy_gpu_is_the_bound_even_without_the_cpu_share() -> None:
+    assert point_bound(None, gpu(0.99)) == "gpu-bound"
+    assert point_bound(None, gpu(0.89)) is None
 
 
 def test_repeats_keep_an_agreed_bound_and_call_a_split_one_mixed() -> None:
@@ -63,4 +70,5 @@ def test_the_depth_table_shows_gpu_busy_and_bound_only_where_read() -> None:
     table = depth_table(make_run(3, [point]))
     assert table.header[-3:] == ["GPU busy", "Server CPU", "Bound"]
     assert table.rows[0][-3:] == ["93% (93-93%)", "70%", "gpu-bound"]
-    assert any("gpu-bound where the GPU was busy 90% or more" in note for note in table.notes)
+    wording = "gpu-bound where the GPU was busy 90% or more (whatever the"
+    assert any(wording in note for note in table.notes)

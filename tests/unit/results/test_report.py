@@ -210,6 +210,22 @@ def test_a_share_over_one_core_says_why() -> None:
     )
 
 
+def test_a_full_core_beside_a_busy_gpu_is_called_gpu_bound_not_cpu_bound() -> None:
+    waiting = _with_cpu(64, "sglang::scheduler", 1.0)
+    waiting.bound = "gpu-bound"  # the seed point on the H200: GPU 93-96% busy
+    working = _with_cpu(16, "sglang::scheduler", 1.0)
+    working.bound = "cpu-bound"
+    line = server_cpu_line([working, waiting])
+    assert line is not None
+    assert "; gpu-bound at C=64 (the GPU busy 90% or more" in line
+    assert "; CPU-bound at C=16 (at 90% or more)" in line
+    assert server_cpu_line([waiting]) == (
+        "server CPU: sglang::scheduler at C=64 100% of one core; gpu-bound at C=64 (the GPU "
+        "busy 90% or more: the scheduler's full core there is mostly its spinning wait for the "
+        "GPU)"
+    )
+
+
 def test_points_without_a_server_cpu_add_no_line() -> None:
     assert server_cpu_line([make_point(1, 100.0)]) is None
 
