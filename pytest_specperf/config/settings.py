@@ -165,6 +165,9 @@ class Settings:
     out_option: str = ".specperf"
     allow_baseline_downgrade: bool = False
     allow_no_baseline: bool = False
+    # The run profile that made the run exploratory (allow_no_baseline on in it, the flag not
+    # given); None otherwise. Said in the line of an exploratory run that judged nothing.
+    exploratory_run_profile: str | None = None
     warmup: WarmupPlan = field(default_factory=WarmupPlan)
     time_budget_s: float | None = None
     boot_estimate_s: float | None = None  # None: the profile's, else the backend's default
@@ -233,7 +236,8 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
     A run profile fills the options that ``get`` leaves out (None); the rest keep their
     given value or their default.
     """
-    values = option_values(with_run_profile(get, resolve_run_profile_option(get, rootdir)))
+    run_profile = resolve_run_profile_option(get, rootdir)
+    values = option_values(with_run_profile(get, run_profile))
     baselines_dir = _directory_option("--specperf-baselines", values["baselines"], rootdir)
     out_dir = _directory_option("--specperf-out", values["out"], rootdir)
     return Settings(
@@ -264,7 +268,19 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         warmup=warmup_plan_from(values),
         time_budget_s=values["time_budget"],
         boot_estimate_s=values["boot_estimate"],
+        exploratory_run_profile=values["run_profile"]
+        if _exploratory_by(run_profile, get)
+        else None,
         **{key: values[key] for key in _AS_GIVEN},
+    )
+
+
+def _exploratory_by(run_profile: RunProfile | None, get: Callable[[str], Any]) -> bool:
+    """Whether the run profile, not the flag, made the run exploratory."""
+    return (
+        run_profile is not None
+        and bool(run_profile.allow_no_baseline)
+        and not get("allow_no_baseline")
     )
 
 

@@ -3,7 +3,8 @@
 A depth whose throughput tests ran but made no verdict (no baseline, a baseline of another
 workload, no figures for the measured concurrencies, every point skipped) passed nothing:
 the run fails with one line saying why and what to run, unless the user said the run is
-exploratory (--specperf-allow-no-baseline) or a recording. Pure functions; the plugin decides.
+exploratory (--specperf-allow-no-baseline: it passes, and one line says nothing was gated) or
+a recording. Pure functions; the plugin decides.
 """
 
 from __future__ import annotations
@@ -38,4 +39,16 @@ def no_verdict_line(reasons: Mapping[int, str], advice: str, allow_flag: str) ->
     return (
         f"specperf: no throughput verdict for steps={depths}, so nothing was gated ({why}); "
         f"{advice}; or, for an exploratory run, add {allow_flag}"
+    )
+
+
+def exploratory_line(reasons: Mapping[int, str], allow_flag: str, run_profile: str | None) -> str:
+    """One line for an exploratory run that judged nothing: not a failure, but said, so a
+    green run of skips is not read as a gate passed (``run_profile``: the run profile that
+    turned ``allow_flag`` on, None when it was given)."""
+    where = f", on in the {run_profile} run profile" if run_profile else ""
+    why = "; ".join(f"steps={depth}: {reasons[depth]}" for depth in sorted(reasons))
+    return (
+        f"specperf: no verdict: an exploratory run ({allow_flag}{where}): {why}; "
+        "nothing was gated (pytest -rs lists the skips)"
     )

@@ -183,21 +183,34 @@ def write_trend_plots(
 
 def _show(store: HistoryStore, last: int) -> list[str]:
     runs = store.runs()[-last:] if last > 0 else store.runs()
-    lines = [
-        f"{'run':<14}{'kind':<12}{'status':<11}{'started':<27}{'commit':<12}{'sglang':<10}"
-        "points  profile / hardware / workload"
-    ]
     counts: dict[int, int] = {}
     for point in store.points([int(r["seq"]) for r in runs]):
         counts[point["run_seq"]] = counts.get(point["run_seq"], 0) + 1
+    header = ["run", "kind", "status", "started", "commit", "sglang", "points"]
+    rows = [[*header, "profile / hardware / workload"]]
     for run in runs:
-        lines.append(
-            f"{run['run_id']:<14}{run['kind']:<12}{run['status']:<11}{run['started_at']:<27}"
-            f"{(run['tested_commit'] or '-')[:10]:<12}{(run['sglang_version'] or '-'):<10}"
-            f"{counts.get(run['seq'], 0):<8}{run['profile']} / {run['hardware']} / "
-            f"{run['workload']}"
+        rows.append(
+            [
+                str(run["run_id"]),
+                str(run["kind"]),
+                str(run["status"]),
+                str(run["started_at"]),
+                (run["tested_commit"] or "-")[:10],
+                run["sglang_version"] or "-",
+                str(counts.get(run["seq"], 0)),
+                f"{run['profile']} / {run['hardware']} / {run['workload']}",
+            ]
         )
-    return lines
+    return _columns(rows)
+
+
+def _columns(rows: list[list[str]]) -> list[str]:
+    """Rows as aligned columns: each as wide as its widest cell plus two spaces, the last free."""
+    widths = [max(len(row[i]) for row in rows) + 2 for i in range(len(rows[0]) - 1)]
+    return [
+        "".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + row[-1]
+        for row in rows
+    ]
 
 
 def run_history(args: argparse.Namespace) -> int:

@@ -23,14 +23,14 @@ from pytest_specperf.results.artifacts import STEP_SUMMARY_ENV, write_run_artifa
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.run.baselines import REFUSED_DOWNGRADE, write_baselines
-from pytest_specperf.run.ending import no_verdict, refine_then_stop
+from pytest_specperf.run.ending import exploratory_no_verdict, no_verdict, refine_then_stop
 
 if TYPE_CHECKING:
     from pytest_specperf.history.recorder import HistoryRecorder
 
 
 def finish(run: SpecperfRun, session: pytest.Session, exitstatus: int) -> None:
-    """After teardown: refine, the no-verdict line, report artifacts, the history store
+    """After teardown: refine, the no-verdict lines, report artifacts, the history store
     and the baselines of a recording run; each may set the exit status."""
     if interrupts.interrupted() is not None:
         session.exitstatus = exitstatus = pytest.ExitCode.INTERRUPTED
@@ -48,6 +48,7 @@ def finish(run: SpecperfRun, session: pytest.Session, exitstatus: int) -> None:
         run.end.no_verdict = no_verdict(run.settings, results, run.gated_depths)
         if run.end.no_verdict is not None:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        run.end.exploratory = exploratory_no_verdict(run.settings, results, run.gated_depths)
     if results is None:
         _finish_history(run, session, exitstatus)
         return

@@ -41,7 +41,8 @@ class EndLines:
         self.artifacts: list[str] = []
         self.written: list[str] = []  # write_baselines' lines
         self.history: list[str] = []
-        self.no_verdict: str | None = None
+        self.no_verdict: str | None = None  # red: a gate that judged nothing fails the run
+        self.exploratory: str | None = None  # an exploratory run that judged nothing: said
 
 
 class SpecperfRun:

@@ -125,8 +125,9 @@ def summary_lines(
     ``stopped``: the run was interrupted (its recordings are NOT RECORDED)."""
     end = run.end
     red = [(end.no_verdict, True)] if end.no_verdict is not None else []
+    exploratory = [(end.exploratory, False)] if end.exploratory is not None else []
     if results is None:
-        return red
+        return exploratory + red
     out_dir = run.settings.out_dir
     lines = [
         full_report(
@@ -151,7 +152,7 @@ def summary_lines(
     if headlines:
         lines.append("specperf regressions (report.md has the evidence):")
         lines += [f"  {line}" for line in headlines]
-    return [(line, False) for line in lines] + red
+    return [(line, False) for line in lines] + exploratory + red
 
 
 def header_lines(run: SpecperfRun, config: pytest.Config) -> list[str]:

@@ -1,4 +1,4 @@
-"""The end of a run, plain code: the refined points and the no-verdict line.
+"""The end of a run, plain code: the refined points and the no-verdict lines.
 
 The pytest plugin calls these after teardown and turns what they say into exit statuses and
 terminal lines; nothing here knows pytest.
@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.config.table import ALLOW_NO_BASELINE_FLAG
-from pytest_specperf.gate.coverage import depths_without_verdict, no_verdict_line
+from pytest_specperf.gate.coverage import (
+    depths_without_verdict,
+    exploratory_line,
+    no_verdict_line,
+)
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.run.advice import Unjudged, no_verdict_advice
 from pytest_specperf.run.baselines import why_unjudged
@@ -37,16 +41,37 @@ def no_verdict(settings: Settings, results: RunResults | None, gated: set[int]) 
     depth test judges against the base side and fails itself when it cannot)."""
     if settings.update_baselines or settings.allow_no_baseline or settings.ab_mode:
         return None
-    missing = depths_without_verdict(results.runs if results else [], gated)
-    if not missing:
+    unjudged = _unjudged(settings, results, gated)
+    if not unjudged:
         return None
-    reasons: dict[int, str] = {}
-    unjudged: list[Unjudged] = []
-    for depth in missing:
+    reasons = {depth: reason for depth, (reason, _) in unjudged.items()}
+    command = no_verdict_advice(settings, [found for _, found in unjudged.values()])
+    return no_verdict_line(reasons, command, ALLOW_NO_BASELINE_FLAG)
+
+
+def exploratory_no_verdict(
+    settings: Settings, results: RunResults | None, gated: set[int]
+) -> str | None:
+    """The line of an exploratory run (--specperf-allow-no-baseline) that judged nothing: it
+    passes, and says so (None when every gated depth has a verdict, the run is not
+    exploratory, records baselines, or is an A/B run)."""
+    if settings.update_baselines or not settings.allow_no_baseline or settings.ab_mode:
+        return None
+    unjudged = _unjudged(settings, results, gated)
+    if not unjudged:
+        return None
+    reasons = {depth: reason for depth, (reason, _) in unjudged.items()}
+    return exploratory_line(reasons, ALLOW_NO_BASELINE_FLAG, settings.exploratory_run_profile)
+
+
+def _unjudged(
+    settings: Settings, results: RunResults | None, gated: set[int]
+) -> dict[int, tuple[str, Unjudged]]:
+    """Each gated depth without a judged throughput verdict: why, and what was found."""
+    found: dict[int, tuple[str, Unjudged]] = {}
+    for depth in depths_without_verdict(results.runs if results else [], gated):
         run = results.depth(depth) if results else None
         hardware = run.hardware if run is not None else settings.hardware or "unknown-hardware"
         reason, old, not_comparable = why_unjudged(settings, depth, hardware)
-        reasons[depth] = reason
-        unjudged.append(Unjudged(depth, hardware, old, comparable=not not_comparable))
-    command = no_verdict_advice(settings, unjudged)
-    return no_verdict_line(reasons, command, ALLOW_NO_BASELINE_FLAG)
+        found[depth] = (reason, Unjudged(depth, hardware, old, comparable=not not_comparable))
+    return found

@@ -190,6 +190,23 @@ def test_a_gate_that_judged_nothing_fails_with_one_line_and_the_record_command(
         assert option in argv, command
 
 
+def test_an_exploratory_run_that_judged_nothing_passes_and_says_so_in_one_line(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """The smoke run profile is exploratory: no baseline leaves the run green (exit 0), and
+    the summary says, in one line, that nothing was gated and why (not only under -rs)."""
+    result = pytester.runpytest_subprocess("perf_tests", *TINY, "--specperf-run-profile=smoke")
+    assert result.ret == 0, result.stdout.str()
+    lines = [line for line in result.stdout.lines if line.startswith("specperf: no verdict:")]
+    assert len(lines) == 1, result.stdout.str()
+    assert lines[0].startswith(
+        "specperf: no verdict: an exploratory run "
+        "(--specperf-allow-no-baseline, on in the smoke run profile): steps=3: no baseline ("
+    )
+    assert lines[0].endswith("nothing was gated (pytest -rs lists the skips)")
+    assert "no throughput verdict" not in result.stdout.str()  # the red line of a gating run
+
+
 def test_a_sim_run_against_a_published_gpu_baseline_fails_naming_both_backends(
     pytester: pytest.Pytester, suite_dir: Path
 ) -> None:

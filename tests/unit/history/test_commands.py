@@ -13,6 +13,7 @@ import pytest
 from pytest_specperf.cli import main
 from pytest_specperf.history.rows import RunContext
 from pytest_specperf.history.store import DEFAULT_HISTORY, HistoryStore
+from pytest_specperf.results.schema import ServerSummary
 from tests.support.history_writer import sample_point, sample_results
 
 
@@ -81,6 +82,44 @@ def test_plot_draws_the_changed_series(tmp_path: Path) -> None:
         "trend-greedy-synthetic-steps3-c16-agg_tok_s.png",
         "trend-greedy-synthetic-steps3-c16-per_req_tok_s.png",
     ]
+
+
+def test_show_keeps_every_column_apart_however_wide_its_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A value as wide as the old fixed column or wider (a simulator's version, a long run id)
+    no longer runs into the next column: each column is as wide as its widest value plus two."""
+    store = HistoryStore.open(tmp_path / "h.sqlite")
+    for run_id, version in (("r1", "0.5.23-sim"), ("a-run-id-well-over-fourteen-wide", "0.5.12")):
+        results = sample_results(run_id, [sample_point(16)], commit="0123456789abcdef")
+        results.runs[0].server = ServerSummary(
+            url="u", max_total_num_tokens=1000, max_running_requests=8, version=version
+        )
+        store.record(results, RunContext(run_profile="nightly"))
+        store.finish_run(run_id)
+    runs = store.runs()
+    store.close()
+    assert main(["history", "show", "--history", str(tmp_path / "h.sqlite")]) == 0
+    header, *lines = capsys.readouterr().out.splitlines()
+    names = ["run", "kind", "status", "started", "commit", "sglang", "points", "profile"]
+    offsets = [header.index(name) if name != "run" else 0 for name in names]
+    assert len(lines) == len(runs) == 2
+    for line, run in zip(lines, runs, strict=True):
+        values = [
+            run["run_id"],
+            run["kind"],
+            run["status"],
+            run["started_at"],
+            run["tested_commit"][:10],
+            run["sglang_version"],
+            "1",
+            f"{run['profile']} / {run['hardware']} / {run['workload']}",
+        ]
+        for i, (offset, value) in enumerate(zip(offsets, values, strict=True)):
+            assert line[offset:].startswith(value), (names[i], line)
+            if i:
+                gap = line[offsets[i - 1] + len(values[i - 1]) : offset]
+                assert len(gap) >= 2 and not gap.strip(), (names[i], line)
 
 
 def test_a_newer_store_is_a_one_line_error(
