@@ -3,7 +3,7 @@
 # Offline Hugging Face, the model factory's cache, and python=${PYTHON:-python3}. On the
 # project's lent H200 (LENT_H200=1, or the bundle parts found in /tmp/stash): the SGLang 0.5.12
 # bundle unpacked to /tmp/site once, the wheels the image lacks (.whl/: the history store's
-# sqlalchemy, alembic, ruptures) installed to /tmp/site-test once, both put on PYTHONPATH.
+# sqlalchemy, alembic, ruptures, py-spy) installed to /tmp/site-test once, both put on PYTHONPATH.
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 export SPECPERF_MODEL_CACHE=${SPECPERF_MODEL_CACHE:-/tmp/specperf-model-cache}
 python=${PYTHON:-python3}
@@ -15,6 +15,8 @@ if [[ -n ${LENT_H200:-} || -d /tmp/stash ]]; then
       --target /tmp/site-test .whl/*.whl && touch /tmp/site-test/.installed
   fi
   export PYTHONPATH=/tmp/site:/tmp/site-test:$PWD
+  # py-spy's executable from its wheel (--specperf-server-stacks reads it from PATH).
+  export PATH=/tmp/site-test/bin:$PATH
 fi
 
 # One line naming the GPUs and the SGLang version, when SGLang is the backend.

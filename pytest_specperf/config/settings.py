@@ -24,6 +24,7 @@ from pytest_specperf.measure.warmup import WarmupPlan
 from pytest_specperf.measure.workload import Workload, trace_workload, workload_preset
 from pytest_specperf.results.schema import Slo
 from pytest_specperf.server.cpu_use import ServerCpuPlacement
+from pytest_specperf.server.gpu_wait import ServerStacks, find_py_spy
 from pytest_specperf.server.launch import Backend
 from pytest_specperf.server.model_factory import factory_context_length
 from pytest_specperf.server.process import DEFAULT_BOOT_SILENCE_TIMEOUT_S
@@ -111,6 +112,9 @@ class Settings:
     ab_boot_together: bool = False
     # --specperf-server-cpu (server/cpu_use.py): where the server's busiest process runs.
     server_cpu: ServerCpuPlacement = "none"
+    # --specperf-server-stacks (server/gpu_wait.py): the py-spy executable that reads the
+    # server's busiest process's stack during each sample; None: not read.
+    py_spy: str | None = None
     # --specperf-boot-silence-timeout: a boot whose log is silent this long fails (0: off).
     boot_silence_timeout_s: float = DEFAULT_BOOT_SILENCE_TIMEOUT_S
     # The server's interpreter (None: this one); the base side of A/B mode sets it.
@@ -259,6 +263,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         ab_max_pairs=_ab_max_pairs(values),
         ab_boot_together=_ab_boot_together(values),
         server_cpu=_server_cpu(values),
+        py_spy=_py_spy(values),
         boot_silence_timeout_s=values["boot_silence_timeout"],
         history=_history_location(values["history"], rootdir),
         profile_option=values["profile"],
@@ -360,6 +365,29 @@ def _ab_boot_together(values: Mapping[str, Any]) -> bool:
             "the other without it"
         )
     return together
+
+
+def _py_spy(values: Mapping[str, Any]) -> str | None:
+    """--specperf-server-stacks: the py-spy to run, None where the stacks are not read."""
+    chosen: ServerStacks = values["server_stacks"]
+    if chosen == "off":
+        return None
+    if values["url"]:
+        if chosen == "on":
+            raise UsageError(
+                "--specperf-server-stacks=on: reads the stack of a server this run starts; "
+                "with --specperf-url the server is not this run's process"
+            )
+        return None
+    if chosen == "auto" and values["backend"] != "sglang":
+        return None
+    found = find_py_spy()
+    if found is None and chosen == "on":
+        raise UsageError(
+            "--specperf-server-stacks=on: py-spy was not found beside this Python nor on PATH "
+            "(pip install py-spy)"
+        )
+    return found
 
 
 def _server_cpu(values: Mapping[str, Any]) -> ServerCpuPlacement:

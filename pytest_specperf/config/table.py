@@ -38,6 +38,7 @@ from pytest_specperf.measure.warmup import DEFAULT_MAX_ROUNDS, DEFAULT_TOLERANCE
 from pytest_specperf.measure.workload import DEFAULT_WORKLOAD, SEED_CONCURRENCY, Workload
 from pytest_specperf.results.schema import DEFAULT_THROUGHPUT_TOLERANCE
 from pytest_specperf.server.cpu_use import SERVER_CPU_PLACEMENTS
+from pytest_specperf.server.gpu_wait import SERVER_STACKS_CHOICES
 from pytest_specperf.server.gpus import parse_gpu_ids
 from pytest_specperf.server.process import (
     DEFAULT_BOOT_SILENCE_TIMEOUT_S,
@@ -406,6 +407,17 @@ OPTIONS: tuple[OptionSpec, ...] = (
         parse=lambda option, raw: (
             parse_choice(option, raw, SERVER_CPU_PLACEMENTS) if raw is not None else None
         ),
+    ),
+    OptionSpec(
+        "--specperf-server-stacks",
+        "server_stacks",
+        "read the server's busiest process's Python stack during each sample with py-spy (pip "
+        "install py-spy; root or ptrace allowed), so that its wait for the GPU (a CUDA "
+        "synchronize, which spins) is told from its own work: auto (with the sglang backend "
+        "when py-spy is found), on (fail at start without py-spy), off (not with "
+        "--specperf-url)",
+        default="auto",
+        parse=lambda option, raw: parse_choice(option, raw, SERVER_STACKS_CHOICES),
     ),
     _switch(
         "--specperf-rotate-server-cpu",

@@ -165,7 +165,7 @@ def merge_samples(
         position_accept_rate=_median_position_rates(samples),
         goodput=merge_goodput(goodput) if goodput else None,
         refined=any(sample.refined for sample in samples),
-        server_cpu=min(cpus, key=lambda cpu: cpu.share) if cpus else None,
+        server_cpu=min(cpus, key=lambda cpu: cpu.work_share) if cpus else None,
         load=samples[0].load,
         request_rate=samples[0].request_rate,
         send_lag_s=_median_percentiles([sample.send_lag_s for sample in samples]),

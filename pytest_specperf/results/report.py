@@ -113,6 +113,12 @@ def server_cpu_line(points: Sequence[PointMetrics]) -> str | None:
         text = f"server CPU, the busiest process of one core: {shares}"
     if any(cpu.share > 1 for _, cpu in cpus):
         text += " (over 100%: the process has more than one busy thread)"
+    waits = [(c, cpu.gpu_wait) for c, cpu in cpus if cpu.gpu_wait is not None]
+    if waits:
+        text += (
+            "; of which waiting for the GPU (py-spy, in torch's CUDA synchronize): "
+            + ", ".join(f"C={c} {wait:.0%}" for c, wait in waits)
+        )
     full = [p for p in measured if p.server_cpu is not None and p.server_cpu.cpu_bound]
     # A full core beside a GPU busy 90% or more is the scheduler waiting on the GPU.
     waiting = [p.concurrency for p in full if p.bound == "gpu-bound"]
@@ -479,7 +485,10 @@ def _bound_cells(point: PointMetrics) -> list[str]:
         if gpu is None
         else f"{gpu.busy:.0%} ({gpu.busy_low * 100:.0f}-{gpu.busy_high * 100:.0f}%)"
     )
-    cpu = "-" if point.server_cpu is None else f"{point.server_cpu.share:.0%}"
+    server = point.server_cpu
+    cpu = "-" if server is None else f"{server.share:.0%}"
+    if server is not None and server.gpu_wait is not None:
+        cpu += f" (GPU wait {server.gpu_wait:.0%})"
     return [busy, cpu, point.bound or "-"]
 
 

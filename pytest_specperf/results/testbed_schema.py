@@ -28,20 +28,31 @@ class ServerCpu(msgspec.Struct, frozen=True, kw_only=True):
     # CPU-bound process, whose throughput follows it; on a shared virtual machine it moves
     # between vCPUs and over time (H200, 2026-12-04: about 4.5 or about 7).
     core_speed: float | None = None
+    # The share of the sample's wall time its main thread waited for the GPU (in torch's CUDA
+    # synchronize, which spins and so counts in ``share``), from py-spy's stack samples
+    # (server/gpu_wait.py); None: not sampled.
+    gpu_wait: float | None = None
+
+    @property
+    def work_share(self) -> float:
+        """Its share of a core less its wait for the GPU (the share where the wait is not
+        known)."""
+        return max(self.share - (self.gpu_wait or 0.0), 0.0)
 
     @property
     def cpu_bound(self) -> bool:
-        return self.share >= CPU_BOUND_SHARE
+        return self.work_share >= CPU_BOUND_SHARE
 
 
 # A point's bottleneck (``point_bound``), read GPU first: the GPU busy at GPU_BUSY_SHARE or
 # more is GPU-bound, whatever the server's CPU reads; else the server's busiest process at
-# CPU_BOUND_SHARE of a core or more is CPU-bound (its throughput then follows that core);
-# anything else measured is mixed. Why the GPU first: SGLang's scheduler waits for each batch
-# on a default CUDA event (``result.copy_done.synchronize()``), and CUDA's default wait spins
-# while a process has fewer contexts than the machine has cores, so the scheduler's core reads
-# 100% whether it works or waits (the H200 on 2026-12-05: 100% beside a GPU 93-96% busy).
-# A GPU kernel-busy 90% of the time leaves a faster CPU at most about a tenth to win.
+# CPU_BOUND_SHARE of a core or more (less its wait for the GPU where py-spy read its stack,
+# ``ServerCpu.work_share``) is CPU-bound (its throughput then follows that core); anything
+# else measured is mixed. Why the GPU first: SGLang's scheduler waits for each batch on a
+# default CUDA event (``result.copy_done.synchronize()``), and CUDA's default wait spins while
+# a process has fewer contexts than the machine has cores, so the scheduler's core reads 100%
+# whether it works or waits (the H200 on 2026-12-05: 100% beside a GPU 93-96% busy). A GPU
+# kernel-busy 90% of the time leaves a faster CPU at most about a tenth to win.
 GPU_BUSY_SHARE = 0.9
 Bound = Literal["gpu-bound", "cpu-bound", "mixed"]
 
@@ -66,7 +77,7 @@ def point_bound(cpu: ServerCpu | None, gpu: GpuUse | None) -> Bound | None:
     """What bounded a sample (the rule above); None where neither side says."""
     if gpu is not None and gpu.busy >= GPU_BUSY_SHARE:
         return "gpu-bound"
-    if cpu is not None and cpu.share >= CPU_BOUND_SHARE:
+    if cpu is not None and cpu.cpu_bound:
         return "cpu-bound"
     if cpu is None or gpu is None:
         return None

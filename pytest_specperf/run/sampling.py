@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 import signal
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
+
+import msgspec
 
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.errors import SpecperfError
@@ -18,9 +21,16 @@ from pytest_specperf.measure import loop as event_loop
 from pytest_specperf.measure.point import measure_point
 from pytest_specperf.measure.warmup import warm_up
 from pytest_specperf.results.acceptance import position_accept_rates
-from pytest_specperf.results.schema import PointMetrics, RequestRecord, Warmup, point_bound
+from pytest_specperf.results.schema import (
+    PointMetrics,
+    RequestRecord,
+    ServerCpu,
+    Warmup,
+    point_bound,
+)
 from pytest_specperf.server import cpu_use
 from pytest_specperf.server.gpu_use import ServerGpus
+from pytest_specperf.server.gpu_wait import StackCounts, StackSampler
 from pytest_specperf.server.process import ServerProcess
 
 # How long a point whose connections broke waits for the server process to be seen gone.
@@ -103,6 +113,8 @@ class Sampler:
         # The launched server's GPUs through NVML (server/gpu_use.py), opened each boot;
         # None: not a real server this run launched, or no NVML.
         self.server_gpus: ServerGpus | None = None
+        # --specperf-server-stacks: why py-spy read nothing, said once (None: not yet).
+        self.stacks_problem: str | None = None
 
     def new_boot(self) -> None:
         """A fresh server: the rotation starts again on its vCPUs."""
@@ -126,8 +138,9 @@ class Sampler:
         s = self.settings
         self.warmed_boot = target.boot
         # With --specperf-rotate-server-cpu: which process works hardest under the warm-up's
-        # load names the one to pin for the boot's first sample.
-        server = target.server if s.pins_server_process else None
+        # load names the one to pin for the boot's first sample (and, with the stacks read,
+        # the one whose stack to read).
+        server = target.server if s.pins_server_process or s.py_spy else None
         server_pid = server.pid if server is not None else None
         cpu_before = cpu_use.snapshot(server_pid) if server_pid is not None else None
         warmup = event_loop.run(
@@ -176,6 +189,7 @@ class Sampler:
         if s.pins_server_process and server_pid is not None and cpu_before is not None:
             self._pin_next_core(server_pid, cpu_before, target.worker)
         gpu_reader = self.server_gpus.sampler().start() if self.server_gpus is not None else None
+        stacks = self._stack_sampler(cpu_before)
         try:
             sample = event_loop.run(
                 measure_point(
@@ -193,12 +207,15 @@ class Sampler:
             )
         finally:
             gpu_use = gpu_reader.stop() if gpu_reader is not None else None
+            counts = stacks.stop() if stacks is not None else None
             if observer is not None:
                 observer.point_finished()
         cpu_after = cpu_use.snapshot(server_pid) if server_pid is not None else None
         if cpu_before is not None and cpu_after is not None:
             self.last_cpu = (cpu_before, cpu_after)
             found = cpu_use.busiest(cpu_before, cpu_after)
+            if found is not None and stacks is not None:
+                found = self._with_gpu_wait(found, stacks, counts, cpu_before, cpu_after)
             sample.server_cpu = cpu_use.with_core_speed(found) if found is not None else None
         sample.gpu = gpu_use
         sample.bound = point_bound(sample.server_cpu, gpu_use)
@@ -209,6 +226,38 @@ class Sampler:
             sample.accept_histogram, self.depth or None
         )
         return sample, durations
+
+    def _stack_sampler(self, now: cpu_use.CpuSnapshot | None) -> StackSampler | None:
+        """py-spy on the process that worked hardest in the last reading (the warm-up's or
+        the last sample's), started; None where the stacks are not read."""
+        if self.settings.py_spy is None or now is None or self.last_cpu is None:
+            return None
+        pid = cpu_use.busiest_pid(*self.last_cpu)
+        if pid is None or pid not in now.seconds:
+            return None
+        return StackSampler(self.settings.py_spy, pid).start()
+
+    def _with_gpu_wait(
+        self,
+        found: ServerCpu,
+        stacks: StackSampler,
+        counts: StackCounts | None,
+        before: cpu_use.CpuSnapshot,
+        after: cpu_use.CpuSnapshot,
+    ) -> ServerCpu:
+        """The busiest process with its wait for the GPU, when py-spy read that process."""
+        if counts is None or counts.wait_share is None:
+            if stacks.problem is not None and self.stacks_problem is None:
+                self.stacks_problem = stacks.problem
+                warnings.warn(
+                    f"--specperf-server-stacks: {stacks.problem}; the server's CPU share "
+                    "includes its wait for the GPU",
+                    stacklevel=2,
+                )
+            return found
+        if cpu_use.busiest_pid(before, after) != stacks.pid:
+            return found  # another process worked hardest in this sample
+        return msgspec.structs.replace(found, gpu_wait=round(counts.wait_share, 3))
 
     def _pin_next_core(
         self, server_pid: int, now: cpu_use.CpuSnapshot, worker: tuple[int, int]

@@ -201,6 +201,27 @@ def test_pin_fastest_times_the_free_vcpus_and_keeps_the_server_on_the_fastest(
         assert sample.get("bound") == ("cpu-bound" if cpu_bound else None)
 
 
+def test_server_stacks_on_reads_the_simulators_stack_and_finds_no_wait_for_a_gpu(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """--specperf-server-stacks=on: py-spy reads the busiest process's stack during each sample
+    after the first (which names that process); the simulator never waits in torch's CUDA
+    synchronize, so its wait is 0 and its share stays its work."""
+    result = pytester.runpytest_subprocess(
+        "perf_tests",
+        "--spec-steps=3",
+        "--specperf-server-stacks=on",
+        "--specperf-repeats=2",
+        *FAST_ARGS,
+    )
+    samples = [s for p in suite_results(suite_dir)["runs"][0]["points"] for s in p["samples"]]
+    waits = [s["server_cpu"].get("gpu_wait") for s in samples]
+    assert waits[0] is None or waits[0] == 0.0
+    read = [wait for wait in waits if wait is not None]
+    assert len(read) >= len(samples) - 1 and set(read) == {0.0}, waits
+    result.stdout.fnmatch_lines(["*of which waiting for the GPU (py-spy*C=1 0%*"])
+
+
 def test_url_mode_measures_an_existing_server_without_booting(
     running_sim: str, pytester: pytest.Pytester, suite_dir: Path
 ) -> None:

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_specperf.config import settings as settings_module
 from pytest_specperf.config.parsers import (
     MAX_CONCURRENCY,
     parse_backend,
@@ -439,3 +440,26 @@ def test_the_boot_silence_timeout_reaches_the_settings(tmp_path: Path) -> None:
 def test_rotating_the_cpu_of_a_server_by_url_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="not with --specperf-url"):
         settings_from(tmp_path, rotate_server_cpu=True, url="http://127.0.0.1:30000")
+
+
+def test_the_stacks_are_read_by_default_only_on_a_real_server_where_py_spy_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(settings_module, "find_py_spy", lambda: "/opt/bin/py-spy")
+    assert settings_from(tmp_path).py_spy == "/opt/bin/py-spy"  # sglang, auto
+    assert settings_from(tmp_path, backend="sim").py_spy is None
+    assert settings_from(tmp_path, backend="sim", server_stacks="on").py_spy == "/opt/bin/py-spy"
+    assert settings_from(tmp_path, server_stacks="off").py_spy is None
+    assert settings_from(tmp_path, url="http://127.0.0.1:30000").py_spy is None
+
+
+def test_stacks_on_without_py_spy_or_with_a_url_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(settings_module, "find_py_spy", lambda: None)
+    assert settings_from(tmp_path).py_spy is None  # auto: read where it can be
+    with pytest.raises(UsageError, match="pip install py-spy") as caught:
+        settings_from(tmp_path, server_stacks="on")
+    assert_one_line(caught.value, "--specperf-server-stacks")
+    with pytest.raises(UsageError, match="not this run's process"):
+        settings_from(tmp_path, server_stacks="on", url="http://127.0.0.1:30000")

@@ -72,3 +72,26 @@ def test_the_depth_table_shows_gpu_busy_and_bound_only_where_read() -> None:
     assert table.rows[0][-3:] == ["93% (93-93%)", "70%", "gpu-bound"]
     wording = "gpu-bound where the GPU was busy 90% or more (whatever the"
     assert any(wording in note for note in table.notes)
+
+
+def test_the_wait_for_the_gpu_read_from_the_stack_is_not_counted_as_cpu_work() -> None:
+    waiting = ServerCpu(process="sglang::scheduler", share=1.0, gpu_wait=0.45)
+    assert waiting.work_share == pytest.approx(0.55) and not waiting.cpu_bound
+    assert point_bound(waiting, gpu(0.80)) == "mixed"
+    working = ServerCpu(process="sglang::scheduler", share=1.0, gpu_wait=0.05)
+    assert point_bound(working, gpu(0.50)) == "cpu-bound"
+
+
+def test_the_table_shows_the_wait_beside_the_share() -> None:
+    from pytest_specperf.results.report import depth_table
+    from tests.support.points import make_run
+
+    point = make_point(concurrency=64)
+    point.server_cpu = ServerCpu(process="sglang::scheduler", share=1.0, gpu_wait=0.45)
+    point.gpu, point.bound = gpu(0.93), "gpu-bound"
+    table = depth_table(make_run(3, [point]))
+    assert table.rows[0][-2] == "100% (GPU wait 45%)"
+    assert any(
+        "of which waiting for the GPU (py-spy, in torch's CUDA synchronize): C=64 45%" in note
+        for note in table.notes
+    )

@@ -1,0 +1,171 @@
+"""How much of a sample SGLang's scheduler spent waiting for the GPU, read from its stack.
+
+cpu_use.py reads the scheduler's CPU time, but on a CUDA machine that time includes its wait
+for each batch: the scheduler waits on a default CUDA event (``result.copy_done.synchronize()``,
+SGLang 0.5.12 and 0.5.23 alike), and CUDA's default wait spins while a process has fewer CUDA
+contexts than the machine has cores. So the core reads 100% beside a GPU 93-96% busy (the lent
+H200, docs/runs/2026-12-05-seed-h200). To tell the scheduler's own work from its wait, py-spy
+(an optional tool: ``pip install py-spy``) samples the process's Python stacks during the
+sample without stopping it (``--nonblocking``), and the share of its main thread's samples
+that sit in torch's CUDA ``synchronize`` is the share of the sample's wall time it waited.
+
+py-spy needs to read the process's memory: root, or ptrace allowed (kernel.yama.ptrace_scope 0,
+or CAP_SYS_PTRACE in a container). Where it cannot, the sampler says why and nothing is read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+# --specperf-server-stacks: auto reads the stacks of a real SGLang server when py-spy is found.
+ServerStacks = Literal["auto", "on", "off"]
+SERVER_STACKS_CHOICES: tuple[ServerStacks, ...] = ("auto", "on", "off")
+# Samples a second: enough for a share within a few percent over a sample of seconds, and
+# cheap for the sampler (it reads the stacks without pausing the process).
+SAMPLE_RATE_HZ = 50
+# py-spy writes its file after the interrupt; a stack dump of one process takes milliseconds.
+STOP_TIMEOUT_S = 10.0
+# Where a process waits for the GPU from Python: torch's Event.synchronize (the scheduler's
+# copy_done, torch/cuda/streams.py) and torch.cuda.synchronize (torch/cuda/__init__.py).
+WAIT_FRAMES = (
+    ("synchronize", "torch/cuda/streams.py"),
+    ("synchronize", "torch/cuda/__init__.py"),
+)
+# A raw (collapsed) line with --threads: ``thread (TID): NAME;frame;frame COUNT``, each frame
+# ``function (file:line)``.
+_LINE = re.compile(
+    r"^thread \((?P<tid>[^)]*)\)(?::\s*(?P<name>[^;]*))?;?(?P<frames>.*) (?P<n>\d+)$"
+)
+_FRAME = re.compile(r"^(?P<function>.*) \((?P<file>.*):\d+\)$")
+MAIN_THREAD = "MainThread"
+
+
+def find_py_spy() -> str | None:
+    """The py-spy executable: beside this interpreter first (a virtual environment's), then
+    on PATH."""
+    beside = Path(sys.executable).parent / "py-spy"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("py-spy")
+
+
+@dataclass(frozen=True)
+class StackCounts:
+    """The main thread's stack samples, and those inside a wait for the GPU."""
+
+    samples: int
+    waiting: int
+
+    @property
+    def wait_share(self) -> float | None:
+        return self.waiting / self.samples if self.samples else None
+
+
+def _waits(frames: str) -> bool:
+    for frame in frames.split(";"):
+        found = _FRAME.match(frame)
+        if found is None:
+            continue
+        path = found["file"].replace("\\", "/")
+        if any(found["function"] == f and path.endswith(p) for f, p in WAIT_FRAMES):
+            return True
+    return False
+
+
+def count_stacks(raw: str) -> StackCounts:
+    """The main thread's samples in py-spy's raw output (``--threads --idle``): a line per
+    distinct stack with its count. Without a thread named MainThread, the thread with the
+    most samples in a wait stands for it."""
+    by_thread: dict[str, list[int]] = {}
+    names: dict[str, str] = {}
+    for line in raw.splitlines():
+        found = _LINE.match(line.strip())
+        if found is None:
+            continue
+        tid, n = found["tid"], int(found["n"])
+        names[tid] = (found["name"] or "").strip()
+        totals = by_thread.setdefault(tid, [0, 0])
+        totals[0] += n
+        if _waits(found["frames"]):
+            totals[1] += n
+    if not by_thread:
+        return StackCounts(samples=0, waiting=0)
+    main = [tid for tid, name in names.items() if name == MAIN_THREAD]
+    # With --idle every thread has a sample at every tick: the one that waits stands for it.
+    tid = main[0] if main else max(by_thread, key=lambda t: (by_thread[t][1], by_thread[t][0]))
+    samples, waiting = by_thread[tid]
+    return StackCounts(samples=samples, waiting=waiting)
+
+
+class StackSampler:
+    """py-spy recording one process from ``start()`` to ``stop()``; ``stop()`` returns the
+    main thread's counts, or None with ``problem`` saying why nothing was read."""
+
+    def __init__(self, executable: str, pid: int, rate_hz: int = SAMPLE_RATE_HZ) -> None:
+        self.executable = executable
+        self.pid = pid
+        self.rate_hz = rate_hz
+        self.problem: str | None = None
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> StackSampler:
+        self._dir = tempfile.TemporaryDirectory(prefix="specperf-stacks-")
+        output = Path(self._dir.name) / "stacks.txt"
+        argv = [
+            self.executable,
+            "record",
+            *("--pid", str(self.pid), "--rate", str(self.rate_hz)),
+            *("--format", "raw", "--output", str(output)),
+            "--nonblocking",
+            "--idle",
+            "--threads",
+            "--full-filenames",
+        ]
+        try:
+            self._process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+        except OSError as exc:
+            self.problem = f"py-spy could not start: {exc}"
+        return self
+
+    def stop(self) -> StackCounts | None:
+        process, folder = self._process, self._dir
+        self._process = self._dir = None
+        if process is None or folder is None:
+            return None
+        with folder:
+            if process.poll() is None:
+                process.send_signal(signal.SIGINT)
+            try:
+                _, err = process.communicate(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                _, err = process.communicate()
+                self.problem = f"py-spy did not stop within {STOP_TIMEOUT_S:g} s"
+                return None
+            raw = ""
+            with contextlib.suppress(OSError):
+                raw = (Path(folder.name) / "stacks.txt").read_text(errors="replace")
+        counts = count_stacks(raw)
+        if counts.samples == 0:
+            said = " ".join(err.decode(errors="replace").split())[-300:]
+            self.problem = f"py-spy read no stack of process {self.pid}" + (
+                f": {said}" if said else ""
+            )
+            return None
+        return counts

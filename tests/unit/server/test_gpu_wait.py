@@ -1,0 +1,122 @@
+"""server/gpu_wait.py: py-spy's stack samples tell a process's wait for the GPU from its work."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_specperf.server.gpu_wait import StackSampler, count_stacks, find_py_spy
+
+STREAMS = "/venv/lib/python3.12/site-packages/torch/cuda/streams.py"
+
+
+def test_the_main_threads_samples_in_torchs_synchronize_are_its_wait() -> None:
+    raw = "\n".join(
+        [
+            f"thread (0x1): MainThread;event_loop (scheduler.py:10);synchronize ({STREAMS}:225) 60",
+            "thread (0x1): MainThread;event_loop (scheduler.py:10);run_batch (scheduler.py:20) 40",
+            f"thread (0x2): watchdog;loop (watchdog.py:5);synchronize ({STREAMS}:225) 100",
+        ]
+    )
+    counts = count_stacks(raw)
+    assert (counts.samples, counts.waiting) == (100, 60)
+    assert counts.wait_share == pytest.approx(0.6)
+
+
+def test_a_function_named_synchronize_outside_torch_cuda_is_not_a_wait() -> None:
+    raw = "thread (0x1): MainThread;main (app.py:3);synchronize (app.py:9) 10"
+    assert count_stacks(raw).waiting == 0
+
+
+def test_without_a_main_thread_the_thread_that_waits_stands_for_it() -> None:
+    raw = "\n".join(
+        [
+            f"thread (0x1): worker;synchronize ({STREAMS}:1) 5",
+            "thread (0x1): worker;run (a.py:1) 25",
+            "thread (0x2): other;run (a.py:1) 30",
+        ]
+    )
+    assert (count_stacks(raw).samples, count_stacks(raw).waiting) == (30, 5)
+
+
+def test_nothing_read_gives_no_share() -> None:
+    assert count_stacks("").wait_share is None
+
+
+# A process that spins in torch's synchronize (a stand-in package of that path) for 30 ms,
+# then works 10 ms, for ever: it waits for "the GPU" three quarters of its time.
+_SPINNER = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from torch.cuda.streams import synchronize
+
+def work():
+    end = time.perf_counter() + 0.01
+    while time.perf_counter() < end:
+        pass
+
+while True:
+    synchronize(0.03)
+    work()
+"""
+_SYNCHRONIZE = """
+import time
+
+def synchronize(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+"""
+
+
+@pytest.fixture
+def spinner(tmp_path: Path) -> Iterator[int]:
+    package = tmp_path / "torch" / "cuda"
+    package.mkdir(parents=True)
+    (tmp_path / "torch" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "streams.py").write_text(_SYNCHRONIZE)
+    process = subprocess.Popen([sys.executable, "-c", _SPINNER, str(tmp_path)])
+    time.sleep(0.5)
+    yield process.pid
+    process.kill()
+    process.wait()
+
+
+def _py_spy() -> str:
+    found = find_py_spy()
+    assert found is not None, "py-spy is in the test extra: pip install -e '.[test]'"
+    return found
+
+
+def test_py_spy_reads_a_running_process_waiting_three_quarters_of_its_time(spinner: int) -> None:
+    sampler = StackSampler(_py_spy(), spinner, rate_hz=100).start()
+    time.sleep(2.0)
+    counts = sampler.stop()
+    assert counts is not None, sampler.problem
+    assert counts.samples >= 100
+    assert counts.wait_share == pytest.approx(0.75, abs=0.1)
+
+
+def test_a_process_that_is_gone_reads_nothing_and_says_why() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    sampler = StackSampler(_py_spy(), int(done.stdout)).start()
+    time.sleep(0.3)
+    assert sampler.stop() is None
+    assert sampler.problem is not None and "py-spy read no stack" in sampler.problem
+
+
+def test_a_missing_executable_is_a_problem_not_an_error() -> None:
+    sampler = StackSampler("/nonexistent/py-spy", 1).start()
+    assert sampler.stop() is None
+    assert sampler.problem is not None and "could not start" in sampler.problem
