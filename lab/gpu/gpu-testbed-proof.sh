@@ -5,7 +5,7 @@
 # lab/gpu/gpu_testbed_proof.py (placement about 850 s, nightly 150-250 s, seedpoint about 700 s
 # on a warm H200; run the long ones in the background across calls).
 #
-#   lab/gpu/gpu-testbed-proof.sh OUT_DIR placement|nightly|seedpoint
+#   lab/gpu/gpu-testbed-proof.sh OUT_DIR placement|nightly|seedpoint|bounds
 #   BACKEND=sim lab/gpu/gpu-testbed-proof.sh /tmp/testbed placement   # dry run on the simulator
 #
 # On the project's lent H200 (no network; the SGLang 0.5.12 bundle parts in /tmp/stash, the
@@ -13,7 +13,7 @@
 # them for the GPU fields): LENT_H200=1. Output: OUT_DIR/testbed-proof-PHASE.tar.gz, its
 # summary.md printed as the phase goes.
 set -euo pipefail
-usage="usage: lab/gpu/gpu-testbed-proof.sh OUT_DIR placement|nightly|seedpoint"
+usage="usage: lab/gpu/gpu-testbed-proof.sh OUT_DIR placement|nightly|seedpoint|bounds"
 out=${1:?$usage}
 phase=${2:?$usage}
 source "$(dirname "$0")/_lent_gpu.sh"

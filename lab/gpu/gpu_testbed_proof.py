@@ -24,6 +24,12 @@ about 60 s to its first NGRAM boot and about 170 s to its first seed-class boot)
              about 240 s with 35 graph sizes, the points about 340 s), so run it in the
              background across calls.
 
+  bounds     the bound rule on both kinds of point, each sample's scheduler stack read by
+             py-spy (--specperf-server-stacks=$STACKS, default on): the seed point (the
+             seedpoint phase at C=64 only unless SEED_ARGS says otherwise) and the NGRAM
+             smoke's C=16 (256 tokens, R=2). About 340 s + 120 s warm; a fresh machine adds
+             about 150 s to the seed boot with graphs 8-64 only.
+
 Each phase writes WORK_DIR/PHASE/summary.md as it goes (every command, its exit, the tables it
 read from results.json) and keeps every run's folder beside it.
 
@@ -105,8 +111,9 @@ def testbed_lines(results: RunResults | None) -> list[str]:
 def point_rows(run: DepthRun) -> list[str]:
     """Per point and boot: agg tok/s median, scheduler share, vCPU speed, GPU busy, bound."""
     rows = [
-        "| C | boot | agg tok/s (median) | scheduler share | vCPU speed | GPU busy | bound |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| C | boot | agg tok/s (median) | scheduler share | its GPU wait | vCPU speed | "
+        "GPU busy | bound |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for point in sorted(run.points, key=lambda p: p.concurrency):
         for boot in sorted(point.boots()):
@@ -118,11 +125,17 @@ def point_rows(run: DepthRun) -> list[str]:
                 for s in mine
                 if s.server_cpu is not None and s.server_cpu.core_speed is not None
             ]
+            waits = [
+                s.server_cpu.gpu_wait
+                for s in mine
+                if s.server_cpu is not None and s.server_cpu.gpu_wait is not None
+            ]
             busy = [s.gpu.busy for s in mine if s.gpu is not None]
             bounds = sorted({s.bound or "-" for s in mine})
             rows.append(
                 f"| {point.concurrency} | {boot + 1} | {agg:,.1f} | "
-                f"{_figures(shares, '{:.0%}')} | {_figures(speeds, '{:.2f}')} | "
+                f"{_figures(shares, '{:.0%}')} | {_figures(waits, '{:.0%}')} | "
+                f"{_figures(speeds, '{:.2f}')} | "
                 f"{_figures(busy, '{:.0%}')} | {', '.join(bounds)} |"
             )
     return rows
@@ -231,7 +244,47 @@ def seedpoint(work: Path, summary: Summary) -> None:
         summary.add("", f"bound per concurrency: {bound}")
 
 
-PHASES = {"placement": placement, "nightly": nightly, "seedpoint": seedpoint}
+def bounds(work: Path, summary: Summary) -> None:
+    """The bound rule on both kinds of point in one session, each sample's scheduler stack
+    read by py-spy: the seed point (C=64, 2,048 tokens) and the NGRAM smoke's C=16."""
+    stacks = os.environ.get("STACKS", "on")
+    runs = {
+        "seed": [
+            "perf_tests/test_throughput.py",
+            f"--specperf-profile={SEED}",
+            "--specperf-run-profile=seed-class-gpu-bound",
+            f"--specperf-warmup-seconds={os.environ.get('WARMUP_S', '90')}",
+            *shlex.split(os.environ.get("SEED_ARGS", "")),
+        ],
+        "ngram": [
+            "perf_tests/test_throughput.py",
+            "--spec-steps=3",
+            f"--specperf-profile={NGRAM}",
+            "--specperf-concurrency=16",
+            "--specperf-max-new-tokens=256",
+            "--specperf-repeats=2",
+            "--specperf-allow-no-baseline",
+        ],
+    }
+    for name, args in runs.items():
+        out = work / name
+        summary.add("", f"## {name}", "")
+        results = suite(
+            summary,
+            [
+                *args,
+                *backend_args(),
+                f"--specperf-server-stacks={stacks}",
+                f"--specperf-out={out}",
+                f"--specperf-baselines={out / 'baselines'}",
+            ],
+            out,
+        )
+        for run in results.runs if results is not None else []:
+            summary.add("", *point_rows(run))
+
+
+PHASES = {"placement": placement, "nightly": nightly, "seedpoint": seedpoint, "bounds": bounds}
 
 
 def main() -> int:

@@ -210,6 +210,7 @@ def _baseline(args: argparse.Namespace) -> int:
             control=control_run(results.runs),
             slo=results.slo,
             ab=next((c for c in results.ab if c.depth == run.depth), None),
+            run_exit=review.RunExit.of(results),
             force=args.force,
             dry_run=args.dry_run,
         )

@@ -256,6 +256,7 @@ def promote(
     control: DepthRun | None = None,
     slo: Slo | None = None,
     ab: AbComparison | None = None,
+    run_exit: RunExit | None = None,
     force: bool = False,
     dry_run: bool = False,
 ) -> tuple[Path, str]:
@@ -264,8 +265,10 @@ def promote(
     Only a complete run with every request successful is promoted: a baseline must not
     inherit a failure (an interrupted run is a failed one). Refused unless ``force``: a run
     with a regression verdict, a run of an A/B comparison (``ab``: the results' comparison
-    of this depth, whatever its outcome), and a baseline that would be downgraded (fewer
-    boots or samples, another workload or sweep). ``dry_run``: the diff, nothing written.
+    of this depth, whatever its outcome), a run whose test session did not pass
+    (``run_exit``: the results' exit status and reasons; a recording run writes no baseline
+    then either), and a baseline that would be downgraded (fewer boots or samples, another
+    workload or sweep). ``dry_run``: the diff, nothing written.
     The old file, if any, must be of the same hardware key. ``control``: the same results'
     depth 0, whose points give the speedups recorded (when it is complete); ``slo``: the
     results' SLOs, under which goodput and SLO capacity are recorded.
@@ -274,7 +277,7 @@ def promote(
     if problem is not None:
         raise ReviewError(f"not promoting steps={run.depth} from {results_path}: {problem}")
     if not force:
-        refusal = _promotion_refusal(run, ab)
+        refusal = _promotion_refusal(run, ab, run_exit)
         if refusal is not None:
             raise ReviewError(
                 f"not promoting steps={run.depth} from {results_path}: {refusal}; "
@@ -322,7 +325,22 @@ def promote(
 AB_NOT_GREEN = ("regression", "undecided", "failed", "interrupted")
 
 
-def _promotion_refusal(run: DepthRun, ab: AbComparison | None = None) -> str | None:
+@dataclass(frozen=True)
+class RunExit:
+    """How the run behind a results file ended (``RunResults.exit_status`` and
+    ``exit_reasons``); an older file without them says nothing."""
+
+    status: int | None
+    reasons: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, results: RunResults) -> RunExit:
+        return cls(results.exit_status, tuple(results.exit_reasons))
+
+
+def _promotion_refusal(
+    run: DepthRun, ab: AbComparison | None = None, run_exit: RunExit | None = None
+) -> str | None:
     """Why a complete run should still not become a baseline without --force, or None."""
     if ab is not None:
         return _ab_refusal(ab)
@@ -330,6 +348,15 @@ def _promotion_refusal(run: DepthRun, ab: AbComparison | None = None) -> str | N
     if regressions:
         first = regressions[0].message.split(";")[0]
         return f"the gate judged {len(regressions)} regression(s) in it ({first})"
+    if run_exit is not None and run_exit.status not in (None, 0):
+        first = (
+            run_exit.reasons[0].split(";")[0].removeprefix("specperf: ") if run_exit.reasons else ""
+        )
+        why = f": {first}" if first else "; its pytest output says which test failed"
+        return (
+            f"the run it comes from did not pass (exit status {run_exit.status}{why}), and a "
+            "recording run writes no baseline from a session that failed"
+        )
     return None
 
 

@@ -27,7 +27,11 @@ H200_NGRAM = REPO_BASELINES / "smoke-tiny-qwen3-ngram" / "1x-h200" / "steps-3.js
 
 
 def write_results(
-    path: Path, hardware: str = "sim-x5", agg: float = 1000.0, ab: list[AbComparison] | None = None
+    path: Path,
+    hardware: str = "sim-x5",
+    agg: float = 1000.0,
+    ab: list[AbComparison] | None = None,
+    exit_status: int | None = None,
 ) -> Path:
     samples = [make_point(1, agg + i, agg + i, tokens=4000, wall_s=4.0) for i in range(3)]
     run = DepthRun(
@@ -41,7 +45,9 @@ def write_results(
         planned_concurrency=[1],
         status="complete",
     )
-    results = RunResults(run_id="r", started_at="", tool_version="", runs=[run], ab=ab or [])
+    results = RunResults(
+        run_id="r", started_at="", tool_version="", runs=[run], ab=ab or [], exit_status=exit_status
+    )
     path.write_bytes(msgspec.json.encode(results))
     return path
 
@@ -132,6 +138,20 @@ def test_promote_of_a_regressed_ab_run_with_force_writes_it(tmp_path: Path) -> N
     argv = ["baseline", "promote", str(results), "--baselines", str(baselines), "--force"]
     assert main(argv) == 0
     assert load_baseline(baselines / "prof" / "sim-x5" / "steps-3.json") is not None
+
+
+def test_promote_refuses_a_depth_of_a_run_that_failed_elsewhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No regression verdict at steps=3, but the session failed (another depth, an SLO, the
+    lossless check): the recording would not have written it, so promote asks for --force."""
+    results = write_results(tmp_path / "results.json", exit_status=1)
+    baselines = tmp_path / "baselines"
+    assert main(["baseline", "promote", str(results), "--baselines", str(baselines)]) == 2
+    err = capsys.readouterr().err
+    assert "the run it comes from did not pass (exit status 1" in err
+    assert "--force" in err
+    assert not baselines.exists() or not list(baselines.rglob("*.json"))
 
 
 def test_migrate_rewrites_a_schema_1_file(tmp_path: Path) -> None:

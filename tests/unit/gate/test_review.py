@@ -9,6 +9,7 @@ import pytest
 from pytest_specperf.gate.baselines import baseline_from_run, load_baseline, save_baseline
 from pytest_specperf.gate.review import (
     ReviewError,
+    RunExit,
     diff,
     figures_of_baseline,
     figures_of_run,
@@ -142,3 +143,26 @@ def test_promote_refuses_a_green_ab_depth_and_says_how_to_record_one(tmp_path: P
     with pytest.raises(ReviewError, match=r"A/B run.*--specperf-update-baselines.*--force"):
         promote(run(100.0), tmp_path, results_path=Path("r.json"), ab=ab)
     assert not list(tmp_path.rglob("*.json"))
+
+
+def test_promote_refuses_a_run_whose_session_did_not_pass(tmp_path: Path) -> None:
+    failed = RunExit(status=1, reasons=("steps=1 has no baseline",))
+    with pytest.raises(
+        ReviewError, match=r"did not pass \(exit status 1: steps=1 has no .*--force"
+    ):
+        promote(run(100.0), tmp_path, results_path=Path("r.json"), run_exit=failed)
+    assert not list(tmp_path.rglob("*.json"))
+    with pytest.raises(ReviewError, match=r"its pytest output says which test failed"):
+        promote(run(100.0), tmp_path, results_path=Path("r.json"), run_exit=RunExit(1))
+    path, _ = promote(
+        run(100.0), tmp_path, results_path=Path("r.json"), run_exit=failed, force=True
+    )
+    assert path.exists()
+
+
+@pytest.mark.parametrize("status", [0, None])
+def test_a_passing_run_or_an_older_file_without_a_status_is_promoted(
+    tmp_path: Path, status: int | None
+) -> None:
+    path, _ = promote(run(100.0), tmp_path, results_path=Path("r.json"), run_exit=RunExit(status))
+    assert path.exists()

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Issue 38's GPU runs owed after 2026-12-05 (docs/runs/gpu-plan.md), one driver in the
+# background across calls on a lent H200 (the seed-class model needs more than an H100's
+# 78 GiB: ask for the H200; SGLang 0.5.12 bundle in /tmp/stash, wheels in .whl/ with
+# py-spy's for --specperf-server-stacks):
+#   1. bounds: the seed point (C=64, 2,048 tokens) and the NGRAM smoke's C=16 side by side,
+#      each sample's scheduler stack read by py-spy: GPU busy, the scheduler's share, its wait
+#      for the GPU, and the bound each gets (about 340 + 120 s warm, +150 s fresh);
+#   2. slow10: an A/B of a head slowed by /slow_down on the seed-class A/A's sweep (C=16, 64,
+#      256 tokens, R=3, rotation, graphs 8-64), at most 3 pairs, reading the A/A's history
+#      store (3 pairs of 2026-12-05, hardware 1x-h200) as the runner's prior (about 660 s).
+# Everything lands in /tmp/proof (driver.log, each phase's work folder); a poll tars it into $OUT.
+set -u
+proof=/tmp/proof
+mkdir -p "$proof"
+export LENT_H200=1
+source lab/gpu/_lent_gpu.sh
+# SGLang 0.5.12's flag; 0.5.15 and later (and the simulator) name it --cuda-graph-bs-decode.
+graphs="'--specperf-server-arg=${GRAPHS_FLAG:---cuda-graph-bs} 8 16 32 64'"
+# The A/A's store: the prior of the A/B (read and added to: keep the copy, not the tarball).
+tar -xzf lab/runs/2026-12-05-seed-h200/proof.tar.gz -C "$proof" --strip-components=1 \
+  proof/ab-history.sqlite
+{
+  date -u +"start %FT%TZ"
+  echo "py-spy: $(command -v py-spy || echo 'not found')"
+  date -u +"bounds %FT%TZ"
+  WORK_DIR=$proof/testbed WARMUP_S=90 SEED_ARGS="$graphs --specperf-concurrency=64" \
+    bash lab/gpu/gpu-testbed-proof.sh "$proof" bounds
+  date -u +"slow10 %FT%TZ"
+  WORK_DIR=$proof/ab PROFILE=qwen3-next-real-width-fp8-mtp MAX_PAIRS=3 \
+    SWEEP="--specperf-concurrency=16,64 --specperf-max-new-tokens=256 --specperf-repeats=3 --specperf-min-point-seconds=2 --specperf-rotate-server-cpu $graphs ${graphs/server-arg/base-server-arg} --specperf-history=$proof/ab-history.sqlite" \
+    bash lab/gpu/gpu-ab-proof.sh "$proof" slow10
+  date -u +"end %FT%TZ"
+} >"$proof/driver.log" 2>&1
