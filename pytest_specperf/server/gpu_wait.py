@@ -77,7 +77,9 @@ def _waits(frames: str) -> bool:
         if found is None:
             continue
         path = found["file"].replace("\\", "/")
-        if any(found["function"] == f and path.endswith(p) for f, p in WAIT_FRAMES):
+        # py-spy names a method by its qualified name on Python 3.11+ (Event.synchronize).
+        function = found["function"].rsplit(".", 1)[-1]
+        if any(function == f and path.endswith(p) for f, p in WAIT_FRAMES):
             return True
     return False
 

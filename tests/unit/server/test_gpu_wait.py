@@ -13,12 +13,14 @@ import pytest
 from pytest_specperf.server.gpu_wait import StackSampler, count_stacks, find_py_spy
 
 STREAMS = "/venv/lib/python3.12/site-packages/torch/cuda/streams.py"
+TORCH_CUDA = "/venv/lib/python3.12/site-packages/torch/cuda/__init__.py"
 
 
 def test_the_main_threads_samples_in_torchs_synchronize_are_its_wait() -> None:
     raw = "\n".join(
         [
-            f"thread (0x1): MainThread;event_loop (scheduler.py:10);synchronize ({STREAMS}:225) 60",
+            f"thread (0x1): MainThread;event_loop (a.py:10);Event.synchronize ({STREAMS}:245) 50",
+            f"thread (0x1): MainThread;event_loop (a.py:10);synchronize ({TORCH_CUDA}:1209) 10",
             "thread (0x1): MainThread;event_loop (scheduler.py:10);run_batch (scheduler.py:20) 40",
             f"thread (0x2): watchdog;loop (watchdog.py:5);synchronize ({STREAMS}:225) 100",
         ]
@@ -48,29 +50,32 @@ def test_nothing_read_gives_no_share() -> None:
     assert count_stacks("").wait_share is None
 
 
-# A process that spins in torch's synchronize (a stand-in package of that path) for 30 ms,
-# then works 10 ms, for ever: it waits for "the GPU" three quarters of its time.
+# A process that spins in torch's Event.synchronize (a stand-in package of that path, as
+# SGLang's scheduler waits on its copy_done event) for 30 ms, then works 10 ms, for ever: it
+# waits for "the GPU" three quarters of its time.
 _SPINNER = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
-from torch.cuda.streams import synchronize
+from torch.cuda.streams import Event
 
 def work():
     end = time.perf_counter() + 0.01
     while time.perf_counter() < end:
         pass
 
+copy_done = Event()
 while True:
-    synchronize(0.03)
+    copy_done.synchronize()
     work()
 """
 _SYNCHRONIZE = """
 import time
 
-def synchronize(seconds):
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        pass
+class Event:
+    def synchronize(self):
+        end = time.perf_counter() + 0.03
+        while time.perf_counter() < end:
+            pass
 """
 
 
@@ -120,3 +125,10 @@ def test_a_missing_executable_is_a_problem_not_an_error() -> None:
     sampler = StackSampler("/nonexistent/py-spy", 1).start()
     assert sampler.stop() is None
     assert sampler.problem is not None and "could not start" in sampler.problem
+
+
+def test_a_thread_py_spy_could_not_name_is_still_read() -> None:
+    # As py-spy 0.4.3 wrote it for a process that never imported threading.
+    raw = "thread (6763);<module> (<string>:5);Event.synchronize (/x/torch/cuda/streams.py:5) 118"
+    counts = count_stacks(raw)
+    assert (counts.samples, counts.waiting) == (118, 118)
