@@ -34,7 +34,7 @@ Each phase writes WORK_DIR/PHASE/summary.md as it goes (every command, its exit,
 read from results.json) and keeps every run's folder beside it.
 
 Environment: BACKEND (sglang | sim, for a dry run), PLACEMENTS, MODE, PLACEMENT, WARMUP_S,
-NIGHTLY_ARGS / SEED_ARGS (extra pytest options).
+STACKS (bounds: --specperf-server-stacks), NIGHTLY_ARGS / SEED_ARGS (extra pytest options).
 """
 
 from __future__ import annotations

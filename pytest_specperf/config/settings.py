@@ -24,7 +24,7 @@ from pytest_specperf.measure.warmup import WarmupPlan
 from pytest_specperf.measure.workload import Workload, trace_workload, workload_preset
 from pytest_specperf.results.schema import Slo
 from pytest_specperf.server.cpu_use import ServerCpuPlacement
-from pytest_specperf.server.gpu_wait import ServerStacks, find_py_spy
+from pytest_specperf.server.gpu_wait import ServerStacks, find_py_spy, ptrace_problem
 from pytest_specperf.server.launch import Backend
 from pytest_specperf.server.model_factory import factory_context_length
 from pytest_specperf.server.process import DEFAULT_BOOT_SILENCE_TIMEOUT_S
@@ -382,12 +382,16 @@ def _py_spy(values: Mapping[str, Any]) -> str | None:
     if chosen == "auto" and values["backend"] != "sglang":
         return None
     found = find_py_spy()
-    if found is None and chosen == "on":
-        raise UsageError(
-            "--specperf-server-stacks=on: py-spy was not found beside this Python nor on PATH "
-            "(pip install py-spy)"
-        )
-    return found
+    problem = (
+        "py-spy was not found beside this Python nor on PATH (pip install py-spy)"
+        if found is None
+        else ptrace_problem()
+    )
+    if problem is None:
+        return found
+    if chosen == "on":
+        raise UsageError(f"--specperf-server-stacks=on: {problem}")
+    return None  # auto: read where it can be
 
 
 def _server_cpu(values: Mapping[str, Any]) -> ServerCpuPlacement:

@@ -414,8 +414,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "read the server's busiest process's Python stack during each sample with py-spy (pip "
         "install py-spy; root or ptrace allowed), so that its wait for the GPU (a CUDA "
         "synchronize, which spins) is told from its own work: auto (with the sglang backend "
-        "when py-spy is found), on (fail at start without py-spy), off (not with "
-        "--specperf-url)",
+        "when py-spy is found and may read the server), on (a usage error where it cannot), "
+        "off; never with --specperf-url",
         default="auto",
         parse=lambda option, raw: parse_choice(option, raw, SERVER_STACKS_CHOICES),
     ),

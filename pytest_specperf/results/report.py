@@ -126,8 +126,8 @@ def server_cpu_line(points: Sequence[PointMetrics]) -> str | None:
     if waiting:
         text += (
             f"; gpu-bound at {', '.join(f'C={c}' for c in waiting)} (the GPU busy "
-            f"{GPU_BUSY_SHARE:.0%} or more: the scheduler's full core there is mostly its "
-            "spinning wait for the GPU)"
+            f"{GPU_BUSY_SHARE:.0%} or more: the scheduler's core reads full while it spins "
+            "waiting for the GPU)"
         )
     if not bound:
         return text
@@ -136,7 +136,11 @@ def server_cpu_line(points: Sequence[PointMetrics]) -> str | None:
         if len(bound) == len(measured)
         else "at " + ", ".join(f"C={c}" for c in bound)
     )
-    text = f"{text}; CPU-bound {where} (at {CPU_BOUND_SHARE:.0%} or more): {CPU_BOUND_MEANING}"
+    less = " less its wait for the GPU" if waits else ""
+    text = (
+        f"{text}; CPU-bound {where} (at {CPU_BOUND_SHARE:.0%} of a core or more{less}): "
+        f"{CPU_BOUND_MEANING}"
+    )
     speeds = [
         sample.server_cpu.core_speed
         for point in points
@@ -170,7 +174,7 @@ def gpu_line(points: Sequence[PointMetrics]) -> str | None:
         f"bound: gpu-bound where the GPU was busy {GPU_BUSY_SHARE:.0%} or more (whatever the "
         f"server's CPU read: SGLang's scheduler spins on the GPU while it waits), else "
         f"cpu-bound where the server's busiest process held {CPU_BOUND_SHARE:.0%} of a core or "
-        f"more, else mixed"
+        f"more (less its wait for the GPU where py-spy read it), else mixed"
     )
     return "; ".join(parts)
 

@@ -113,7 +113,8 @@ class Sampler:
         # The launched server's GPUs through NVML (server/gpu_use.py), opened each boot;
         # None: not a real server this run launched, or no NVML.
         self.server_gpus: ServerGpus | None = None
-        # --specperf-server-stacks: why py-spy read nothing, said once (None: not yet).
+        # --specperf-server-stacks: why py-spy read nothing, said once, after which it is not
+        # started again for this depth (None: no problem).
         self.stacks_problem: str | None = None
 
     def new_boot(self) -> None:
@@ -189,8 +190,9 @@ class Sampler:
         if s.pins_server_process and server_pid is not None and cpu_before is not None:
             self._pin_next_core(server_pid, cpu_before, target.worker)
         gpu_reader = self.server_gpus.sampler().start() if self.server_gpus is not None else None
-        stacks = self._stack_sampler(cpu_before)
+        stacks: StackSampler | None = None
         try:
+            stacks = self._stack_sampler(cpu_before)
             sample = event_loop.run(
                 measure_point(
                     target.base_url,
@@ -229,10 +231,13 @@ class Sampler:
 
     def _stack_sampler(self, now: cpu_use.CpuSnapshot | None) -> StackSampler | None:
         """py-spy on the process that worked hardest in the last reading (the warm-up's or
-        the last sample's), started; None where the stacks are not read."""
-        if self.settings.py_spy is None or now is None or self.last_cpu is None:
+        the last sample's, else since it started), started; None where the stacks are not
+        read."""
+        if self.settings.py_spy is None or now is None or self.stacks_problem is not None:
             return None
-        pid = cpu_use.busiest_pid(*self.last_cpu)
+        # No reading yet this boot (warm-up off): the process busiest since it started.
+        before, after = self.last_cpu if self.last_cpu is not None else (None, now)
+        pid = cpu_use.busiest_pid(before, after)
         if pid is None or pid not in now.seconds:
             return None
         return StackSampler(self.settings.py_spy, pid).start()

@@ -9,8 +9,17 @@ H200, docs/runs/2026-12-05-seed-h200). To tell the scheduler's own work from its
 sample without stopping it (``--nonblocking``), and the share of its main thread's samples
 that sit in torch's CUDA ``synchronize`` is the share of the sample's wall time it waited.
 
+What it sees: the waits torch makes from Python, ``Event.synchronize`` and
+``Stream.synchronize`` (torch/cuda/streams.py) and ``torch.cuda.synchronize``. SGLang's
+overlap scheduler (on by default, and for EAGLE/MTP speculation with topk 1: "Spec v2", as the
+seed-class boots on the H200 logged) waits there. What it does not see: a blocking copy made
+in C++ from a Python line (``.tolist()``, ``.cpu()``, ``.item()`` of a GPU tensor), which is
+how SGLang waits with the overlap scheduler off (NGRAM speculation turns it off on 0.5.12;
+0.5.23's NGRAM worker waits in a blocking ``.cpu()``): there the wait reads 0 and counts as
+work, as it did before.
+
 py-spy needs to read the process's memory: root, or ptrace allowed (kernel.yama.ptrace_scope 0,
-or CAP_SYS_PTRACE in a container). Where it cannot, the sampler says why and nothing is read.
+or CAP_SYS_PTRACE in a container): ``ptrace_problem``. Where it cannot, nothing is read.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -35,6 +45,8 @@ SERVER_STACKS_CHOICES: tuple[ServerStacks, ...] = ("auto", "on", "off")
 SAMPLE_RATE_HZ = 50
 # py-spy writes its file after the interrupt; a stack dump of one process takes milliseconds.
 STOP_TIMEOUT_S = 10.0
+# py-spy 0.4.3 killed by an interrupt 0 s after its start wrote nothing; 0.05 s later it did.
+HANDLER_GRACE_S = 0.3
 # Where a process waits for the GPU from Python: torch's Event.synchronize (the scheduler's
 # copy_done, torch/cuda/streams.py) and torch.cuda.synchronize (torch/cuda/__init__.py).
 WAIT_FRAMES = (
@@ -48,6 +60,26 @@ _LINE = re.compile(
 )
 _FRAME = re.compile(r"^(?P<function>.*) \((?P<file>.*):\d+\)$")
 MAIN_THREAD = "MainThread"
+
+
+def ptrace_problem(
+    euid: int | None = None, scope_file: Path = Path("/proc/sys/kernel/yama/ptrace_scope")
+) -> str | None:
+    """Why py-spy may not read the server's processes here, or None. Under Yama's
+    ptrace_scope 1 (Ubuntu's default) a process may read only its own descendants, and the
+    server is pytest's child, not py-spy's; root may always."""
+    if (os.geteuid() if euid is None else euid) == 0:
+        return None
+    try:
+        scope = scope_file.read_text().strip()
+    except OSError:
+        return None  # no Yama: a process may read another of its own user
+    if scope == "0":
+        return None
+    return (
+        f"kernel.yama.ptrace_scope is {scope}: py-spy may read only its own children, and the "
+        "server is not one (run as root, or sudo sysctl kernel.yama.ptrace_scope=0)"
+    )
 
 
 def find_py_spy() -> str | None:
@@ -95,7 +127,8 @@ def count_stacks(raw: str) -> StackCounts:
         if found is None:
             continue
         tid, n = found["tid"], int(found["n"])
-        names[tid] = (found["name"] or "").strip()
+        if found["name"]:  # py-spy cannot always name a thread: keep a name once seen
+            names[tid] = found["name"].strip()
         totals = by_thread.setdefault(tid, [0, 0])
         totals[0] += n
         if _waits(found["frames"]):
@@ -120,10 +153,11 @@ class StackSampler:
         self.problem: str | None = None
         self._dir: tempfile.TemporaryDirectory[str] | None = None
         self._process: subprocess.Popen[bytes] | None = None
+        self._started_at = 0.0
 
     def start(self) -> StackSampler:
-        self._dir = tempfile.TemporaryDirectory(prefix="specperf-stacks-")
-        output = Path(self._dir.name) / "stacks.txt"
+        folder = tempfile.TemporaryDirectory(prefix="specperf-stacks-")
+        output = Path(folder.name) / "stacks.txt"
         argv = [
             self.executable,
             "record",
@@ -142,7 +176,11 @@ class StackSampler:
                 stderr=subprocess.PIPE,
             )
         except OSError as exc:
+            folder.cleanup()
             self.problem = f"py-spy could not start: {exc}"
+            return self
+        self._dir = folder
+        self._started_at = time.monotonic()
         return self
 
     def stop(self) -> StackCounts | None:
@@ -151,6 +189,8 @@ class StackSampler:
         if process is None or folder is None:
             return None
         with folder:
+            # An interrupt before py-spy installs its handler kills it before it writes.
+            time.sleep(max(0.0, self._started_at + HANDLER_GRACE_S - time.monotonic()))
             if process.poll() is None:
                 process.send_signal(signal.SIGINT)
             try:
@@ -166,7 +206,7 @@ class StackSampler:
         counts = count_stacks(raw)
         if counts.samples == 0:
             said = " ".join(err.decode(errors="replace").split())[-300:]
-            self.problem = f"py-spy read no stack of process {self.pid}" + (
+            self.problem = "py-spy read no stack of the server's busiest process" + (
                 f": {said}" if said else ""
             )
             return None

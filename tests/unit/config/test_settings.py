@@ -446,6 +446,7 @@ def test_the_stacks_are_read_by_default_only_on_a_real_server_where_py_spy_is(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(settings_module, "find_py_spy", lambda: "/opt/bin/py-spy")
+    monkeypatch.setattr(settings_module, "ptrace_problem", lambda: None)
     assert settings_from(tmp_path).py_spy == "/opt/bin/py-spy"  # sglang, auto
     assert settings_from(tmp_path, backend="sim").py_spy is None
     assert settings_from(tmp_path, backend="sim", server_stacks="on").py_spy == "/opt/bin/py-spy"
@@ -463,3 +464,14 @@ def test_stacks_on_without_py_spy_or_with_a_url_are_refused(
     assert_one_line(caught.value, "--specperf-server-stacks")
     with pytest.raises(UsageError, match="not this run's process"):
         settings_from(tmp_path, server_stacks="on", url="http://127.0.0.1:30000")
+
+
+def test_stacks_where_py_spy_may_not_read_the_server_are_off_or_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(settings_module, "find_py_spy", lambda: "/opt/bin/py-spy")
+    monkeypatch.setattr(settings_module, "ptrace_problem", lambda: "ptrace_scope is 1: ...")
+    assert settings_from(tmp_path).py_spy is None  # auto
+    with pytest.raises(UsageError, match="ptrace_scope is 1") as caught:
+        settings_from(tmp_path, server_stacks="on")
+    assert_one_line(caught.value, "--specperf-server-stacks")

@@ -158,7 +158,7 @@ def test_a_depth_cpu_bound_at_every_point_says_so_under_its_table() -> None:
     text = depth_table(run).text()
     assert (
         "server CPU: sglang::scheduler at C=1 100%, C=4 96% of one core; CPU-bound at every "
-        f"point (at 90% or more): {CPU_BOUND_MEANING}" in text
+        f"point (at 90% of a core or more): {CPU_BOUND_MEANING}" in text
     )
 
 
@@ -171,7 +171,7 @@ def test_only_the_cpu_bound_points_are_named_and_several_processes_each_shown() 
     line = server_cpu_line([_with_cpu(1, "a", 0.5), _with_cpu(4, "b", 0.93)])
     assert line is not None
     assert line.startswith("server CPU, the busiest process of one core: C=1 a 50%, C=4 b 93%")
-    assert "; CPU-bound at C=4 (at 90% or more)" in line
+    assert "; CPU-bound at C=4 (at 90% of a core or more)" in line
 
 
 def test_the_cpu_bound_process_vcpu_speeds_over_the_samples_follow_the_warning() -> None:
@@ -218,11 +218,10 @@ def test_a_full_core_beside_a_busy_gpu_is_called_gpu_bound_not_cpu_bound() -> No
     line = server_cpu_line([working, waiting])
     assert line is not None
     assert "; gpu-bound at C=64 (the GPU busy 90% or more" in line
-    assert "; CPU-bound at C=16 (at 90% or more)" in line
+    assert "; CPU-bound at C=16 (at 90% of a core or more)" in line
     assert server_cpu_line([waiting]) == (
         "server CPU: sglang::scheduler at C=64 100% of one core; gpu-bound at C=64 (the GPU "
-        "busy 90% or more: the scheduler's full core there is mostly its spinning wait for the "
-        "GPU)"
+        "busy 90% or more: the scheduler's core reads full while it spins waiting for the GPU)"
     )
 
 

@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_specperf.server.gpu_wait import StackSampler, count_stacks, find_py_spy
+from pytest_specperf.server.gpu_wait import (
+    StackCounts,
+    StackSampler,
+    count_stacks,
+    find_py_spy,
+    ptrace_problem,
+)
 
 STREAMS = "/venv/lib/python3.12/site-packages/torch/cuda/streams.py"
 TORCH_CUDA = "/venv/lib/python3.12/site-packages/torch/cuda/__init__.py"
@@ -119,6 +125,7 @@ def test_a_process_that_is_gone_reads_nothing_and_says_why() -> None:
     time.sleep(0.3)
     assert sampler.stop() is None
     assert sampler.problem is not None and "py-spy read no stack" in sampler.problem
+    assert str(sampler.pid) not in sampler.problem  # one warning for every process it names
 
 
 def test_a_missing_executable_is_a_problem_not_an_error() -> None:
@@ -132,3 +139,37 @@ def test_a_thread_py_spy_could_not_name_is_still_read() -> None:
     raw = "thread (6763);<module> (<string>:5);Event.synchronize (/x/torch/cuda/streams.py:5) 118"
     counts = count_stacks(raw)
     assert (counts.samples, counts.waiting) == (118, 118)
+
+
+def test_a_main_thread_line_without_its_name_is_still_the_main_threads() -> None:
+    raw = "\n".join(
+        [
+            "thread (0x1): MainThread;loop (a.py:1) 82",
+            f"thread (0x1): MainThread;loop (a.py:1);Event.synchronize ({STREAMS}:245) 10",
+            "thread (0x1);loop (a.py:1) 1",
+            f"thread (0x2): worker;Stream.synchronize ({STREAMS}:102) 93",
+        ]
+    )
+    assert count_stacks(raw) == StackCounts(samples=93, waiting=10)
+
+
+def test_root_may_read_any_process(tmp_path: Path) -> None:
+    scope = tmp_path / "ptrace_scope"
+    scope.write_text("1\n")
+    assert ptrace_problem(euid=0, scope_file=scope) is None
+
+
+@pytest.mark.parametrize(("scope", "refused"), [("0", False), ("1", True), ("2", True)])
+def test_yamas_ptrace_scope_decides_for_another_user(
+    tmp_path: Path, scope: str, refused: bool
+) -> None:
+    path = tmp_path / "ptrace_scope"
+    path.write_text(f"{scope}\n")
+    problem = ptrace_problem(euid=1000, scope_file=path)
+    assert (problem is not None) == refused
+    if problem is not None:
+        assert f"ptrace_scope is {scope}" in problem and "sysctl" in problem
+
+
+def test_without_yama_another_process_of_ones_own_user_may_be_read(tmp_path: Path) -> None:
+    assert ptrace_problem(euid=1000, scope_file=tmp_path / "absent") is None
