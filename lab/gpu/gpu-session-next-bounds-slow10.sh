@@ -23,6 +23,9 @@ tar -xzf lab/runs/2026-12-05-seed-h200/proof.tar.gz -C "$proof" --strip-componen
 {
   date -u +"start %FT%TZ"
   echo "py-spy: $(command -v py-spy || echo 'not found')"
+  "$python" -c 'from pytest_specperf.server.gpu_wait import ptrace_problem as p; print("ptrace:", p() or "py-spy may read the server")'
+  # auto: where py-spy may not read the server the runs go on without the stacks (said above).
+  export STACKS=auto
   date -u +"bounds %FT%TZ"
   WORK_DIR=$proof/testbed WARMUP_S=90 SEED_ARGS="$graphs --specperf-concurrency=64" \
     bash lab/gpu/gpu-testbed-proof.sh "$proof" bounds
