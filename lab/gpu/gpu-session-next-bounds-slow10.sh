@@ -24,6 +24,14 @@ tar -xzf lab/runs/2026-12-05-seed-h200/proof.tar.gz -C "$proof" --strip-componen
   date -u +"start %FT%TZ"
   echo "py-spy: $(command -v py-spy || echo 'not found')"
   "$python" -c 'from pytest_specperf.server.gpu_wait import ptrace_problem as p; print("ptrace:", p() or "py-spy may read the server")'
+  # What a /slow_down sleep takes on this machine (on the seed-class profile any sleep cost
+  # about 15% at C=1 on 2026-12-02, where 0.05 ms of an 11 ms step would be 0.5%).
+  "$python" -c 'import statistics as s, time
+for want in (0.00005, 0.00012, 0.0003, 0.001):
+    took = []
+    for _ in range(200):
+        t = time.perf_counter(); time.sleep(want); took.append(time.perf_counter() - t)
+    print(f"time.sleep({want}): median {s.median(took) * 1e3:.3f} ms, p90 {s.quantiles(took, n=10)[-1] * 1e3:.3f} ms")'
   # auto: where py-spy may not read the server the runs go on without the stacks (said above).
   export STACKS=auto
   date -u +"bounds %FT%TZ"
