@@ -26,3 +26,20 @@ def test_a_full_core_recorded_as_cpu_bound_beside_a_busy_gpu_reads_gpu_bound_now
     done = run_script(STUDY, str(path))
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"{path} | 3 | 64 | 93% | 100% | cpu-bound | gpu-bound" in done.stdout
+
+
+def test_the_h200_seed_point_reads_gpu_bound_and_the_aas_256_token_points_cpu_bound() -> None:
+    """The table in docs/runs/2026-12-05-seed-h200/README.md, from the run's own files."""
+    tarball = STUDY.parents[2] / "lab" / "runs" / "2026-12-05-seed-h200" / "proof.tar.gz"
+    done = run_script(STUDY, "--tarball", str(tarball))
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [line.split(" | ") for line in done.stdout.splitlines() if "results.json" in line]
+    seed = [row for row in rows if "seedpoint" in row[0]]
+    # Each boot's own file (the run's top-level results.json repeats the last boot's points).
+    aa = [row for row in rows if "/pair" in row[0]]
+    assert [(row[2], row[3], row[6]) for row in seed] == [
+        ("64", "93%", "gpu-bound"),
+        ("64", "96%", "gpu-bound"),
+    ]
+    assert len(aa) == 36 and {row[6] for row in aa} == {"cpu-bound"}  # 6 boots, 2 points, R=3
+    assert all(row[5] == "cpu-bound" for row in rows)  # as the rule of that day labelled them
