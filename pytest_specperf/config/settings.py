@@ -115,6 +115,9 @@ class Settings:
     # --specperf-server-stacks (server/gpu_wait.py): the py-spy executable that reads the
     # server's busiest process's stack during each sample; None: not read.
     py_spy: str | None = None
+    # Why --specperf-server-stacks=auto reads nothing on a real server (None: it reads, or
+    # was not asked to): said in the run's header.
+    server_stacks_off: str | None = None
     # --specperf-boot-silence-timeout: a boot whose log is silent this long fails (0: off).
     boot_silence_timeout_s: float = DEFAULT_BOOT_SILENCE_TIMEOUT_S
     # The server's interpreter (None: this one); the base side of A/B mode sets it.
@@ -264,6 +267,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         ab_boot_together=_ab_boot_together(values),
         server_cpu=_server_cpu(values),
         py_spy=_py_spy(values),
+        server_stacks_off=_stacks_off(values),
         boot_silence_timeout_s=values["boot_silence_timeout"],
         history=_history_location(values["history"], rootdir),
         profile_option=values["profile"],
@@ -381,17 +385,27 @@ def _py_spy(values: Mapping[str, Any]) -> str | None:
         return None
     if chosen == "auto" and values["backend"] != "sglang":
         return None
-    found = find_py_spy()
-    problem = (
-        "py-spy was not found beside this Python nor on PATH (pip install py-spy)"
-        if found is None
-        else ptrace_problem()
-    )
+    found, problem = _py_spy_here()
     if problem is None:
         return found
     if chosen == "on":
         raise UsageError(f"--specperf-server-stacks=on: {problem}")
     return None  # auto: read where it can be
+
+
+def _py_spy_here() -> tuple[str | None, str | None]:
+    """py-spy's path here, and why it cannot read the server (None: it can)."""
+    found = find_py_spy()
+    if found is None:
+        return None, "py-spy was not found beside this Python nor on PATH (pip install py-spy)"
+    return found, ptrace_problem()
+
+
+def _stacks_off(values: Mapping[str, Any]) -> str | None:
+    """Why auto reads no stack of a real SGLang server this run starts (None: it does)."""
+    if values["server_stacks"] != "auto" or values["url"] or values["backend"] != "sglang":
+        return None
+    return _py_spy_here()[1]
 
 
 def _server_cpu(values: Mapping[str, Any]) -> ServerCpuPlacement:

@@ -165,6 +165,10 @@ def header_lines(run: SpecperfRun, config: pytest.Config) -> list[str]:
         f"depths={list(settings.depths)} concurrency={list(settings.concurrency)} "
         f"out={settings.out_dir}"
     ]
+    if settings.py_spy is not None:
+        lines.append(f"specperf: server stacks read by {settings.py_spy}")
+    elif settings.server_stacks_off is not None:
+        lines.append(f"specperf: server stacks not read: {settings.server_stacks_off}")
     if run.estimate is not None:
         lines.append(f"specperf: {run.estimate.line()}")
     dist = getattr(config.option, "dist", "no")

@@ -475,3 +475,15 @@ def test_stacks_where_py_spy_may_not_read_the_server_are_off_or_refused(
     with pytest.raises(UsageError, match="ptrace_scope is 1") as caught:
         settings_from(tmp_path, server_stacks="on")
     assert_one_line(caught.value, "--specperf-server-stacks")
+
+
+def test_why_auto_reads_no_stack_of_a_real_server_is_kept_for_the_header(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(settings_module, "find_py_spy", lambda: None)
+    assert "pip install py-spy" in settings_from(tmp_path).server_stacks_off
+    assert settings_from(tmp_path, backend="sim").server_stacks_off is None
+    assert settings_from(tmp_path, server_stacks="off").server_stacks_off is None
+    monkeypatch.setattr(settings_module, "find_py_spy", lambda: "/opt/bin/py-spy")
+    monkeypatch.setattr(settings_module, "ptrace_problem", lambda: None)
+    assert settings_from(tmp_path).server_stacks_off is None

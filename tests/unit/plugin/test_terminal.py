@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
 import pytest
 
+from pytest_specperf.config.settings import build_settings
 from pytest_specperf.plugin.terminal import (
     NOT_RECORDED_CATEGORY,
     RECORDED_CATEGORY,
     RECORDED_PROPERTY,
+    header_lines,
     recorded_status,
     settle_recorded,
 )
@@ -63,3 +70,23 @@ def test_a_baseline_not_written_reads_unrecorded_in_the_lines_and_the_summary_co
     lines = settle_recorded(stats, written, interrupted=interrupted)
     assert lines == [f"NOT RECORDED ({why}) {NODE}: steps=3 C=4: agg 1.0 tok/s"]
     assert stats[RECORDED_CATEGORY] == [] and len(stats[NOT_RECORDED_CATEGORY]) == 1
+
+
+def _header(tmp_path: Path, **fields: Any) -> list[str]:
+    """The header of a simulator run whose Settings carry ``fields``."""
+    values = {"backend": "sim"}
+    settings = dataclasses.replace(build_settings(lambda key: values.get(key), tmp_path), **fields)
+    run = SimpleNamespace(settings=settings, estimate=None)
+    config = SimpleNamespace(option=SimpleNamespace(dist="no", tx=None))
+    return header_lines(run, config)  # type: ignore[arg-type]
+
+
+def test_the_header_names_the_py_spy_that_reads_the_server_stacks(tmp_path: Path) -> None:
+    lines = _header(tmp_path, py_spy="/opt/bin/py-spy")
+    assert "specperf: server stacks read by /opt/bin/py-spy" in lines
+
+
+def test_the_header_says_why_auto_reads_no_server_stack(tmp_path: Path) -> None:
+    why = "kernel.yama.ptrace_scope is 1: ..."
+    assert f"specperf: server stacks not read: {why}" in _header(tmp_path, server_stacks_off=why)
+    assert not any("server stacks" in line for line in _header(tmp_path))  # sim: not asked
