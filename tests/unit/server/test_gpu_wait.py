@@ -56,10 +56,12 @@ def test_nothing_read_gives_no_share() -> None:
     assert count_stacks("").wait_share is None
 
 
-# A process that spins in torch's Event.synchronize (a stand-in package of that path, as
+# A process that waits in torch's Event.synchronize (a stand-in package of that path, as
 # SGLang's scheduler waits on its copy_done event) for 30 ms, then works 10 ms, for ever: it
-# waits for "the GPU" three quarters of its time.
-_SPINNER = """
+# waits for "the GPU" three quarters of its time. The stand-in sleeps where CUDA would spin:
+# py-spy (--idle) samples the frame either way, and a spinning test process would take a core
+# from the timing-sensitive tests beside it on a 2-core runner.
+_WAITER = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
 from torch.cuda.streams import Event
@@ -79,20 +81,18 @@ import time
 
 class Event:
     def synchronize(self):
-        end = time.perf_counter() + 0.03
-        while time.perf_counter() < end:
-            pass
+        time.sleep(0.03)
 """
 
 
 @pytest.fixture
-def spinner(tmp_path: Path) -> Iterator[int]:
+def waiter(tmp_path: Path) -> Iterator[int]:
     package = tmp_path / "torch" / "cuda"
     package.mkdir(parents=True)
     (tmp_path / "torch" / "__init__.py").write_text("")
     (package / "__init__.py").write_text("")
     (package / "streams.py").write_text(_SYNCHRONIZE)
-    process = subprocess.Popen([sys.executable, "-c", _SPINNER, str(tmp_path)])
+    process = subprocess.Popen([sys.executable, "-c", _WAITER, str(tmp_path)])
     time.sleep(0.5)
     yield process.pid
     process.kill()
@@ -105,13 +105,13 @@ def _py_spy() -> str:
     return found
 
 
-def test_py_spy_reads_a_running_process_waiting_three_quarters_of_its_time(spinner: int) -> None:
-    sampler = StackSampler(_py_spy(), spinner, rate_hz=100).start()
+def test_py_spy_reads_a_running_process_waiting_three_quarters_of_its_time(waiter: int) -> None:
+    sampler = StackSampler(_py_spy(), waiter, rate_hz=100).start()
     time.sleep(2.0)
     counts = sampler.stop()
     assert counts is not None, sampler.problem
     assert counts.samples >= 100
-    assert counts.wait_share == pytest.approx(0.75, abs=0.1)
+    assert counts.wait_share == pytest.approx(0.75, abs=0.15)  # 0.70-0.77 measured here
 
 
 def test_a_process_that_is_gone_reads_nothing_and_says_why() -> None:
