@@ -25,7 +25,7 @@ from pytest_specperf.results.schema import PointMetrics, RunResults, point_bound
 def samples(results: RunResults) -> Iterator[tuple[int, PointMetrics]]:
     for run in results.runs:
         for point in run.points:
-            for sample in point.samples or [point]:
+            for sample in point.all_samples():
                 yield run.depth, sample
 
 

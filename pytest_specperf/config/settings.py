@@ -247,6 +247,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
     values = option_values(with_run_profile(get, run_profile))
     baselines_dir = _directory_option("--specperf-baselines", values["baselines"], rootdir)
     out_dir = _directory_option("--specperf-out", values["out"], rootdir)
+    py_spy, stacks_off = _server_stacks(values)
     return Settings(
         profile=resolve_profile_option(values["profile"], values["profile_dir"], rootdir),
         depths=values["spec_steps"],
@@ -266,8 +267,8 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         ab_max_pairs=_ab_max_pairs(values),
         ab_boot_together=_ab_boot_together(values),
         server_cpu=_server_cpu(values),
-        py_spy=_py_spy(values),
-        server_stacks_off=_stacks_off(values),
+        py_spy=py_spy,
+        server_stacks_off=stacks_off,
         boot_silence_timeout_s=values["boot_silence_timeout"],
         history=_history_location(values["history"], rootdir),
         profile_option=values["profile"],
@@ -371,41 +372,32 @@ def _ab_boot_together(values: Mapping[str, Any]) -> bool:
     return together
 
 
-def _py_spy(values: Mapping[str, Any]) -> str | None:
-    """--specperf-server-stacks: the py-spy to run, None where the stacks are not read."""
+def _server_stacks(values: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """--specperf-server-stacks: the py-spy to run (None: the stacks are not read) and, where
+    auto reads none on a real SGLang server this run starts, why (said in the header)."""
     chosen: ServerStacks = values["server_stacks"]
     if chosen == "off":
-        return None
+        return None, None
     if values["url"]:
         if chosen == "on":
             raise UsageError(
                 "--specperf-server-stacks=on: reads the stack of a server this run starts; "
                 "with --specperf-url the server is not this run's process"
             )
-        return None
+        return None, None
     if chosen == "auto" and values["backend"] != "sglang":
-        return None
-    found, problem = _py_spy_here()
+        return None, None
+    found = find_py_spy()
+    problem = (
+        "py-spy was not found beside this Python nor on PATH (pip install py-spy)"
+        if found is None
+        else ptrace_problem()
+    )
     if problem is None:
-        return found
+        return found, None
     if chosen == "on":
         raise UsageError(f"--specperf-server-stacks=on: {problem}")
-    return None  # auto: read where it can be
-
-
-def _py_spy_here() -> tuple[str | None, str | None]:
-    """py-spy's path here, and why it cannot read the server (None: it can)."""
-    found = find_py_spy()
-    if found is None:
-        return None, "py-spy was not found beside this Python nor on PATH (pip install py-spy)"
-    return found, ptrace_problem()
-
-
-def _stacks_off(values: Mapping[str, Any]) -> str | None:
-    """Why auto reads no stack of a real SGLang server this run starts (None: it does)."""
-    if values["server_stacks"] != "auto" or values["url"] or values["backend"] != "sglang":
-        return None
-    return _py_spy_here()[1]
+    return None, problem  # auto: read where it can be
 
 
 def _server_cpu(values: Mapping[str, Any]) -> ServerCpuPlacement:
