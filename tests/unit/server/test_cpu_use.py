@@ -27,6 +27,7 @@ from pytest_specperf.server.cpu_use import (
     time_cores,
     with_core_speed,
 )
+from tests.support.processes import pid_of_an_ended_process
 
 # A parent with a busy and an idle child, each renamed in argv as SGLang renames its own.
 TREE = f"""
@@ -62,18 +63,8 @@ def test_the_busiest_process_of_the_tree_is_named_as_its_argv_names_it(server_tr
     assert found.share > 0.1
 
 
-def _pid_of_an_ended_process() -> int:
-    done = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return int(done.stdout)
-
-
 def test_a_tree_whose_root_is_gone_gives_no_snapshot() -> None:
-    assert snapshot(_pid_of_an_ended_process()) is None
+    assert snapshot(pid_of_an_ended_process()) is None
 
 
 def test_a_share_is_cpu_seconds_over_wall_seconds() -> None:
@@ -155,7 +146,7 @@ def test_every_thread_of_a_pinned_process_runs_on_that_vcpu() -> None:
 
 
 def test_a_gone_process_is_not_pinned() -> None:
-    assert not pin_process(_pid_of_an_ended_process(), 0)
+    assert not pin_process(pid_of_an_ended_process(), 0)
 
 
 def test_with_no_earlier_snapshot_the_busiest_is_the_one_with_most_cpu_so_far() -> None:

@@ -17,6 +17,7 @@ from pytest_specperf.server.gpu_wait import (
     find_py_spy,
     ptrace_problem,
 )
+from tests.support.processes import pid_of_an_ended_process
 
 STREAMS = "/venv/lib/python3.12/site-packages/torch/cuda/streams.py"
 TORCH_CUDA = "/venv/lib/python3.12/site-packages/torch/cuda/__init__.py"
@@ -115,13 +116,7 @@ def test_py_spy_reads_a_running_process_waiting_three_quarters_of_its_time(waite
 
 
 def test_a_process_that_is_gone_reads_nothing_and_says_why() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    sampler = StackSampler(_py_spy(), int(done.stdout)).start()
+    sampler = StackSampler(_py_spy(), pid_of_an_ended_process()).start()
     time.sleep(0.3)
     assert sampler.stop() is None
     assert sampler.problem is not None and "py-spy read no stack" in sampler.problem
