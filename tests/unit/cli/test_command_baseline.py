@@ -99,6 +99,17 @@ def ab_comparison(outcome: str, change: float) -> AbComparison:
     )
 
 
+def refused_promotion(results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """`specperf baseline promote` of ``results``: refused (exit 2, --force offered, nothing
+    written); its error output."""
+    baselines = tmp_path / "baselines"
+    assert main(["baseline", "promote", str(results), "--baselines", str(baselines)]) == 2
+    err = capsys.readouterr().err
+    assert "--force" in err
+    assert not baselines.exists() or not list(baselines.rglob("*.json"))
+    return err
+
+
 def test_promote_refuses_an_ab_run_whose_comparison_regressed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -106,13 +117,9 @@ def test_promote_refuses_an_ab_run_whose_comparison_regressed(
     results = write_results(
         tmp_path / "results.json", ab=[ab_comparison("regression", change=-0.3)]
     )
-    baselines = tmp_path / "baselines"
-    assert main(["baseline", "promote", str(results), "--baselines", str(baselines)]) == 2
-    err = capsys.readouterr().err
+    err = refused_promotion(results, tmp_path, capsys)
     assert "not promoting steps=3" in err
     assert "A/B outcome is regression" in err
-    assert "--force" in err
-    assert not baselines.exists() or not list(baselines.rglob("*.json"))
 
 
 def test_promote_refuses_a_green_ab_run_without_force(
@@ -122,12 +129,8 @@ def test_promote_refuses_a_green_ab_run_without_force(
     results = write_results(
         tmp_path / "results.json", ab=[ab_comparison("no-regression", change=0.01)]
     )
-    baselines = tmp_path / "baselines"
-    assert main(["baseline", "promote", str(results), "--baselines", str(baselines)]) == 2
-    err = capsys.readouterr().err
+    err = refused_promotion(results, tmp_path, capsys)
     assert "it is an A/B run (A/B outcome no-regression" in err
-    assert "--force" in err
-    assert not baselines.exists() or not list(baselines.rglob("*.json"))
 
 
 def test_promote_of_a_regressed_ab_run_with_force_writes_it(tmp_path: Path) -> None:
@@ -146,12 +149,8 @@ def test_promote_refuses_a_depth_of_a_run_that_failed_elsewhere(
     """No regression verdict at steps=3, but the session failed (another depth, an SLO, the
     lossless check): the recording would not have written it, so promote asks for --force."""
     results = write_results(tmp_path / "results.json", exit_status=1)
-    baselines = tmp_path / "baselines"
-    assert main(["baseline", "promote", str(results), "--baselines", str(baselines)]) == 2
-    err = capsys.readouterr().err
+    err = refused_promotion(results, tmp_path, capsys)
     assert "the run it comes from did not pass (exit status 1" in err
-    assert "--force" in err
-    assert not baselines.exists() or not list(baselines.rglob("*.json"))
 
 
 def test_migrate_rewrites_a_schema_1_file(tmp_path: Path) -> None:
