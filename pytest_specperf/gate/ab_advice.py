@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from pytest_specperf.gate.ab_pairs import AbSettings, Pair, core_speeds, pooled_change
 from pytest_specperf.results.formats import core_speeds_note, counted
-from pytest_specperf.results.schema import CPU_BOUND_MEANING
+from pytest_specperf.results.schema import CPU_BOUND_MEANING, follows_its_core
 from pytest_specperf.results.stats import log_sd
 
 # Pairs beyond which advice stops counting: a profile that needs more is too noisy for A/B.
@@ -111,11 +111,9 @@ def undecided_advice(pairs: Sequence[Pair], settings: AbSettings) -> str:
 def cpu_bound_note(pairs: Sequence[Pair]) -> str:
     """Why boots can disagree on a runner: every boot's server held one core flat out."""
     points = [point for pair in pairs for side in (pair.base, pair.head) for point in side.values()]
-    cpus = [point.cpu for point in points]
-    if not cpus or any(cpu is None or not cpu.cpu_bound for cpu in cpus):
+    if not points or not all(follows_its_core(point.cpu, point.bound) for point in points):
         return ""
-    if any(point.bound == "gpu-bound" for point in points):
-        return ""  # a full core beside a busy GPU is the scheduler's wait for it
+    cpus = [point.cpu for point in points]
     shares = [cpu.share for cpu in cpus if cpu is not None]
     names = sorted({cpu.process for cpu in cpus if cpu is not None})
     note = (

@@ -41,6 +41,7 @@ from pytest_specperf.results.schema import (
     Recommendation,
     Slo,
     Warmup,
+    follows_its_core,
 )
 from pytest_specperf.results.speculation_report import (
     self_test_lines,
@@ -119,10 +120,13 @@ def server_cpu_line(points: Sequence[PointMetrics]) -> str | None:
             "; of which waiting for the GPU (py-spy, in torch's CUDA synchronize): "
             + ", ".join(f"C={c} {wait:.0%}" for c, wait in waits)
         )
-    full = [p for p in measured if p.server_cpu is not None and p.server_cpu.cpu_bound]
+    bound = [p.concurrency for p in measured if follows_its_core(p.server_cpu, p.bound)]
     # A full core beside a GPU busy 90% or more is the scheduler waiting on the GPU.
-    waiting = [p.concurrency for p in full if p.bound == "gpu-bound"]
-    bound = [p.concurrency for p in full if p.bound != "gpu-bound"]
+    waiting = [
+        p.concurrency
+        for p in measured
+        if p.bound == "gpu-bound" and p.server_cpu is not None and p.server_cpu.cpu_bound
+    ]
     if waiting:
         text += (
             f"; gpu-bound at {', '.join(f'C={c}' for c in waiting)} (the GPU busy "

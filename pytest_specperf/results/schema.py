@@ -19,6 +19,7 @@ from pytest_specperf.results.testbed_schema import Bound as Bound
 from pytest_specperf.results.testbed_schema import GpuUse as GpuUse
 from pytest_specperf.results.testbed_schema import ServerCpu as ServerCpu
 from pytest_specperf.results.testbed_schema import Testbed as Testbed
+from pytest_specperf.results.testbed_schema import follows_its_core as follows_its_core
 from pytest_specperf.results.testbed_schema import point_bound as point_bound
 
 RESULTS_SCHEMA_VERSION = 1

@@ -84,6 +84,12 @@ def point_bound(cpu: ServerCpu | None, gpu: GpuUse | None) -> Bound | None:
     return "mixed"
 
 
+def follows_its_core(cpu: ServerCpu | None, bound: Bound | None) -> bool:
+    """Whether a point's throughput follows one core of the runner: its busiest process
+    CPU-bound and the point not gpu-bound (a full core beside a busy GPU is the wait)."""
+    return cpu is not None and cpu.cpu_bound and bound != "gpu-bound"
+
+
 class Testbed(msgspec.Struct, kw_only=True, omit_defaults=True):
     """The machine a run (or a baseline) was measured on (server/testbed.py collects it,
     results/testbed.py fills in the measured figures and compares two). Every field is None
