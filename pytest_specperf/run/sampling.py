@@ -235,9 +235,7 @@ class Sampler:
         read."""
         if self.settings.py_spy is None or now is None or self.stacks_problem is not None:
             return None
-        # No reading yet this boot (warm-up off): the process busiest since it started.
-        before, after = self.last_cpu if self.last_cpu is not None else (None, now)
-        pid = cpu_use.busiest_pid(before, after)
+        pid = self._busiest_lately(now)
         if pid is None or pid not in now.seconds:
             return None
         return StackSampler(self.settings.py_spy, pid).start()
@@ -276,7 +274,12 @@ class Sampler:
             )
         if not self.rotation.cores:
             return
-        before, after = self.last_cpu if self.last_cpu is not None else (None, now)
-        pid = cpu_use.busiest_pid(before, after)
+        pid = self._busiest_lately(now)
         if pid is not None:
             cpu_use.pin_process(pid, self.rotation.next_core())
+
+    def _busiest_lately(self, now: cpu_use.CpuSnapshot) -> int | None:
+        """The server process that worked hardest in the last reading (the last sample's or
+        the boot's warm-up; without either: the one with the most CPU time since it started)."""
+        before, after = self.last_cpu if self.last_cpu is not None else (None, now)
+        return cpu_use.busiest_pid(before, after)
