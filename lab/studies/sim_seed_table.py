@@ -6,7 +6,9 @@
 Agg tok/s = sum of server-reported completion tokens / wall time of the point;
 Per-req tok/s = mean over requests of (tokens after the first chunk) / (last - first chunk).
 Sim figures are divided by --speedup to put them in simulated time. The seed's own
-"Tokens" column undercounts; its Agg figures are compared as printed.
+"Tokens" column undercounts; its Agg figures are compared as printed. The "model" columns
+are the simulator's virtual-time model (no HTTP, no client): how far the served figures
+stray from it is the cost of the HTTP path and of the machine's load at that speedup.
 """
 
 from __future__ import annotations
@@ -21,7 +23,13 @@ import httpx
 from _probe import run_point
 from _sim import boot_sim
 
-from pytest_specperf.sim.model import SEED_CONCURRENCIES, SEED_TABLE, seed_requests
+from pytest_specperf.sim.model import (
+    SEED_CONCURRENCIES,
+    SEED_PROFILE,
+    SEED_TABLE,
+    seed_requests,
+    simulate_sweep,
+)
 
 
 async def sweep(
@@ -66,16 +74,23 @@ def main() -> int:
         if server is not None:
             server.stop()
     seed = SEED_TABLE.get(a.steps, {})
+    modelled = {r.concurrency: r for r in simulate_sweep(SEED_PROFILE, a.steps)}
     print(f"steps={a.steps} speedup={a.speedup} (sim figures in simulated time)")
     print(
-        f"{'C':>3} | {'seed agg':>8} {'sim agg':>8} {'diff':>7} | {'seed per':>8} "
-        f"{'sim per':>8} {'diff':>7} | {'tokens':>6} {'wall(s)':>7}"
+        f"{'C':>3} | {'seed agg':>8} {'sim agg':>8} {'diff':>7} {'model':>8} {'diff':>7} | "
+        f"{'seed per':>8} {'sim per':>8} {'diff':>7} {'model':>8} {'diff':>7} | "
+        f"{'tokens':>6} {'wall(s)':>7}"
     )
+    nan = float("nan")
     for c, agg, per, tokens, wall in rows:
-        s_agg, s_per = seed.get(c, (float("nan"), float("nan")))
+        s_agg, s_per = seed.get(c, (nan, nan))
+        m = modelled.get(c)
+        m_agg, m_per = (m.agg_tok_s, m.per_req_tok_s) if m else (nan, nan)
         print(
-            f"{c:>3} | {s_agg:8.1f} {agg:8.1f} {100 * (agg / s_agg - 1):+6.1f}% | "
-            f"{s_per:8.1f} {per:8.1f} {100 * (per / s_per - 1):+6.1f}% | "
+            f"{c:>3} | {s_agg:8.1f} {agg:8.1f} {100 * (agg / s_agg - 1):+6.1f}% "
+            f"{m_agg:8.1f} {100 * (agg / m_agg - 1):+6.1f}% | "
+            f"{s_per:8.1f} {per:8.1f} {100 * (per / s_per - 1):+6.1f}% "
+            f"{m_per:8.1f} {100 * (per / m_per - 1):+6.1f}% | "
             f"{tokens:6d} {wall:7.1f}"
         )
     print(
