@@ -9,11 +9,14 @@
 #   2. slow10: an A/B of a head slowed by /slow_down on the seed-class A/A's sweep (C=16, 64,
 #      256 tokens, R=3, rotation, graphs 8-64), at most 3 pairs, reading the A/A's history
 #      store (3 pairs of 2026-12-05, hardware 1x-h200) as the runner's prior (about 660 s).
+# ORDER (default "bounds slow10") picks the phases and their order; BOUNDS_RUNS=seed leaves
+# the NGRAM point out when the device budget is short.
 # Everything lands in /tmp/proof (driver.log, each phase's work folder); a poll tars it into $OUT.
 set -u
 proof=/tmp/proof
 mkdir -p "$proof"
-export LENT_H200=1
+# A dry run on the simulator: LENT_H200= BACKEND=sim GRAPHS_FLAG=--cuda-graph-bs-decode.
+export LENT_H200=${LENT_H200-1}
 source lab/gpu/_lent_gpu.sh
 # SGLang 0.5.12's flag; 0.5.15 and later (and the simulator) name it --cuda-graph-bs-decode.
 graphs="'--specperf-server-arg=${GRAPHS_FLAG:---cuda-graph-bs} 8 16 32 64'"
@@ -34,12 +37,17 @@ for want in (0.00005, 0.00012, 0.0003, 0.001):
     print(f"time.sleep({want}): median {s.median(took) * 1e3:.3f} ms, p90 {s.quantiles(took, n=10)[-1] * 1e3:.3f} ms")'
   # auto: where py-spy may not read the server the runs go on without the stacks (said above).
   export STACKS=auto
-  date -u +"bounds %FT%TZ"
-  WORK_DIR=$proof/testbed WARMUP_S=90 SEED_ARGS="$graphs --specperf-concurrency=64" \
-    bash lab/gpu/gpu-testbed-proof.sh "$proof" bounds
-  date -u +"slow10 %FT%TZ"
-  WORK_DIR=$proof/ab PROFILE=qwen3-next-real-width-fp8-mtp MAX_PAIRS=3 \
-    SWEEP="--specperf-concurrency=16,64 --specperf-max-new-tokens=256 --specperf-repeats=3 --specperf-min-point-seconds=2 --specperf-rotate-server-cpu $graphs ${graphs/server-arg/base-server-arg} --specperf-history=$proof/ab-history.sqlite" \
-    bash lab/gpu/gpu-ab-proof.sh "$proof" slow10
+  for phase in ${ORDER:-bounds slow10}; do
+    date -u +"$phase %FT%TZ"
+    case $phase in
+      bounds)
+        WORK_DIR=$proof/testbed WARMUP_S=90 SEED_ARGS="$graphs --specperf-concurrency=64" \
+          bash lab/gpu/gpu-testbed-proof.sh "$proof" bounds ;;
+      slow10)
+        WORK_DIR=$proof/ab PROFILE=qwen3-next-real-width-fp8-mtp MAX_PAIRS=3 \
+          SWEEP="--specperf-concurrency=16,64 --specperf-max-new-tokens=256 --specperf-repeats=3 --specperf-min-point-seconds=2 --specperf-rotate-server-cpu $graphs ${graphs/server-arg/base-server-arg} --specperf-history=$proof/ab-history.sqlite" \
+          bash lab/gpu/gpu-ab-proof.sh "$proof" slow10 ;;
+    esac
+  done
   date -u +"end %FT%TZ"
 } >"$proof/driver.log" 2>&1

@@ -34,7 +34,8 @@ Each phase writes WORK_DIR/PHASE/summary.md as it goes (every command, its exit,
 read from results.json) and keeps every run's folder beside it.
 
 Environment: BACKEND (sglang | sim, for a dry run), PLACEMENTS, MODE, PLACEMENT, WARMUP_S,
-STACKS (bounds: --specperf-server-stacks), NIGHTLY_ARGS / SEED_ARGS (extra pytest options).
+STACKS (bounds: --specperf-server-stacks), BOUNDS_RUNS (bounds: seed,ngram or one of them),
+NIGHTLY_ARGS / SEED_ARGS (extra pytest options).
 """
 
 from __future__ import annotations
@@ -266,9 +267,12 @@ def bounds(work: Path, summary: Summary) -> None:
             "--specperf-allow-no-baseline",
         ],
     }
-    for name, args in runs.items():
-        out = work / name
-        summary.add("", f"## {name}", "")
+    # BOUNDS_RUNS: which of the two, in order (a short device budget runs the seed point only).
+    chosen = os.environ.get("BOUNDS_RUNS", "seed,ngram").split(",")
+    for name in chosen:
+        args = runs[name.strip()]
+        out = work / name.strip()
+        summary.add("", f"## {name.strip()}", "")
         results = suite(
             summary,
             [
