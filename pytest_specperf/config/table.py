@@ -321,7 +321,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "--specperf-inject-slowdown",
         "inject_slowdown",
         "seconds of sleep per forward pass, set through the server's /slow_down before "
-        "measuring: a deliberate regression to prove the gate catches one",
+        "measuring: a deliberate regression to prove the gate catches one (where SGLang "
+        "overlaps scheduling with the GPU, as for EAGLE/MTP, a sleep shorter than the "
+        "scheduler's wait for the GPU costs nothing: size it from the Server CPU column's "
+        "GPU wait)",
         parse=float_in(0.0, optional=True),
     ),
     _bench(

@@ -59,6 +59,7 @@ from pytest_specperf.gate.ab_prior import (
     estimate_with_prior,
     prior_looks,
 )
+from pytest_specperf.gate.ab_stalls import LeftOut, left_out_text, without_stalls
 from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
 from pytest_specperf.results.formats import counted
 from pytest_specperf.results.schema import AbChange, AbComparison, AbPair, DepthRun
@@ -99,6 +100,9 @@ class AbLook:
     points: list[PointSummary] = field(default_factory=list)
     prior: PairPrior | None = None
     prior_estimate: PriorEstimate | None = None
+    # Samples left out as stalls (gate/ab_stalls.py), and the pairs as judged without them.
+    left_out: tuple[LeftOut, ...] = ()
+    judged_pairs: tuple[Pair, ...] = ()
 
     def prior_line(self) -> str:
         """What the runner's history added to this look (empty: no history)."""
@@ -130,6 +134,8 @@ class AbLook:
         narrow = self.pooled.estimate.narrow
         if self.prior is not None:
             text += f"; {self.prior_line()}"
+        if self.left_out:
+            text += f"; {left_out_text(self.left_out)}"
         if self.outcome == "no-regression" and narrow is not None:
             text += (
                 f"; its {1 - beta:.0%} repeated lower bound, {percent(narrow[0]) * 100:+.1f}%, "
@@ -201,7 +207,8 @@ def look(
 ) -> AbLook:
     """The state of the comparison after ``pairs``: the decision and every figure behind it;
     with ``prior`` (the runner's history), the pooled change is judged by
-    :func:`estimate_with_prior`."""
+    :func:`estimate_with_prior`. A sample that stalled is left out first (gate/ab_stalls.py)."""
+    pairs, left_out = without_stalls(pairs, settings.min_effect)
     with_change = [p for p in pairs if pooled_change(p) is not None]
     pooled_changes = [c for c in (pooled_change(p) for p in with_change) if c is not None]
     if not pooled_changes:
@@ -243,6 +250,8 @@ def look(
         points=points,
         prior=prior,
         prior_estimate=used,
+        left_out=tuple(left_out),
+        judged_pairs=tuple(pairs),
     )
 
 
@@ -321,6 +330,10 @@ class AbRun:
     # too few comparable runs in it).
     prior: PairPrior | None = None
 
+    def judged_pairs(self) -> list[Pair]:
+        """The pairs as the last look judged them (stalled samples left out)."""
+        return list(self.last.judged_pairs) if self.last is not None else list(self.pairs)
+
     def cost(self) -> str:
         return (
             f"{len(self.pairs)} pair(s), {len(self.boots)} boots "
@@ -371,9 +384,10 @@ class AbRun:
             points=[_change(p) for p in found.points] if found is not None else [],
             pair_changes=[
                 record
-                for number, pair in enumerate(self.pairs, start=1)
+                for number, pair in enumerate(self.judged_pairs(), start=1)
                 if (record := pair_record(number, pair)) is not None
             ],
+            left_out=[item.text() for item in found.left_out] if found is not None else [],
         )
 
 

@@ -554,7 +554,7 @@ class AbGate(SpecperfGate):
             pytest.fail(
                 f"{line}: too noisy to tell a {self.ab.settings.min_effect:.0%} change from "
                 f"none in {self.ab.settings.max_pairs} pairs: "
-                f"{undecided_advice(self.ab.pairs, self.ab.settings)}",
+                f"{undecided_advice(self.ab.judged_pairs(), self.ab.settings)}",
                 pytrace=False,
             )
         if found.outcome == "improvement":

@@ -509,6 +509,9 @@ class AbComparison(msgspec.Struct, kw_only=True, omit_defaults=True):
     # the last look; and which of the pooled change's intervals decided there, in words.
     interval_level: float | None = None
     decided_by: str = ""
+    # Samples left out of the figures as stalls (gate/ab_stalls.py), each in words; the pairs'
+    # changes above are without them, the boots' own results keep every sample.
+    left_out: list[str] = []
 
 
 class RunResults(msgspec.Struct, kw_only=True):

@@ -1,0 +1,85 @@
+"""Judge a recorded A/B's pairs again with this checkout's gate (no server, no GPU).
+
+An A/B run keeps each boot's results under OUT/ab/stepsD/pairN-base and pairN-head. This reads
+them (from a folder, or from a tarball the GPU drivers bring back) and prints the verdict the
+gate of this checkout gives at the last pair, beside each boot's samples, so a change to the
+gate can be tried on what a real GPU measured.
+
+    python lab/studies/ab_rejudge.py --tarball lab/runs/2026-12-05-bounds-slow10-h200/proof.tar.gz
+    python lab/studies/ab_rejudge.py OUT/ab/steps3 --max-pairs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import tarfile
+import tempfile
+from pathlib import Path
+
+from pytest_specperf.gate.ab import look
+from pytest_specperf.gate.ab_pairs import AbSettings, BootPoint, Pair, boot_point
+from pytest_specperf.gate.review import read_results
+
+PAIR_FOLDER = re.compile(r"pair(\d+)-(base|head)$")
+
+
+def boot(folder: Path) -> dict[int, BootPoint]:
+    results = read_results(folder / "results.json")
+    run = results.runs[0]
+    return {p.concurrency: boot_point(p) for p in run.points if p.ok > 0 and p.agg_tok_s > 0}
+
+
+def pairs_in(steps: Path) -> list[Pair]:
+    """The pairs of one depth's folder, in order."""
+    found: dict[int, dict[str, dict[int, BootPoint]]] = {}
+    for folder in steps.iterdir():
+        match = PAIR_FOLDER.match(folder.name)
+        if match and (folder / "results.json").exists():
+            found.setdefault(int(match[1]), {})[match[2]] = boot(folder)
+    return [
+        Pair(base=sides["base"], head=sides["head"])
+        for _, sides in sorted(found.items())
+        if {"base", "head"} <= sides.keys()
+    ]
+
+
+def report(steps: Path, settings: AbSettings, name: str) -> None:
+    pairs = pairs_in(steps)
+    if not pairs:
+        print(f"{name}: no pair")
+        return
+    depth = int(steps.name.removeprefix("steps")) if steps.name.startswith("steps") else 0
+    print(f"## {name}")
+    for number, pair in enumerate(pairs, start=1):
+        for side, points in (("base", pair.base), ("head", pair.head)):
+            for c, point in sorted(points.items()):
+                values = ", ".join(f"{v:,.0f}" for v in point.tok_s)
+                print(f"pair {number} {side} C={c}: {values}")
+    found = look(depth, pairs, settings)
+    print(found.message(settings.min_effect, settings.beta))
+    for point in found.points:
+        print(f"  {point.attribution.text()}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("steps", nargs="*", type=Path, help="an A/B's ab/stepsD folder")
+    parser.add_argument("--tarball", type=Path, help="every ab/steps* folder in this tarball")
+    parser.add_argument("--max-pairs", type=int, default=3)
+    parser.add_argument("--min-effect", type=float, default=AbSettings().min_effect)
+    args = parser.parse_args()
+    settings = AbSettings(max_pairs=args.max_pairs, min_effect=args.min_effect)
+    for steps in args.steps:
+        report(steps, settings, str(steps))
+    if args.tarball is not None:
+        with tempfile.TemporaryDirectory() as tmp:
+            with tarfile.open(args.tarball) as archive:
+                archive.extractall(tmp, filter="data")
+            for steps in sorted(Path(tmp).rglob("ab/steps*")):
+                report(steps, settings, str(steps.relative_to(tmp)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

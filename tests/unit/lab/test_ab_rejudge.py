@@ -1,0 +1,31 @@
+"""lab/studies/ab_rejudge.py judges a recorded A/B's pairs with the gate of the checkout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.scripts import run_script
+
+STUDY = Path(__file__).resolve().parents[3] / "lab" / "studies" / "ab_rejudge.py"
+RUNS = STUDY.parents[2] / "lab" / "runs"
+
+
+def test_the_h200_seed_class_ab_with_its_stall_left_out_is_decided() -> None:
+    """docs/runs/2026-12-05-bounds-slow10-h200: what the gate says now of that run's pairs."""
+    tarball = RUNS / "2026-12-05-bounds-slow10-h200" / "proof.tar.gz"
+    done = run_script(STUDY, "--tarball", str(tarball))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "pair 1 base C=16: 1,674, 2,786, 2,955" in done.stdout
+    verdict = next(line for line in done.stdout.splitlines() if line.startswith("steps=3 A/B"))
+    assert verdict.startswith("steps=3 A/B: no regression of 5% or more after 3 pair(s)")
+    assert "1 stalled sample(s) left out (pair 1 base C=16: 1,673.8 tok/s" in verdict
+
+
+def test_the_seed_class_aa_without_a_stall_reads_as_it_did() -> None:
+    """docs/runs/2026-12-05-seed-h200's A/A: nothing left out, green after 3 pairs."""
+    tarball = RUNS / "2026-12-05-seed-h200" / "proof.tar.gz"
+    done = run_script(STUDY, "--tarball", str(tarball))
+    assert done.returncode == 0, done.stderr[-2000:]
+    verdict = next(line for line in done.stdout.splitlines() if line.startswith("steps=3 A/B"))
+    assert "no regression of 5% or more after 3 pair(s): agg +0.2%" in verdict
+    assert "left out" not in verdict
