@@ -2,7 +2,7 @@
 
 On the lent H200 (docs/runs/2026-12-05-bounds-slow10-h200) the first sample of a seed-class A/B
 read 1,674 tok/s beside its boot's 2,786 and 2,955: its requests waited 1.3 s for a first token
-(0.3 s in every other sample). That one sample moved its boot's level by 9% and made the
+(0.25-0.56 s in every other sample). That one sample moved its boot's level by 9% and made the
 comparison undecided ([-17.5, +30.6]%), though the 35 other samples agreed within a few
 percent. A stall of the server or the machine is not what a change of the code does to every
 sample; it is left out, and the verdict says so.
