@@ -10,7 +10,9 @@
 #      256 tokens, R=3, rotation, graphs 8-64), at most 3 pairs, reading the A/A's history
 #      store (3 pairs of 2026-12-05, hardware 1x-h200) as the runner's prior (about 660 s).
 # ORDER (default "bounds slow10") picks the phases and their order; BOUNDS_RUNS=seed leaves
-# the NGRAM point out when the device budget is short.
+# the NGRAM point out when the device budget is short; AB_CONCURRENCY (default 16,64) the A/B's
+# points, SLOW10 its sleep (gpu_ab_proof.py; under the overlap scheduler it must exceed the
+# scheduler's wait for the GPU to cost anything: docs/runs/2026-12-05-bounds-slow10-h200).
 # Everything lands in /tmp/proof (driver.log, each phase's work folder); a poll tars it into $OUT.
 set -u
 proof=/tmp/proof
@@ -21,8 +23,9 @@ source lab/gpu/_lent_gpu.sh
 # SGLang 0.5.12's flag; 0.5.15 and later (and the simulator) name it --cuda-graph-bs-decode.
 graphs="'--specperf-server-arg=${GRAPHS_FLAG:---cuda-graph-bs} 8 16 32 64'"
 # The A/A's store: the prior of the A/B (read and added to: keep the copy, not the tarball).
-tar -xzf lab/runs/2026-12-05-seed-h200/proof.tar.gz -C "$proof" --strip-components=1 \
-  proof/ab-history.sqlite
+# PRIOR_TARBALL: the newest run's store (2026-12-05 third session: 6 pairs of this sweep).
+tar -xzf "${PRIOR_TARBALL:-lab/runs/2026-12-05-bounds-slow10-h200/proof.tar.gz}" -C "$proof" \
+  --strip-components=1 proof/ab-history.sqlite
 {
   date -u +"start %FT%TZ"
   echo "py-spy: $(command -v py-spy || echo 'not found')"
@@ -45,7 +48,7 @@ for want in (0.00005, 0.00012, 0.0003, 0.001):
           bash lab/gpu/gpu-testbed-proof.sh "$proof" bounds ;;
       slow10)
         WORK_DIR=$proof/ab PROFILE=qwen3-next-real-width-fp8-mtp MAX_PAIRS=3 \
-          SWEEP="--specperf-concurrency=16,64 --specperf-max-new-tokens=256 --specperf-repeats=3 --specperf-min-point-seconds=2 --specperf-rotate-server-cpu $graphs ${graphs/server-arg/base-server-arg} --specperf-history=$proof/ab-history.sqlite" \
+          SWEEP="--specperf-concurrency=${AB_CONCURRENCY:-16,64} --specperf-max-new-tokens=256 --specperf-repeats=3 --specperf-min-point-seconds=2 --specperf-rotate-server-cpu $graphs ${graphs/server-arg/base-server-arg} --specperf-history=$proof/ab-history.sqlite" \
           bash lab/gpu/gpu-ab-proof.sh "$proof" slow10 ;;
     esac
   done
