@@ -53,13 +53,13 @@ def report(steps: Path, settings: AbSettings, name: str) -> None:
     print(f"## {name}")
     for number, pair in enumerate(pairs, start=1):
         for side, points in (("base", pair.base), ("head", pair.head)):
-            for c, point in sorted(points.items()):
-                values = ", ".join(f"{v:,.0f}" for v in point.tok_s)
+            for c, measured in sorted(points.items()):
+                values = ", ".join(f"{v:,.0f}" for v in measured.tok_s)
                 print(f"pair {number} {side} C={c}: {values}")
     found = look(depth, pairs, settings)
     print(found.message(settings.min_effect, settings.beta))
-    for point in found.points:
-        print(f"  {point.attribution.text()}")
+    for summary in found.points:
+        print(f"  {summary.attribution.text()}")
 
 
 def main() -> int:
