@@ -16,7 +16,7 @@ speedup like every simulated time, so there the sleep is given in simulated seco
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import msgspec
@@ -158,3 +158,34 @@ def measure_with(
         )
 
     return measure
+
+
+def hidden_slowdown(sleep_s: float | None, runs: Sequence[DepthRun]) -> str | None:
+    """Why --specperf-inject-slowdown may have slowed nothing (None: it cannot have hidden).
+
+    SGLang sleeps in ``Scheduler.run_batch`` before it launches a batch; where it overlaps
+    scheduling with the GPU (EAGLE/MTP: "Spec v2"), the GPU still runs the batch before and
+    the scheduler would wait for it anyway, so a sleep shorter than that wait costs nothing
+    (docs/runs/2026-12-05-bounds-slow10-h200: 0.12 ms against a wait of about 21 ms a step).
+    The wait per step is the scheduler's GPU-wait share (py-spy) times a step's duration.
+    """
+    if not sleep_s:
+        return None
+    waits = [
+        (run.depth, point.concurrency, point.server_cpu.gpu_wait * step)
+        for run in runs
+        for point in run.points
+        if point.server_cpu is not None
+        and point.server_cpu.gpu_wait
+        and (step := step_seconds(point)) is not None
+    ]
+    hidden = [(depth, c, wait) for depth, c, wait in waits if sleep_s < wait]
+    if not hidden:
+        return None
+    where = ", ".join(f"steps={depth} C={c} {wait * 1e3:.1f} ms" for depth, c, wait in hidden)
+    return (
+        f"specperf: the injected sleep ({sleep_s * 1e3:g} ms per forward pass) is shorter than "
+        f"the scheduler's wait for the GPU per verify step (py-spy) at {where}: where SGLang "
+        "overlaps scheduling with the GPU the sleep is spent inside that wait and slows little "
+        "or nothing; a sleep of that wait plus the share of a step to lose slows by that share"
+    )
