@@ -144,11 +144,6 @@ class Settings:
         return bool(self.open_loads) or self.workload.name.startswith("long-context")
 
     @property
-    def known_backend(self) -> str | None:
-        """The backend this run measures; None at --specperf-url, whose server it cannot tell."""
-        return None if self.url else self.backend
-
-    @property
     def pins_server_process(self) -> bool:
         """Whether the suite pins the server's busiest process before each sample."""
         return self.server_cpu in ("rotate", "pin-fastest")

@@ -190,7 +190,7 @@ class SpecperfGate(OpenLoopChecks):
                 f"hardware={self.session.hardware} steps={self.session.depth} ({path} is missing); "
                 f"record one with: {self._hint()}"
             )
-        other = gate.backend_mismatch(self.settings.known_backend, baseline)
+        other = gate.backend_mismatch(self.session.known_backend, baseline)
         if other:
             advice = other_backend_advice(
                 self.settings, (self.session.depth,), baseline, self.session.hardware
@@ -417,7 +417,7 @@ class SpecperfGate(OpenLoopChecks):
             return path, load_baseline(path)
 
         failures, unjudged, incomparable = checks.speedups(
-            judged, baseline_at, s.workload.key(), self.settings.known_backend
+            judged, baseline_at, s.workload.key(), self.session.known_backend
         )
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)

@@ -270,7 +270,15 @@ def other_backend_advice(
 ) -> str:
     """What to run when ``baseline`` was recorded on another backend than this run's: a
     recording on this run's backend into a directory of the user's own, or the run on the
-    baseline's backend. Never a command that replaces ``baseline``."""
+    baseline's backend. Never a command that replaces ``baseline``. With --specperf-url the
+    server told its backend (the simulator's /server_info says so): point the URL at a server
+    of the baseline's backend."""
+    if settings.url:
+        return (
+            f"the server at {settings.url} is the simulator (its /server_info says so); gate it "
+            "against a simulator baseline (--specperf-baselines=DIR of your own) or point "
+            f"--specperf-url at a {baseline.backend} server"
+        )
     own = own_record_command(settings, depths, hardware)
     typed, _ = own_baselines_dir(settings)
     return (

@@ -22,7 +22,7 @@ def self_test(session: DepthSession) -> SelfTest:
     path, baseline, _ = load_baseline_safely(session)
     if baseline is not None and (
         workload_mismatch(s.workload.key(), baseline) is not None
-        or backend_mismatch(s.known_backend, baseline) is not None
+        or backend_mismatch(session.known_backend, baseline) is not None
     ):
         baseline = None  # not comparable: the run's own point is the reference
     summary = session.summary

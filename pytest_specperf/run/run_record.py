@@ -65,6 +65,10 @@ class RunRecord:
             run = self.run_in(results, hardware)
             run.server = summary
             run.hardware = hardware
+            if self.settings.url and summary is not None and summary.sim is not None:
+                # A server given by URL that says it is the simulator: its figures are the
+                # simulator's, never a GPU's (gate/floors.py backends_differ).
+                run.backend = "sim"
             if self.testbed is not None:
                 run.testbed = measured_testbed(self.testbed, run.points)
             results.slo = self.settings.slo

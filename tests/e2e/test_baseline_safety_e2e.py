@@ -265,6 +265,28 @@ def test_url_mode_takes_its_depth_from_the_server_and_labels_runs_as_bench_does(
     assert bench_results["runs"][0]["profile"] == pytest_profile == DEFAULT_PROFILE
 
 
+def test_a_simulator_by_url_against_a_published_gpu_baseline_fails_naming_both_backends(
+    running_sim: str, pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """A server given by --specperf-url that says it is the simulator is judged as the
+    simulator: with the GPU's hardware key it meets the shipped GPU baseline and fails naming
+    both backends, rather than passing as a several-fold "improvement"."""
+    shipped = REPO / "baselines" / DEFAULT_PROFILE / "4x-rtx-pro-6000-blackwell"
+    copy = suite_dir / "baselines" / DEFAULT_PROFILE / shipped.name
+    copy.mkdir(parents=True)
+    shutil.copy(shipped / "steps-3.json", copy / "steps-3.json")
+    url = f"--specperf-url={running_sim}"
+    gpu = f"--specperf-hardware={shipped.name}"
+    result = pytester.runpytest_subprocess("perf_tests", url, gpu, *TINY[3:])
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        ["*recorded on backend sglang, this run uses backend sim: not comparable*"]
+    )
+    assert f"the server at {running_sim} is the simulator" in result.stdout.str()
+    recorded = json.loads((suite_dir / ".specperf" / "results.json").read_text())
+    assert recorded["runs"][0]["backend"] == "sim"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
