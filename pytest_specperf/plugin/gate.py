@@ -52,6 +52,7 @@ from pytest_specperf.run.advice import (
 )
 from pytest_specperf.run.baselines import load_baseline_safely
 from pytest_specperf.run.depth_session import DepthSession
+from pytest_specperf.run.run_record import known_backend
 
 PROPERTY_PREFIX = "specperf."
 # With --specperf-url the depth is the server's: --spec-steps cannot add another.
@@ -190,7 +191,7 @@ class SpecperfGate(OpenLoopChecks):
                 f"hardware={self.session.hardware} steps={self.session.depth} ({path} is missing); "
                 f"record one with: {self._hint()}"
             )
-        other = gate.backend_mismatch(self.session.known_backend, baseline)
+        other = gate.backend_mismatch(known_backend(self.settings, self.session.summary), baseline)
         if other:
             advice = other_backend_advice(
                 self.settings, (self.session.depth,), baseline, self.session.hardware
@@ -417,7 +418,7 @@ class SpecperfGate(OpenLoopChecks):
             return path, load_baseline(path)
 
         failures, unjudged, incomparable = checks.speedups(
-            judged, baseline_at, s.workload.key(), self.session.known_backend
+            judged, baseline_at, s.workload.key(), known_backend(s, self.session.summary)
         )
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)

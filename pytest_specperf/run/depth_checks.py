@@ -12,6 +12,7 @@ from pytest_specperf.results.speedup import control_run, depth_speedups
 from pytest_specperf.run.baselines import load_baseline_safely
 from pytest_specperf.run.depth_session import DepthSession
 from pytest_specperf.run.known_slowdown import measure_with, run_self_test
+from pytest_specperf.run.run_record import known_backend
 
 
 def self_test(session: DepthSession) -> SelfTest:
@@ -22,7 +23,7 @@ def self_test(session: DepthSession) -> SelfTest:
     path, baseline, _ = load_baseline_safely(session)
     if baseline is not None and (
         workload_mismatch(s.workload.key(), baseline) is not None
-        or backend_mismatch(session.known_backend, baseline) is not None
+        or backend_mismatch(known_backend(s, session.summary), baseline) is not None
     ):
         baseline = None  # not comparable: the run's own point is the reference
     summary = session.summary

@@ -99,16 +99,6 @@ class DepthSession:
 
     # -- lifecycle ---------------------------------------------------------------------
 
-    @property
-    def known_backend(self) -> str | None:
-        """The backend this depth measures: the settings' own; with --specperf-url the
-        simulator where the server says it is one, else None (not known)."""
-        if not self.settings.url:
-            return self.settings.backend
-        if self.summary is not None and self.summary.sim is not None:
-            return "sim"
-        return None
-
     def launch_command(self, port: int) -> LaunchCommand:
         s = self.settings
         command = build_launch(

@@ -22,6 +22,17 @@ from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.results.testbed import measured as measured_testbed
 
 
+def known_backend(settings: Settings, summary: ServerSummary | None) -> str | None:
+    """The backend a depth measures: the settings' own; with --specperf-url the simulator
+    where the server says it is one (its /server_info), else None: not known. A simulator's
+    figures are never judged against a GPU's baseline (gate/floors.py backends_differ)."""
+    if not settings.url:
+        return settings.backend
+    if summary is not None and summary.sim is not None:
+        return "sim"
+    return None
+
+
 class RunRecord:
     """The depth's DepthRun in ``store``: created on first write, kept sorted by depth."""
 
@@ -38,7 +49,7 @@ class RunRecord:
         return DepthRun(
             depth=self.depth,
             profile=s.profile.name,
-            backend="external" if s.url else s.backend,
+            backend=known_backend(s, None) or "external",
             hardware=hardware,
             workload=s.workload.key(),
             planned_concurrency=list(s.concurrency),
@@ -65,10 +76,7 @@ class RunRecord:
             run = self.run_in(results, hardware)
             run.server = summary
             run.hardware = hardware
-            if self.settings.url and summary is not None and summary.sim is not None:
-                # A server given by URL that says it is the simulator: its figures are the
-                # simulator's, never a GPU's (gate/floors.py backends_differ).
-                run.backend = "sim"
+            run.backend = known_backend(self.settings, summary) or "external"
             if self.testbed is not None:
                 run.testbed = measured_testbed(self.testbed, run.points)
             results.slo = self.settings.slo
