@@ -51,7 +51,7 @@ for want in (0.00005, 0.00012, 0.0003, 0.001):
         # One boot: what each sleep costs at one point; the nearest to -10% becomes SLOW10.
         "$python" lab/gpu/slowdown_ladder.py "$proof/ladder" --backend "${BACKEND:-sglang}" \
           --profile qwen3-next-real-width-fp8-mtp --concurrency "${LADDER_CONCURRENCY:-64}" \
-          --sleeps ${LADDER_SLEEPS:-0.018 0.021 0.024 0.027 0.030} \
+          --sleeps ${LADDER_SLEEPS:-0.024 0.027 0.030 0.033 0.036} \
           "--server-arg=${GRAPHS_FLAG:---cuda-graph-bs}" --server-arg=8 --server-arg=16 \
           --server-arg=32 --server-arg=64 | tee "$proof/ladder.txt"
         found=$(sed -n 's/^SLOW=//p' "$proof/ladder.txt" | tail -1)

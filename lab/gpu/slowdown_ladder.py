@@ -2,14 +2,14 @@
 
 Under SGLang's overlap scheduler (EAGLE/MTP, "Spec v2") a sleep is spent inside the
 scheduler's wait for the GPU, so it costs nothing up to that wait and then all of itself
-(docs/runs/2026-12-05-bounds-slow10-h200: 0.12 ms cost nothing against a wait of about 21 ms
+(docs/runs/2026-12-05-bounds-slow10-h200: 0.12 ms cost nothing against a wait of 24-27 ms
 a step at C=64). An A/B of "a head about 10% slower" therefore needs its sleep measured, not
 guessed. This boots the profile once with the suite's launch code, measures one point with
 `specperf bench --url` at each sleep (0 first, as the reference), and prints the change of
 each and the sleep nearest the target as `SLOW=<seconds>` (last line).
 
     python lab/gpu/slowdown_ladder.py OUT --profile qwen3-next-real-width-fp8-mtp \
-        --concurrency 64 --sleeps 0.018 0.021 0.024 0.027 0.030 --target 0.10 \
+        --concurrency 64 --sleeps 0.024 0.027 0.030 0.033 0.036 --target 0.10 \
         --server-arg=--cuda-graph-bs --server-arg=8 --server-arg=16 ...
     python lab/gpu/slowdown_ladder.py /tmp/ladder --backend sim --sleeps 0.001 0.002  # dry run
 """

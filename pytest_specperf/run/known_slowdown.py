@@ -166,7 +166,7 @@ def hidden_slowdown(sleep_s: float | None, runs: Sequence[DepthRun]) -> str | No
     SGLang sleeps in ``Scheduler.run_batch`` before it launches a batch; where it overlaps
     scheduling with the GPU (EAGLE/MTP: "Spec v2"), the GPU still runs the batch before and
     the scheduler would wait for it anyway, so a sleep shorter than that wait costs nothing
-    (docs/runs/2026-12-05-bounds-slow10-h200: 0.12 ms against a wait of about 21 ms a step).
+    (docs/runs/2026-12-05-bounds-slow10-h200: 0.12 ms against a wait of 24-27 ms a step at C=64).
     The wait per step is the scheduler's GPU-wait share (py-spy) times a step's duration.
     """
     if not sleep_s:
