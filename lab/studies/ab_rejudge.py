@@ -75,7 +75,10 @@ def main() -> int:
     if args.tarball is not None:
         with tempfile.TemporaryDirectory() as tmp:
             with tarfile.open(args.tarball) as archive:
-                archive.extractall(tmp, filter="data")
+                if hasattr(tarfile, "data_filter"):  # Python 3.11.4 and later
+                    archive.extractall(tmp, filter="data")
+                else:
+                    archive.extractall(tmp)  # the project's own run record
             for steps in sorted(Path(tmp).rglob("ab/steps*")):
                 report(steps, settings, str(steps.relative_to(tmp)))
     return 0

@@ -59,10 +59,10 @@ from pytest_specperf.gate.ab_prior import (
     estimate_with_prior,
     prior_looks,
 )
-from pytest_specperf.gate.ab_stalls import LeftOut, left_out_text, without_stalls
+from pytest_specperf.gate.ab_stalls import Stalls, without_stalls
 from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
 from pytest_specperf.results.formats import counted
-from pytest_specperf.results.schema import AbChange, AbComparison, AbPair, DepthRun
+from pytest_specperf.results.schema import AbChange, AbComparison, AbPair, AbStall, DepthRun
 
 
 def outcome_of(pooled: Estimate, settings: AbSettings) -> AbOutcome:
@@ -100,8 +100,8 @@ class AbLook:
     points: list[PointSummary] = field(default_factory=list)
     prior: PairPrior | None = None
     prior_estimate: PriorEstimate | None = None
-    # Samples left out as stalls (gate/ab_stalls.py), and the pairs as judged without them.
-    left_out: tuple[LeftOut, ...] = ()
+    # Stalled samples, left out or kept (gate/ab_stalls.py), and the pairs as judged.
+    stalls: Stalls = field(default_factory=Stalls)
     judged_pairs: tuple[Pair, ...] = ()
 
     def prior_line(self) -> str:
@@ -134,8 +134,8 @@ class AbLook:
         narrow = self.pooled.estimate.narrow
         if self.prior is not None:
             text += f"; {self.prior_line()}"
-        if self.left_out:
-            text += f"; {left_out_text(self.left_out)}"
+        if self.stalls.text():
+            text += f"; {self.stalls.text()}"
         if self.outcome == "no-regression" and narrow is not None:
             text += (
                 f"; its {1 - beta:.0%} repeated lower bound, {percent(narrow[0]) * 100:+.1f}%, "
@@ -208,8 +208,8 @@ def look(
     """The state of the comparison after ``pairs``: the decision and every figure behind it;
     with ``prior`` (the runner's history), the pooled change is judged by
     :func:`estimate_with_prior`. A sample that stalled is left out first (gate/ab_stalls.py)."""
-    pairs, left_out = without_stalls(pairs, settings.min_effect)
-    with_change = [p for p in pairs if pooled_change(p) is not None]
+    judged, stalls = without_stalls(pairs, settings.min_effect)
+    with_change = [p for p in judged if pooled_change(p) is not None]
     pooled_changes = [c for c in (pooled_change(p) for p in with_change) if c is not None]
     if not pooled_changes:
         raise ValueError("no point was measured on both sides of any pair")
@@ -225,12 +225,12 @@ def look(
         base_median=None,
         head_median=None,
         estimate=pooled_estimate,
-        attribution=_attribution(pooled_changes, pooled_estimate, pairs, None, settings),
+        attribution=_attribution(pooled_changes, pooled_estimate, judged, None, settings),
     )
-    concurrencies = sorted({c for p in pairs for c in p.concurrencies()})
+    concurrencies = sorted({c for p in judged for c in p.concurrencies()})
     points = []
     for c in concurrencies:
-        with_point = [p for p in pairs if c in p.concurrencies()]
+        with_point = [p for p in judged if c in p.concurrencies()]
         changes = [point_change(p.base[c], p.head[c]) for p in with_point]
         point_estimate = estimate([x.total for x in changes], settings)
         points.append(
@@ -250,8 +250,8 @@ def look(
         points=points,
         prior=prior,
         prior_estimate=used,
-        left_out=tuple(left_out),
-        judged_pairs=tuple(pairs),
+        stalls=stalls,
+        judged_pairs=tuple(judged),
     )
 
 
@@ -387,8 +387,23 @@ class AbRun:
                 for number, pair in enumerate(self.judged_pairs(), start=1)
                 if (record := pair_record(number, pair)) is not None
             ],
-            left_out=[item.text() for item in found.left_out] if found is not None else [],
+            stalls=_stall_records(found.stalls) if found is not None else [],
         )
+
+
+def _stall_records(stalls: Stalls) -> list[AbStall]:
+    return [
+        AbStall(
+            pair=stall.pair,
+            side=stall.side,
+            concurrency=stall.concurrency,
+            tok_s=stall.value,
+            others_median=stall.others_median,
+            left_out=left_out,
+        )
+        for left_out, group in ((True, stalls.left_out), (False, stalls.kept))
+        for stall in group
+    ]
 
 
 def pair_record(number: int, pair: Pair) -> AbPair | None:

@@ -91,8 +91,9 @@ class Baseline(msgspec.Struct, kw_only=True):
     profile: str
     hardware: str
     depth: int
-    # "sglang", "sim" or "external" (a server at --specperf-url); None: an old file that
-    # does not say, judged against any run (gate/floors.py backend_mismatch).
+    # "sglang", "sim" or "external" (a server at --specperf-url that did not say which);
+    # None: an old file that does not say, judged against any run (gate/floors.py
+    # backend_mismatch).
     backend: str | None = None
     recorded_at: str
     recorded_by: Literal["published", "measured"]

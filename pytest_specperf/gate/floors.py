@@ -278,15 +278,16 @@ def version_drift(server: ServerSummary | None, baseline: Baseline) -> str | Non
     )
 
 
-# A run against a server at --specperf-url records "external": which backend serves it is
-# not known, so it neither refuses nor is refused.
+# A run against a server at --specperf-url records "external" unless the server says it is
+# the simulator (run/run_record.py known_backend): which backend serves it is not known, so
+# it neither refuses nor is refused.
 UNKNOWN_BACKENDS = frozenset({"", "external"})
 
 
 def backends_differ(one: str | None, other: str | None) -> bool:
     """Both backends known and not the same: the simulator's figures say nothing about a real
-    GPU's, nor the other way round. None (an old baseline file, a run at --specperf-url) or
-    "external" is not known, and differs from nothing."""
+    GPU's, nor the other way round. None (an old baseline file, a run at --specperf-url whose
+    server does not say) or "external" is not known, and differs from nothing."""
     if not one or not other or {one, other} & UNKNOWN_BACKENDS:
         return False
     return one != other

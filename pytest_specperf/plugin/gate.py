@@ -191,10 +191,11 @@ class SpecperfGate(OpenLoopChecks):
                 f"hardware={self.session.hardware} steps={self.session.depth} ({path} is missing); "
                 f"record one with: {self._hint()}"
             )
-        other = gate.backend_mismatch(known_backend(self.settings, self.session.summary), baseline)
+        run_backend = known_backend(self.settings, self.session.summary)
+        other = gate.backend_mismatch(run_backend, baseline)
         if other:
             advice = other_backend_advice(
-                self.settings, (self.session.depth,), baseline, self.session.hardware
+                self.settings, (self.session.depth,), baseline, self.session.hardware, run_backend
             )
             pytest.fail(f"{other}: not comparable with {path}; {advice}", pytrace=False)
         drift = gate.version_drift(self.session.summary, baseline)

@@ -486,6 +486,17 @@ class AbPair(msgspec.Struct, kw_only=True, omit_defaults=True):
     head_core_speed: float | None = None
 
 
+class AbStall(msgspec.Struct, kw_only=True):
+    """A/B mode: one sample far slower than its boot's other samples (gate/ab_stalls.py)."""
+
+    pair: int
+    side: str  # base or head
+    concurrency: int
+    tok_s: float
+    others_median: float  # the median of the boot's other samples at that point
+    left_out: bool  # False: kept in the figures (head stalled more often than base)
+
+
 class AbComparison(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A/B mode: one depth's comparison of base and head, booted in pairs (ab_suite.py)."""
 
@@ -509,9 +520,10 @@ class AbComparison(msgspec.Struct, kw_only=True, omit_defaults=True):
     # the last look; and which of the pooled change's intervals decided there, in words.
     interval_level: float | None = None
     decided_by: str = ""
-    # Samples left out of the figures as stalls (gate/ab_stalls.py), each in words; the pairs'
-    # changes above are without them, the boots' own results keep every sample.
-    left_out: list[str] = []
+    # Stalled samples (gate/ab_stalls.py): those left out of the figures (the pairs' changes
+    # above are without them) and those of head kept in them; the boots' own results keep
+    # every sample.
+    stalls: list[AbStall] = []
 
 
 class RunResults(msgspec.Struct, kw_only=True):

@@ -266,17 +266,23 @@ def not_comparable_advice(
 
 
 def other_backend_advice(
-    settings: Settings, depths: Iterable[int], baseline: Baseline, hardware: str
+    settings: Settings,
+    depths: Iterable[int],
+    baseline: Baseline,
+    hardware: str,
+    run_backend: str | None = None,
 ) -> str:
     """What to run when ``baseline`` was recorded on another backend than this run's: a
     recording on this run's backend into a directory of the user's own, or the run on the
     baseline's backend. Never a command that replaces ``baseline``. With --specperf-url the
-    server told its backend (the simulator's /server_info says so): point the URL at a server
-    of the baseline's backend."""
+    server told its backend, ``run_backend`` (run_record.known_backend): gate it against a
+    baseline of that backend, or point the URL at a server of the baseline's backend."""
     if settings.url:
+        typed, _ = own_baselines_dir(settings)
         return (
-            f"the server at {settings.url} is the simulator (its /server_info says so); gate it "
-            "against a simulator baseline (--specperf-baselines=DIR of your own) or point "
+            f"the server at {settings.url} runs backend {run_backend} (its /server_info says "
+            f"so): gate it against a {run_backend} baseline (--specperf-baselines={typed}, "
+            f"recorded from that server with --specperf-update-baselines), or point "
             f"--specperf-url at a {baseline.backend} server"
         )
     own = own_record_command(settings, depths, hardware)

@@ -167,18 +167,23 @@ def hidden_slowdown(sleep_s: float | None, runs: Sequence[DepthRun]) -> str | No
     scheduling with the GPU (EAGLE/MTP: "Spec v2"), the GPU still runs the batch before and
     the scheduler would wait for it anyway, so a sleep shorter than that wait costs nothing
     (docs/runs/2026-12-05-bounds-slow10-h200: 0.12 ms against a wait of 24-27 ms a step at C=64).
-    The wait per step is the scheduler's GPU-wait share (py-spy) times a step's duration.
+    The wait per step is the point's GPU-wait share (py-spy, ServerCpu.gpu_wait) times a
+    step's duration (``step_seconds``). py-spy reads that wait only in torch's CUDA
+    synchronize, which is how the overlap scheduler waits; without it (NGRAM on 0.5.12) SGLang
+    waits in a blocking copy, the share reads 0, and nothing is said: there the sleep adds to
+    every step.
     """
     if not sleep_s:
         return None
-    waits = [
-        (run.depth, point.concurrency, point.server_cpu.gpu_wait * step)
-        for run in runs
-        for point in run.points
-        if point.server_cpu is not None
-        and point.server_cpu.gpu_wait
-        and (step := step_seconds(point)) is not None
-    ]
+    step_of: dict[tuple[int, int], float] = {}
+    waits = []
+    for run in runs:
+        for point in run.points:
+            step = step_seconds(point)
+            if point.server_cpu is None or not point.server_cpu.gpu_wait or step is None:
+                continue
+            step_of[(run.depth, point.concurrency)] = step
+            waits.append((run.depth, point.concurrency, point.server_cpu.gpu_wait * step))
     hidden = [(depth, c, wait) for depth, c, wait in waits if sleep_s < wait]
     if not hidden:
         return None
@@ -187,5 +192,7 @@ def hidden_slowdown(sleep_s: float | None, runs: Sequence[DepthRun]) -> str | No
         f"specperf: the injected sleep ({sleep_s * 1e3:g} ms per forward pass) is shorter than "
         f"the scheduler's wait for the GPU per verify step (py-spy) at {where}: where SGLang "
         "overlaps scheduling with the GPU the sleep is spent inside that wait and slows little "
-        "or nothing; a sleep of that wait plus the share of a step to lose slows by that share"
+        "or nothing; to slow a point by a share f, sleep about its wait plus f x its step "
+        f"({hidden[-1][2] * 1e3:.1f} ms + {step_of[hidden[-1][:2]] * 1e3:.1f} ms x f at "
+        f"steps={hidden[-1][0]} C={hidden[-1][1]})"
     )

@@ -282,7 +282,7 @@ def test_a_simulator_by_url_against_a_published_gpu_baseline_fails_naming_both_b
     result.stdout.fnmatch_lines(
         ["*recorded on backend sglang, this run uses backend sim: not comparable*"]
     )
-    assert f"the server at {running_sim} is the simulator" in result.stdout.str()
+    assert f"the server at {running_sim} runs backend sim" in result.stdout.str()
     recorded = json.loads((suite_dir / ".specperf" / "results.json").read_text())
     assert recorded["runs"][0]["backend"] == "sim"
 

@@ -14,7 +14,7 @@ from tests.support.sim import SimServer
 SPEEDUP = 5.0
 
 
-def test_full_seed_sweep_over_http_keeps_schedule_and_matches_model(
+def test_full_seed_sweep_over_http_keeps_schedule_and_the_seeds_figures(
     sim: Callable[..., SimServer],
 ) -> None:
     """Seed sweep (C = 1..64, 1000 tokens) streamed over HTTP from a speedup-5 sim.

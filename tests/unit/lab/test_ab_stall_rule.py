@@ -9,11 +9,22 @@ from tests.support.scripts import run_script
 STUDY = Path(__file__).resolve().parents[3] / "lab" / "studies" / "ab_stall_rule.py"
 
 
-def test_no_sample_is_left_out_of_plain_noise_and_a_stall_is() -> None:
-    done = run_script(STUDY, "--trials", "30", "--pair-spread", "0.03", "--point-cv", "0.03")
+def test_plain_noise_and_heads_stalls_leave_nothing_out_and_a_base_stall_is_left_out() -> None:
+    done = run_script(STUDY, "--trials", "20", "--pair-spread", "0.03", "--point-cv", "0.03")
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line.split(" | ") for line in done.stdout.splitlines() if line.startswith("| 3% |")]
-    by_stall = {(row[2], row[3]): row for row in rows}
-    assert by_stall[("0%", "none")][4] == "0 in 30", done.stdout
-    assert by_stall[("10%", "none")][4] == "0 in 30", done.stdout
-    assert by_stall[("0%", "one")][4] == "30 in 30", done.stdout
+    left_out = {(row[2], row[3]): row[4] for row in rows}
+    assert left_out == {
+        ("0%", "none"): "0",
+        ("0%", "base"): "20",
+        ("0%", "head"): "0",
+        ("0%", "head-half"): "0",
+        ("10%", "none"): "0",
+        ("10%", "base"): "20",
+        ("10%", "head"): "0",
+        ("10%", "head-half"): "0",
+    }, done.stdout
+    # With no stall left out the verdicts are the ones without the rule, column for column.
+    for row in rows:
+        if row[4] == "0":
+            assert row[5] == row[6] and row[7] == row[8], row
