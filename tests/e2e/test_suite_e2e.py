@@ -242,7 +242,8 @@ def test_url_mode_measures_an_existing_server_without_booting(
     assert len(sim_processes()) == before
     result.stdout.fnmatch_lines(["*specperf: profile=* url=http://127.0.0.1:* depths=[[]3[]]*"])
     runs = suite_results(suite_dir)["runs"]
-    assert runs[0]["backend"] == "external"
+    # The server says it is the simulator (its /server_info): recorded as such, never as a GPU.
+    assert runs[0]["backend"] == "sim"
     assert runs[0]["server"]["speculative_num_steps"] == 3
     assert not list((suite_dir / ".specperf").glob("server-steps*.log"))
     # Not this run's process: its CPU is not measured.
