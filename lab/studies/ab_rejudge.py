@@ -18,16 +18,14 @@ import tempfile
 from pathlib import Path
 
 from pytest_specperf.gate.ab import look
-from pytest_specperf.gate.ab_pairs import AbSettings, BootPoint, Pair, boot_point
+from pytest_specperf.gate.ab_pairs import AbSettings, BootPoint, Pair, boot_points
 from pytest_specperf.gate.review import read_results
 
 PAIR_FOLDER = re.compile(r"pair(\d+)-(base|head)$")
 
 
 def boot(folder: Path) -> dict[int, BootPoint]:
-    results = read_results(folder / "results.json")
-    run = results.runs[0]
-    return {p.concurrency: boot_point(p) for p in run.points if p.ok > 0 and p.agg_tok_s > 0}
+    return boot_points(read_results(folder / "results.json").runs[0])
 
 
 def pairs_in(steps: Path) -> list[Pair]:

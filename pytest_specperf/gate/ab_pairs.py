@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pytest_specperf.gate.sequential import Spending, t_multiplier
-from pytest_specperf.results.schema import Bound, PointMetrics, ServerCpu
+from pytest_specperf.results.schema import Bound, DepthRun, PointMetrics, ServerCpu
 from pytest_specperf.results.stats import log_values
 
 AbOutcome = Literal["regression", "improvement", "no-regression", "continue", "undecided"]
@@ -92,6 +92,11 @@ def boot_point(point: PointMetrics, metric: str = "agg_tok_s") -> BootPoint:
         cpu=point.server_cpu,
         bound=point.bound,
     )
+
+
+def boot_points(run: DepthRun) -> dict[int, BootPoint]:
+    """One boot's side of a pair: its points that served requests, by concurrency."""
+    return {p.concurrency: boot_point(p) for p in run.points if p.ok > 0 and p.agg_tok_s > 0}
 
 
 @dataclass(frozen=True)

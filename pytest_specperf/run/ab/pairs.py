@@ -15,7 +15,7 @@ from pytest_specperf import interrupts
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.gate.ab import AbRun, look
-from pytest_specperf.gate.ab_pairs import AbSettings, BootPoint, Pair, boot_point
+from pytest_specperf.gate.ab_pairs import AbSettings, Pair, boot_points
 from pytest_specperf.gate.ab_prior import PairPrior
 from pytest_specperf.results.schema import DepthRun
 
@@ -94,7 +94,7 @@ def _pairs_until_decided(
                 )
                 return result
         result.head_run = sides["head"]
-        pair = Pair(base=_sides(sides["base"]), head=_sides(sides["head"]))
+        pair = Pair(base=boot_points(sides["base"]), head=boot_points(sides["head"]))
         if not pair.concurrencies():
             result.failure = f"steps={depth} A/B: pair {index + 1} measured no point on both sides"
             return result
@@ -107,7 +107,3 @@ def _pairs_until_decided(
         if result.last.outcome != "continue":
             break
     return result
-
-
-def _sides(run: DepthRun) -> dict[int, BootPoint]:
-    return {p.concurrency: boot_point(p) for p in run.points if p.ok > 0 and p.agg_tok_s > 0}
