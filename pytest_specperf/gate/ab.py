@@ -134,8 +134,9 @@ class AbLook:
         narrow = self.pooled.estimate.narrow
         if self.prior is not None:
             text += f"; {self.prior_line()}"
-        if self.stalls.text():
-            text += f"; {self.stalls.text()}"
+        stalls = self.stalls.text()
+        if stalls:
+            text += f"; {stalls}"
         if self.outcome == "no-regression" and narrow is not None:
             text += (
                 f"; its {1 - beta:.0%} repeated lower bound, {percent(narrow[0]) * 100:+.1f}%, "

@@ -98,7 +98,6 @@ class DepthSession:
         self.open_loop = OpenLoopPoints(self, self.plan.repeats)
 
     # -- lifecycle ---------------------------------------------------------------------
-
     def launch_command(self, port: int) -> LaunchCommand:
         s = self.settings
         command = build_launch(

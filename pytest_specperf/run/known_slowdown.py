@@ -175,24 +175,23 @@ def hidden_slowdown(sleep_s: float | None, runs: Sequence[DepthRun]) -> str | No
     """
     if not sleep_s:
         return None
-    step_of: dict[tuple[int, int], float] = {}
-    waits = []
-    for run in runs:
-        for point in run.points:
-            step = step_seconds(point)
-            if point.server_cpu is None or not point.server_cpu.gpu_wait or step is None:
-                continue
-            step_of[(run.depth, point.concurrency)] = step
-            waits.append((run.depth, point.concurrency, point.server_cpu.gpu_wait * step))
-    hidden = [(depth, c, wait) for depth, c, wait in waits if sleep_s < wait]
+    hidden = [
+        (run.depth, point.concurrency, point.server_cpu.gpu_wait * step, step)
+        for run in runs
+        for point in run.points
+        if point.server_cpu is not None
+        and point.server_cpu.gpu_wait
+        and (step := step_seconds(point)) is not None
+        and sleep_s < point.server_cpu.gpu_wait * step
+    ]
     if not hidden:
         return None
-    where = ", ".join(f"steps={depth} C={c} {wait * 1e3:.1f} ms" for depth, c, wait in hidden)
+    where = ", ".join(f"steps={depth} C={c} {wait * 1e3:.1f} ms" for depth, c, wait, _ in hidden)
+    depth, c, wait, step = hidden[-1]
     return (
         f"specperf: the injected sleep ({sleep_s * 1e3:g} ms per forward pass) is shorter than "
         f"the scheduler's wait for the GPU per verify step (py-spy) at {where}: where SGLang "
         "overlaps scheduling with the GPU the sleep is spent inside that wait and slows little "
         "or nothing; to slow a point by a share f, sleep about its wait plus f x its step "
-        f"({hidden[-1][2] * 1e3:.1f} ms + {step_of[hidden[-1][:2]] * 1e3:.1f} ms x f at "
-        f"steps={hidden[-1][0]} C={hidden[-1][1]})"
+        f"({wait * 1e3:.1f} ms + {step * 1e3:.1f} ms x f at steps={depth} C={c})"
     )
