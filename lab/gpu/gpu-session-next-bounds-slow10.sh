@@ -10,7 +10,8 @@
 #      256 tokens, R=3, rotation, graphs 8-64), at most 3 pairs, reading the A/A's history
 #      store (3 pairs of 2026-12-05, hardware 1x-h200) as the runner's prior (about 660 s).
 # ORDER (default "bounds slow10") picks the phases and their order ("ladder" measures what each
-# /slow_down sleep costs on one boot and sets SLOW10 to the one nearest -10%); BOUNDS_RUNS=seed leaves
+# /slow_down sleep costs on one boot and sets SLOW10 to the one it finds for -10%, or skips
+# slow10 where it finds none; 2026-12-05: 531 s for 6 sleeps with the boot); BOUNDS_RUNS=seed leaves
 # the NGRAM point out when the device budget is short; AB_CONCURRENCY (default 16,64) the A/B's
 # points, SLOW10 its sleep (gpu_ab_proof.py; under the overlap scheduler it must exceed the
 # scheduler's wait for the GPU to cost anything: docs/runs/2026-12-05-bounds-slow10-h200).
@@ -51,12 +52,14 @@ for want in (0.00005, 0.00012, 0.0003, 0.001):
         # One boot: what each sleep costs at one point; the nearest to -10% becomes SLOW10.
         "$python" lab/gpu/slowdown_ladder.py "$proof/ladder" --backend "${BACKEND:-sglang}" \
           --profile qwen3-next-real-width-fp8-mtp --concurrency "${LADDER_CONCURRENCY:-64}" \
-          --sleeps ${LADDER_SLEEPS:-0.024 0.027 0.030 0.033 0.036} \
+          --sleeps ${LADDER_SLEEPS:-0.002 0.003 0.004 0.005} \
           "--server-arg=${GRAPHS_FLAG:---cuda-graph-bs}" --server-arg=8 --server-arg=16 \
           --server-arg=32 --server-arg=64 | tee "$proof/ladder.txt"
         found=$(sed -n 's/^SLOW=//p' "$proof/ladder.txt" | tail -1)
-        [[ -n $found ]] && export SLOW10=$found && echo "SLOW10=$SLOW10" ;;
+        if [[ -n $found ]]; then export SLOW10=$found && echo "SLOW10=$SLOW10"
+        else echo "ladder: no sleep found for -10%: slow10 skipped"; no_slow10=1; fi ;;
       slow10)
+        [[ -n ${no_slow10:-} ]] && continue
         WORK_DIR=$proof/ab PROFILE=qwen3-next-real-width-fp8-mtp MAX_PAIRS=3 \
           SWEEP="--specperf-concurrency=${AB_CONCURRENCY:-16,64} --specperf-max-new-tokens=256 --specperf-repeats=3 --specperf-min-point-seconds=2 --specperf-rotate-server-cpu $graphs ${graphs/server-arg/base-server-arg} --specperf-history=$proof/ab-history.sqlite" \
           bash lab/gpu/gpu-ab-proof.sh "$proof" slow10 ;;

@@ -44,8 +44,9 @@ def pairs_in(steps: Path) -> list[Pair]:
 
 def report(steps: Path, settings: AbSettings, name: str) -> None:
     pairs = pairs_in(steps)
-    if not pairs:
-        print(f"{name}: no pair")
+    if not any(pair.base.keys() & pair.head.keys() for pair in pairs):
+        # A run stopped inside its first pair leaves folders whose results hold no point.
+        print(f"{name}: no point measured on both sides of a pair")
         return
     depth = int(steps.name.removeprefix("steps")) if steps.name.startswith("steps") else 0
     print(f"## {name}")

@@ -321,10 +321,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "--specperf-inject-slowdown",
         "inject_slowdown",
         "seconds of sleep per forward pass, set through the server's /slow_down before "
-        "measuring: a deliberate regression to prove the gate catches one (where SGLang "
-        "overlaps scheduling with the GPU, as for EAGLE/MTP, a sleep shorter than the "
-        "scheduler's wait for the GPU costs nothing: size it from the Server CPU column's "
-        "GPU wait)",
+        "measuring: a deliberate regression to prove the gate catches one (SGLang sleeps "
+        "before each batch; what that costs depends on the point: on the seed-class profile "
+        "on an H200 at C=64 each verify step grew by the sleep plus about 1 ms, and 3 ms cost "
+        "12.9%; measure it there with lab/gpu/slowdown_ladder.py)",
         parse=float_in(0.0, optional=True),
     ),
     _bench(

@@ -22,7 +22,6 @@ from pytest_specperf.plugin.xdist import SPLITTING_DIST_MODES
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.results.verdict_report import floor_lines
-from pytest_specperf.run.known_slowdown import hidden_slowdown
 
 if TYPE_CHECKING:
     from pytest_specperf.plugin.session import SpecperfRun
@@ -140,7 +139,6 @@ def summary_lines(
         *floor_lines(results.runs),  # issue 38: how wide, and from where
         *end.refine,
         *(line for _, ab in sorted(run.ab_runs.items()) for line in ab.summary_lines()),
-        *filter(None, [hidden_slowdown(run.settings.inject_slowdown_s, results.runs)]),
         f"\nresults: {out_dir / 'results.json'}  report: {out_dir / 'report.md'}"
         " (plots and github-action-benchmark files beside it)",
         *end.artifacts,

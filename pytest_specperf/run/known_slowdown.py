@@ -16,7 +16,7 @@ speedup like every simulated time, so there the sleep is given in simulated seco
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -158,40 +158,3 @@ def measure_with(
         )
 
     return measure
-
-
-def hidden_slowdown(sleep_s: float | None, runs: Sequence[DepthRun]) -> str | None:
-    """Why --specperf-inject-slowdown may have slowed nothing (None: it cannot have hidden).
-
-    SGLang sleeps in ``Scheduler.run_batch`` before it launches a batch; where it overlaps
-    scheduling with the GPU (EAGLE/MTP: "Spec v2"), the GPU still runs the batch before and
-    the scheduler would wait for it anyway, so a sleep shorter than that wait costs nothing
-    (docs/runs/2026-12-05-bounds-slow10-h200: 0.12 ms against a wait of 24-27 ms a step at C=64).
-    The wait per step is the point's GPU-wait share (py-spy, ServerCpu.gpu_wait) times a
-    step's duration (``step_seconds``). py-spy reads that wait only in torch's CUDA
-    synchronize, which is how the overlap scheduler waits; without it (NGRAM on 0.5.12) SGLang
-    waits in a blocking copy, the share reads 0, and nothing is said: there the sleep adds to
-    every step.
-    """
-    if not sleep_s:
-        return None
-    hidden = [
-        (run.depth, point.concurrency, point.server_cpu.gpu_wait * step, step)
-        for run in runs
-        for point in run.points
-        if point.server_cpu is not None
-        and point.server_cpu.gpu_wait
-        and (step := step_seconds(point)) is not None
-        and sleep_s < point.server_cpu.gpu_wait * step
-    ]
-    if not hidden:
-        return None
-    where = ", ".join(f"steps={depth} C={c} {wait * 1e3:.1f} ms" for depth, c, wait, _ in hidden)
-    depth, c, wait, step = hidden[-1]
-    return (
-        f"specperf: the injected sleep ({sleep_s * 1e3:g} ms per forward pass) is shorter than "
-        f"the scheduler's wait for the GPU per verify step (py-spy) at {where}: where SGLang "
-        "overlaps scheduling with the GPU the sleep is spent inside that wait and slows little "
-        "or nothing; to slow a point by a share f, sleep about its wait plus f x its step "
-        f"({wait * 1e3:.1f} ms + {step * 1e3:.1f} ms x f at steps={depth} C={c})"
-    )

@@ -29,3 +29,14 @@ def test_the_seed_class_aa_without_a_stall_reads_as_it_did() -> None:
     verdict = next(line for line in done.stdout.splitlines() if line.startswith("steps=3 A/B"))
     assert "no regression of 5% or more after 3 pair(s): agg +0.2%" in verdict
     assert "left out" not in verdict
+
+
+def test_the_seed_class_head_slowed_by_3_ms_is_red_at_the_first_look_without_a_prior() -> None:
+    """docs/runs/2026-12-05-ladder-slow10-h200: the A/B read a prior; its pairs alone say red,
+    and the A/B stopped inside its first pair (its folders hold no point) is said, not judged."""
+    tarball = RUNS / "2026-12-05-ladder-slow10-h200" / "proof.tar.gz"
+    done = run_script(STUDY, "--tarball", str(tarball))
+    assert done.returncode == 0, done.stderr[-2000:]
+    verdict = next(line for line in done.stdout.splitlines() if line.startswith("steps=3 A/B"))
+    assert verdict.startswith("steps=3 A/B: REGRESSION (moved by step time) after 3 pair(s)")
+    assert "proof-ladder/ab/slow10/ab/steps3: no point measured on both sides" in done.stdout

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_specperf.results.schema import PointMetrics, SelfTest, ServerCpu
+from pytest_specperf.results.schema import PointMetrics, SelfTest
 from pytest_specperf.run import known_slowdown as self_test
 from tests.support.points import make_point, make_run
 
@@ -79,30 +79,3 @@ def test_reset_is_confirmed_when_the_rate_is_nearer_the_run_than_the_slowed_rate
 ) -> None:
     """Before 200, slowed 50: back at 190 is recovered, 80 or nothing is not."""
     assert self_test.recovered(200.0, 50.0, after) is expected
-
-
-def _seed_class_point(concurrency: int, agg: float, gpu_wait: float | None) -> PointMetrics:
-    """A point as the lent H200 read the seed class at 256 tokens (3.2 tokens per step)."""
-    return make_point(
-        concurrency,
-        agg,
-        accept_length=3.2,
-        server_cpu=ServerCpu(process="sglang::scheduler", share=1.0, gpu_wait=gpu_wait),
-    )
-
-
-def test_a_sleep_shorter_than_the_schedulers_wait_for_the_gpu_is_said_to_hide() -> None:
-    """0.12 ms against C=64's step of 34.7 ms, 70% of it waiting: about 24 ms."""
-    run = make_run(3, [_seed_class_point(16, 2900, 0.55), _seed_class_point(64, 5900, 0.70)])
-    line = self_test.hidden_slowdown(0.00012, [run])
-    assert line is not None
-    assert "the injected sleep (0.12 ms per forward pass)" in line
-    assert "steps=3 C=16 9.7 ms, steps=3 C=64 24.3 ms" in line
-
-
-def test_a_sleep_past_the_wait_or_without_a_wait_read_says_nothing() -> None:
-    waited = make_run(3, [_seed_class_point(64, 5900, 0.70)])
-    assert self_test.hidden_slowdown(0.030, [waited]) is None
-    not_read = make_run(3, [_seed_class_point(64, 5900, None)])
-    assert self_test.hidden_slowdown(0.00012, [not_read]) is None
-    assert self_test.hidden_slowdown(None, [waited]) is None
