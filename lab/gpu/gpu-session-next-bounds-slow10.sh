@@ -13,8 +13,8 @@
 # /slow_down sleep costs on one boot and sets SLOW10 to the one it finds for -10%, or skips
 # slow10 where it finds none; 2026-12-05: 531 s for 6 sleeps with the boot); BOUNDS_RUNS=seed leaves
 # the NGRAM point out when the device budget is short; AB_CONCURRENCY (default 16,64) the A/B's
-# points, SLOW10 its sleep (gpu_ab_proof.py; under the overlap scheduler it must exceed the
-# scheduler's wait for the GPU to cost anything: docs/runs/2026-12-05-bounds-slow10-h200).
+# points, SLOW10 its sleep (gpu_ab_proof.py; on the seed class at C=64, 3 ms cost 12.9%:
+# docs/runs/2026-12-05-ladder-slow10-h200).
 # Everything lands in /tmp/proof (driver.log, each phase's work folder); a poll tars it into $OUT.
 set -u
 proof=/tmp/proof
@@ -49,7 +49,8 @@ for want in (0.00005, 0.00012, 0.0003, 0.001):
         WORK_DIR=$proof/testbed WARMUP_S=90 SEED_ARGS="$graphs --specperf-concurrency=64" \
           bash lab/gpu/gpu-testbed-proof.sh "$proof" bounds ;;
       ladder)
-        # One boot: what each sleep costs at one point; the nearest to -10% becomes SLOW10.
+        # One boot: what each sleep costs at one point; the sleep it finds for -10% (measured
+        # within 3 points, else fitted within the sleeps' range) becomes SLOW10.
         "$python" lab/gpu/slowdown_ladder.py "$proof/ladder" --backend "${BACKEND:-sglang}" \
           --profile qwen3-next-real-width-fp8-mtp --concurrency "${LADDER_CONCURRENCY:-64}" \
           --sleeps ${LADDER_SLEEPS:-0.002 0.003 0.004 0.005} \

@@ -12,8 +12,8 @@ refuses to boot them together there), with as many pairs as BUDGET_S allows:
   flag    head with a real flag change: FLAG (default --speculative-num-draft-tokens=8)
   accept  head told a lower accept length to simulate (ACCEPT, default 3.03 against 3.19 at
           depth 3: about 5% fewer tokens per verify step), for profiles that simulate theirs
-          (the seed-class one, where /slow_down costs about 15% whatever the sleep): head
-          runs a copy of PROFILE's file with that length, base PROFILE itself
+          (the seed-class one, where /slow_down cost about 15% at C=1 and 4 whatever the
+          sleep): head runs a copy of PROFILE's file with that length, base PROFILE itself
 
 The run's output goes to WORK_DIR/PHASE/ (results.json with its `ab` section, report.md,
 ab-forest.png, every boot's server log); WORK_DIR/PHASE/summary.md gets the verdict, the

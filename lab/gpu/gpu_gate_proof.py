@@ -14,8 +14,8 @@ PROFILE is mtp, ngram (the two smoke profiles) or a profile name. Phases:
 With RUNG_KIND=accept (profiles that simulate their accept length, like the seed-class one)
 the rungs are lower accept lengths instead (RUNGS: e.g. 3.11,3.03,2.87 against 3.19 at depth
 3, about 2.5/5/10% fewer tokens per verify step), each on a fresh boot of its own after the
-gate boots: SGLang reads SGLANG_SIMULATE_ACC_LEN at boot, and /slow_down costs about 15% on
-that server whatever the sleep (docs/runs/2026-12-02-seed-class-gate-h200).
+gate boots: SGLang reads SGLANG_SIMULATE_ACC_LEN at boot, and /slow_down cost about 15% on
+that server at C=1 and 4 whatever the sleep (docs/runs/2026-12-02-seed-class-gate-h200).
 Baselines go to BASELINES_DIR (default /tmp/specperf-gate-proof/baselines, outside the
 working tree, so that the two phases can run in two calls on a machine kept warm) and are
 copied to OUT_DIR/baselines. OUT_DIR/summary.md gets a table, rewritten after every step.

@@ -2,14 +2,16 @@
 
 SGLang sleeps in `Scheduler.run_batch` before it launches a batch. What that costs at a point
 is measured, not assumed: on the seed-class profile at C=64 on an H200
-(docs/runs/2026-12-05-ladder-slow10-h200) each verify step grew by the sleep plus about 1 ms
-for sleeps of 3-36 ms (29.7 ms a step without), while 0.12 ms cost nothing measurable the day
-before. This boots the profile once with the suite's launch code, measures one point with
+(docs/runs/2026-12-05-ladder-slow10-h200) each verify step (29.7 ms without) grew by the sleep
+plus 0.9-1.6 ms for sleeps of 24-36 ms on one boot and by 0.1-1.4 ms more than a 3 ms sleep in
+an A/B's three head boots, while 0.12 ms cost nothing measurable there the day before. This
+boots the profile once with the suite's launch code, measures one point with
 `specperf bench --url` at each sleep (0 first, as the reference), and prints the change of
-each. The last line, `SLOW=<seconds>`, is the measured sleep nearest the target where one
-came within TOLERANCE of it; else the sleep a straight line through the measured slowdowns
+each. The last line, `SLOW=<seconds>`, is the measured sleep nearest the target where one came
+within TOLERANCE of it; else the sleep a straight line through the measured slowdowns
 (agg0 / agg - 1, which grows with the time added to a step) puts at the target, said as
-fitted; else nothing.
+fitted, where that lies within half the shortest and twice the longest sleep tried; else
+nothing.
 
     python lab/gpu/slowdown_ladder.py OUT --profile qwen3-next-real-width-fp8-mtp \
         --concurrency 64 --sleeps 0.002 0.003 0.004 0.005 --target 0.10 \
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -82,36 +83,32 @@ class Choice:
 def choose_sleep(rows: Sequence[tuple[float, float]], target: float) -> Choice:
     """The sleep costing ``target`` from (sleep, agg tok/s) rows, the first at sleep 0."""
     reference = rows[0][1]
-    tried = [(sleep, agg / reference - 1) for sleep, agg in rows[1:]]
-    nearest = min(tried, key=lambda item: abs(math.log1p(item[1]) - math.log1p(-target)))
+    tried = [(sleep, agg / reference - 1) for sleep, agg in rows[1:] if agg > 0]
+    if not tried:
+        return Choice(None, "no sleep left the server serving")
+    nearest = min(tried, key=lambda item: abs(item[1] + target))
     if abs(nearest[1] + target) <= TOLERANCE:
         return Choice(
             nearest[0], f"nearest {-target:+.0%}: {nearest[0] * 1e3:.2f} ms ({nearest[1]:+.1%})"
         )
-    said = (
+    why_not = (
         f"no sleep came within {TOLERANCE:.0%} of {-target:+.0%} "
         f"(nearest {nearest[0] * 1e3:.2f} ms, {nearest[1]:+.1%})"
     )
-    if len({sleep for sleep, _ in tried}) < 2:
-        return Choice(None, said)
+    sleeps = [sleep for sleep, _ in tried]
+    if len(set(sleeps)) < 2:
+        return Choice(None, why_not)
     # agg0 / agg - 1 is the time a sleep adds to a step over the step's own: about linear.
-    fit = stats.linregress(
-        [sleep for sleep, _ in tried], [-change / (1 + change) for _, change in tried]
-    )
-    wanted = target / (1 - target)
+    fit = stats.linregress(sleeps, [-change / (1 + change) for _, change in tried])
     if fit.slope <= 0:
-        return Choice(None, f"{said}; the slowdowns do not grow with the sleep")
-    fitted = (wanted - fit.intercept) / fit.slope
-    if fitted <= 0:
-        return Choice(None, f"{said}; a line through them crosses {-target:+.0%} below 0 ms")
-    longest = max(sleep for sleep, _ in tried)
-    if fitted > 2 * longest:
-        return Choice(
-            None,
-            f"{said}; a line through them puts it at {fitted * 1e3:.2f} ms, past twice the "
-            "longest sleep tried: try longer ones",
-        )
-    return Choice(fitted, f"{said}; fitted (not measured): {fitted * 1e3:.2f} ms")
+        return Choice(None, f"{why_not}; the slowdowns do not grow with the sleep")
+    fitted = (target / (1 - target) - fit.intercept) / fit.slope
+    said = f"{why_not}; a line through them puts it at {fitted * 1e3:.2f} ms"
+    if fitted < min(sleeps) / 2:
+        return Choice(None, f"{said}, under half the shortest sleep tried: try shorter ones")
+    if fitted > 2 * max(sleeps):
+        return Choice(None, f"{said}, past twice the longest sleep tried: try longer ones")
+    return Choice(fitted, f"{why_not}; fitted (not measured): {fitted * 1e3:.2f} ms")
 
 
 def main() -> int:

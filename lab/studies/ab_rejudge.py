@@ -44,7 +44,7 @@ def pairs_in(steps: Path) -> list[Pair]:
 
 def report(steps: Path, settings: AbSettings, name: str) -> None:
     pairs = pairs_in(steps)
-    if not any(pair.base.keys() & pair.head.keys() for pair in pairs):
+    if not any(pair.concurrencies() for pair in pairs):
         # A run stopped inside its first pair leaves folders whose results hold no point.
         print(f"{name}: no point measured on both sides of a pair")
         return
