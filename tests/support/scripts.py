@@ -44,14 +44,13 @@ def run_slowdown_nights(
     work: Path, *arguments: str, timeout: float
 ) -> subprocess.CompletedProcess[str]:
     """lab/studies/nightly_demo.py's six simulator nights into ``work``, throughput halved from
-    night 4; ``arguments`` add its other options (depths, concurrency, ...)."""
+    night 4; ``arguments`` add its other options (depths, concurrency, tokens, ...)."""
     return run_in_repo(
         str(NIGHTLY_DEMO),
         "--scenario=slowdown",
         "--amount=0.5",
         "--nights=6",
         "--change-night=4",
-        "--tokens=32",
         "--repeats=1",
         "--min-point-seconds=0.2",
         *arguments,
