@@ -28,16 +28,18 @@ sweep), SLOW5 (0.00006), SLOW10 (0.00012), FLAG, ACCEPT.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
+import statistics
 import sys
 from pathlib import Path
 
 import msgspec
 from _lent_gpu import run_suite
 
-from pytest_specperf.results.schema import RunResults
+from pytest_specperf.results.schema import AbPair, RunResults
 from pytest_specperf.server.profiles import resolve_profile
 
 BUILT_IN_PROFILES = (
@@ -102,6 +104,16 @@ def max_pairs() -> int:
     return max(3, int(budget // pair))
 
 
+def pair_spread_line(pairs: list[AbPair]) -> str:
+    """The pairs' changes and their spread: the standard deviation over pairs of the log
+    change (docs/explanation/ab-gating.md's placement table)."""
+    changes = ", ".join(f"{pair.change:+.1%}" for pair in pairs)
+    if len(pairs) < 2:
+        return f"pair changes: {changes or 'none'} (a spread needs 2 pairs or more)"
+    spread = statistics.stdev(math.log1p(pair.change) for pair in pairs)
+    return f"pair changes: {changes}; their spread {spread:.1%} (standard deviation, log scale)"
+
+
 def main() -> int:
     if len(sys.argv) < 3:
         raise SystemExit(__doc__)
@@ -145,6 +157,7 @@ def main() -> int:
         lines.append(comparison.message)
         for change in comparison.points:
             lines.append(f"  {change.why}")
+        lines.append(pair_spread_line(comparison.pair_changes))
     text = "\n".join(lines) + "\n"
     (out / "summary.md").write_text(text, encoding="utf-8")
     print(text, flush=True)

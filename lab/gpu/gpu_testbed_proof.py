@@ -11,7 +11,9 @@ about 60 s to its first NGRAM boot and about 170 s to its first seed-class boot)
              R=3, 256 tokens, and the spread of the boots' medians per point; about 210 s a
              choice, 850 s in all. MODE=aa: an A/A of 3 pairs per choice through
              lab/gpu/gpu_ab_proof.py (about 590 s a choice, 2,400 s in all: more than one
-             session's device time; give PLACEMENTS one or two choices).
+             session's device time; give PLACEMENTS one or two choices, or a shorter AA_SWEEP
+             so that three fit one machine, e.g. C=1,16 with R=2: its pair spreads then
+             compare with each other, not with rotate's of 2026-12-04).
   nightly    the issue's command against the committed baseline
              (baselines/smoke-tiny-qwen3-ngram/1x-h200/steps-3.json; nothing is written to
              baselines/), with --specperf-server-cpu=$PLACEMENT (default none): the verdict's
@@ -33,7 +35,7 @@ about 60 s to its first NGRAM boot and about 170 s to its first seed-class boot)
 Each phase writes WORK_DIR/PHASE/summary.md as it goes (every command, its exit, the tables it
 read from results.json) and keeps every run's folder beside it.
 
-Environment: BACKEND (sglang | sim, for a dry run), PLACEMENTS, MODE, PLACEMENT, WARMUP_S,
+Environment: BACKEND (sglang | sim, for a dry run), PLACEMENTS, MODE, AA_SWEEP, PLACEMENT, WARMUP_S,
 STACKS (bounds: --specperf-server-stacks), BOUNDS_RUNS (bounds: seed,ngram or one of them),
 NIGHTLY_ARGS / SEED_ARGS (extra pytest options).
 """
@@ -175,7 +177,7 @@ def placement(work: Path, summary: Summary) -> None:
                 **os.environ,
                 "PROFILE": NGRAM,
                 "MAX_PAIRS": os.environ.get("MAX_PAIRS", "3"),
-                "SWEEP": f"{AA_SWEEP} --specperf-server-cpu={choice}",
+                "SWEEP": f"{os.environ.get('AA_SWEEP', AA_SWEEP)} --specperf-server-cpu={choice}",
             }
             command = [sys.executable, "lab/gpu/gpu_ab_proof.py", str(out), "aa"]
             summary.add(f"- `SWEEP='{env['SWEEP']}' {shlex.join(command)}`")

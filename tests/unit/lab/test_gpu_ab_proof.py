@@ -1,0 +1,50 @@
+"""lab/gpu/gpu_ab_proof.py's summary gives the pairs' changes and their spread (the A/A pair
+spread a placement's row in docs/explanation/ab-gating.md reads)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import tarfile
+from types import ModuleType
+
+import msgspec
+import pytest
+
+from pytest_specperf.results.schema import AbPair, RunResults
+from tests.support.data import REPO
+
+GPU_SCRIPTS = REPO / "lab" / "gpu"
+
+
+@pytest.fixture(scope="module")
+def proof() -> ModuleType:
+    sys.path.insert(0, str(GPU_SCRIPTS))  # as when run: its sibling _lent_gpu imports
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "gpu_ab_proof", GPU_SCRIPTS / "gpu_ab_proof.py"
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(GPU_SCRIPTS))
+    return module
+
+
+def test_the_h200_ab_pairs_give_their_changes_and_spread(proof: ModuleType) -> None:
+    """docs/runs/2026-12-05-ladder-slow10-h200: pairs -9.5, -14.9, -14.2%."""
+    tarball = REPO / "lab" / "runs" / "2026-12-05-ladder-slow10-h200" / "proof.tar.gz"
+    with tarfile.open(tarball) as archive:
+        member = archive.extractfile("proof/ab/slow10/results.json")
+        assert member is not None
+        results = msgspec.json.decode(member.read(), type=RunResults)
+    line = proof.pair_spread_line(results.ab[0].pair_changes)
+    assert line == (
+        "pair changes: -9.5%, -14.9%, -14.2%; their spread 3.3% (standard deviation, log scale)"
+    )
+
+
+def test_one_pair_has_no_spread(proof: ModuleType) -> None:
+    line = proof.pair_spread_line([AbPair(pair=1, change=-0.05)])
+    assert line == "pair changes: -5.0% (a spread needs 2 pairs or more)"
