@@ -3,10 +3,12 @@ process, its output captured."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from tests.support.data import REPO
 
@@ -57,3 +59,19 @@ def run_slowdown_nights(
         f"--work={work}",
         timeout=timeout,
     )
+
+
+def load_script(script: Path) -> ModuleType:
+    """A script imported as a module, to test its functions: its folder on the import path
+    while it loads (as when run: its sibling modules import), and registered under its name
+    (a dataclass in it looks its module up there)."""
+    spec = importlib.util.spec_from_file_location(script.stem, script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    sys.path.insert(0, str(script.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(script.parent))
+    return module

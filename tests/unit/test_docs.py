@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 from types import ModuleType
+
+from tests.support.scripts import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 GENERATOR = REPO / "tools" / "gen_options_reference.py"
@@ -32,11 +33,7 @@ DOCS_PATH = re.compile(r"(?<![\w./-])docs/[\w./-]*[\w/]")
 
 
 def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_options_reference", GENERATOR)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(GENERATOR)
 
 
 def _slug(heading: str) -> str:

@@ -3,8 +3,6 @@ spread a placement's row in docs/explanation/ab-gating.md reads)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import tarfile
 from types import ModuleType
 
@@ -13,23 +11,12 @@ import pytest
 
 from pytest_specperf.results.schema import AbPair, RunResults
 from tests.support.data import REPO
-
-GPU_SCRIPTS = REPO / "lab" / "gpu"
+from tests.support.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def proof() -> ModuleType:
-    sys.path.insert(0, str(GPU_SCRIPTS))  # as when run: its sibling _lent_gpu imports
-    try:
-        spec = importlib.util.spec_from_file_location(
-            "gpu_ab_proof", GPU_SCRIPTS / "gpu_ab_proof.py"
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(GPU_SCRIPTS))
-    return module
+    return load_script(REPO / "lab" / "gpu" / "gpu_ab_proof.py")
 
 
 def test_the_h200_ab_pairs_give_their_changes_and_spread(proof: ModuleType) -> None:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from types import ModuleType
 
 import pytest
 
 from tests.support.data import REPO
+from tests.support.scripts import load_script
 
 # The lent H200's ladder (docs/runs/2026-12-05-ladder-slow10-h200): seed class, C=64.
 H200_LADDER = [
@@ -23,14 +22,7 @@ H200_LADDER = [
 
 @pytest.fixture(scope="module")
 def ladder() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "slowdown_ladder", REPO / "lab" / "gpu" / "slowdown_ladder.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks itself up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script(REPO / "lab" / "gpu" / "slowdown_ladder.py")
 
 
 def test_a_measured_sleep_near_the_target_is_taken_as_measured(ladder: ModuleType) -> None:
