@@ -28,18 +28,17 @@ sweep), SLOW5 (0.00006), SLOW10 (0.00012), FLAG, ACCEPT.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import shlex
-import statistics
 import sys
 from pathlib import Path
 
 import msgspec
 from _lent_gpu import run_suite
 
-from pytest_specperf.results.schema import AbPair, RunResults
+from pytest_specperf.gate.ab import pair_spread_line
+from pytest_specperf.results.schema import RunResults
 from pytest_specperf.server.profiles import resolve_profile
 
 BUILT_IN_PROFILES = (
@@ -102,16 +101,6 @@ def max_pairs() -> int:
         + float(os.environ.get("SWEEP_ESTIMATE_S", "40"))
     )
     return max(3, int(budget // pair))
-
-
-def pair_spread_line(pairs: list[AbPair]) -> str:
-    """The pairs' changes and their spread: the standard deviation over pairs of the log
-    change (docs/explanation/ab-gating.md's placement table)."""
-    changes = ", ".join(f"{pair.change:+.1%}" for pair in pairs)
-    if len(pairs) < 2:
-        return f"pair changes: {changes or 'none'} (a spread needs 2 pairs or more)"
-    spread = statistics.stdev(math.log1p(pair.change) for pair in pairs)
-    return f"pair changes: {changes}; their spread {spread:.1%} (standard deviation, log scale)"
 
 
 def main() -> int:

@@ -2,8 +2,9 @@
 
 An A/B run keeps each boot's results under OUT/ab/stepsD/pairN-base and pairN-head. This reads
 them (from a folder, or from a tarball the GPU drivers bring back) and prints the verdict the
-gate of this checkout gives at the last pair, beside each boot's samples, so a change to the
-gate can be tried on what a real GPU measured.
+gate of this checkout gives at the last pair, beside each boot's samples, and the pairs' changes
+with their spread (an A/A's figure), so a change to the gate can be tried on what a real GPU
+measured.
 
     python lab/studies/ab_rejudge.py --tarball lab/runs/2026-12-05-bounds-slow10-h200/proof.tar.gz
     python lab/studies/ab_rejudge.py OUT/ab/steps3 --max-pairs 3
@@ -17,7 +18,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from pytest_specperf.gate.ab import look
+from pytest_specperf.gate.ab import look, pair_record, pair_spread_line
 from pytest_specperf.gate.ab_pairs import AbSettings, BootPoint, Pair, boot_points
 from pytest_specperf.gate.review import read_results
 
@@ -59,6 +60,8 @@ def report(steps: Path, settings: AbSettings, name: str) -> None:
     print(found.message(settings.min_effect, settings.beta))
     for summary in found.points:
         print(f"  {summary.attribution.text()}")
+    records = [pair_record(number, pair) for number, pair in enumerate(pairs, start=1)]
+    print(pair_spread_line([record for record in records if record is not None]))
 
 
 def main() -> int:

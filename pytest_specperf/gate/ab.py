@@ -36,6 +36,7 @@ in error rate beyond what the spending function charges; lab/studies/ab_study.py
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -422,6 +423,16 @@ def pair_record(number: int, pair: Pair) -> AbPair | None:
         base_core_speed=_core_speed(pair.base),
         head_core_speed=_core_speed(pair.head),
     )
+
+
+def pair_spread_line(pairs: Sequence[AbPair]) -> str:
+    """The pairs' changes and their spread, the standard deviation over pairs of the log
+    change: an A/A's figure for a CPU placement (docs/explanation/ab-gating.md)."""
+    changes = ", ".join(f"{pair.change:+.1%}" for pair in pairs)
+    if len(pairs) < 2:
+        return f"pair changes: {changes or 'none'} (a spread needs 2 pairs or more)"
+    spread = statistics.stdev(math.log1p(pair.change) for pair in pairs)
+    return f"pair changes: {changes}; their spread {spread:.1%} (standard deviation, log scale)"
 
 
 def _core_speed(side: Mapping[int, BootPoint]) -> float | None:

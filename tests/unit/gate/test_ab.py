@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from pytest_specperf.gate.ab import AbLook, AbRun, decided_by, look, outcome_of, pair_record
+from pytest_specperf.gate.ab import (
+    AbLook,
+    AbRun,
+    decided_by,
+    look,
+    outcome_of,
+    pair_record,
+    pair_spread_line,
+)
 from pytest_specperf.gate.ab_advice import (
     noise_split,
     pairs_needed,
@@ -25,7 +34,7 @@ from pytest_specperf.gate.ab_pairs import (
     pooled_change,
 )
 from pytest_specperf.gate.attribution import percent
-from pytest_specperf.results.schema import PointMetrics, ServerCpu
+from pytest_specperf.results.schema import AbPair, PointMetrics, ServerCpu
 from tests.support.points import make_point
 
 POINTS = (1, 4, 16)
@@ -342,3 +351,23 @@ def test_before_the_first_look_no_interval_decides() -> None:
     assert decided_by(found, AbSettings()) == (
         "no interval yet after 1 pair: the first look is after pair 3"
     )
+
+
+def test_the_pair_spread_is_the_standard_deviation_of_the_log_changes() -> None:
+    """The H200's seed-class A/B of 2026-12-05 (docs/runs/2026-12-05-ladder-slow10-h200)."""
+    pairs = [
+        AbPair(pair=1, change=-0.095),
+        AbPair(pair=2, change=-0.149),
+        AbPair(pair=3, change=-0.142),
+    ]
+    line = pair_spread_line(pairs)
+    expected = statistics.stdev(math.log1p(pair.change) for pair in pairs)
+    assert line == (
+        f"pair changes: -9.5%, -14.9%, -14.2%; their spread {expected:.1%} "
+        "(standard deviation, log scale)"
+    )
+
+
+def test_one_pair_has_no_spread() -> None:
+    line = pair_spread_line([AbPair(pair=1, change=-0.05)])
+    assert line == "pair changes: -5.0% (a spread needs 2 pairs or more)"

@@ -42,3 +42,18 @@ def test_the_seed_class_head_slowed_by_3_ms_is_red_at_the_first_look_without_a_p
         "steps=3 A/B: REGRESSION (moved by step time) after 3 pair(s): agg -12.9% [-23.8, -0.4]"
     )
     assert "proof-ladder/ab/slow10/ab/steps3: no point measured on both sides" in done.stdout
+
+
+def test_the_placements_aa_pairs_give_their_changes_and_spreads() -> None:
+    """docs/runs/2026-12-05-placement-aa-h100: the A/A of each CPU placement on one H100, the
+    last cut by the device budget inside its third pair (two pairs judged)."""
+    tarball = RUNS / "2026-12-05-placement-aa-h100" / "proof.tar.gz"
+    done = run_script(STUDY, "--tarball", str(tarball))
+    assert done.returncode == 0, done.stderr[-2000:]
+    spreads = [line for line in done.stdout.splitlines() if line.startswith("pair changes:")]
+    assert spreads == [
+        "pair changes: +4.5%, -21.3%, +19.0%; their spread 21.2% (standard deviation, log scale)",
+        "pair changes: -1.0%, -5.2%; their spread 3.0% (standard deviation, log scale)",
+        "pair changes: +13.3%, +7.0%, +2.6%; their spread 5.0% (standard deviation, log scale)",
+    ]
+    assert "steps=3 A/B: not decided yet after 2 pair(s)" in done.stdout

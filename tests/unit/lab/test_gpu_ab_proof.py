@@ -9,7 +9,7 @@ from types import ModuleType
 import msgspec
 import pytest
 
-from pytest_specperf.results.schema import AbPair, RunResults
+from pytest_specperf.results.schema import RunResults
 from tests.support.data import REPO
 from tests.support.scripts import load_script
 
@@ -30,8 +30,3 @@ def test_the_h200_ab_pairs_give_their_changes_and_spread(proof: ModuleType) -> N
     assert line == (
         "pair changes: -9.5%, -14.9%, -14.2%; their spread 3.3% (standard deviation, log scale)"
     )
-
-
-def test_one_pair_has_no_spread(proof: ModuleType) -> None:
-    line = proof.pair_spread_line([AbPair(pair=1, change=-0.05)])
-    assert line == "pair changes: -5.0% (a spread needs 2 pairs or more)"
