@@ -110,8 +110,10 @@ class Settings:
     base: BaseSide | None = None
     ab_max_pairs: int = 8
     ab_boot_together: bool = False
-    # --specperf-server-cpu (server/cpu_use.py): where the server's busiest process runs.
+    # --specperf-server-cpu (server/cpu_use.py): where the server's busiest process runs, and
+    # whether the run chose it (rotate, the A/B default with SGLang) rather than the user.
     server_cpu: ServerCpuPlacement = "none"
+    server_cpu_by_default: bool = False
     # --specperf-server-stacks (server/gpu_wait.py): the py-spy executable that reads the
     # server's busiest process's stack during each sample; None: not read.
     py_spy: str | None = None
@@ -243,6 +245,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
     baselines_dir = _directory_option("--specperf-baselines", values["baselines"], rootdir)
     out_dir = _directory_option("--specperf-out", values["out"], rootdir)
     py_spy, stacks_off = _server_stacks(values)
+    server_cpu = _server_cpu(values)
     return Settings(
         profile=resolve_profile_option(values["profile"], values["profile_dir"], rootdir),
         depths=values["spec_steps"],
@@ -261,7 +264,10 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         base=base_side(values, rootdir),
         ab_max_pairs=_ab_max_pairs(values),
         ab_boot_together=_ab_boot_together(values),
-        server_cpu=_server_cpu(values),
+        server_cpu=server_cpu,
+        server_cpu_by_default=server_cpu != "none"
+        and values["server_cpu"] is None
+        and not values["rotate_server_cpu"],
         py_spy=py_spy,
         server_stacks_off=stacks_off,
         boot_silence_timeout_s=values["boot_silence_timeout"],
@@ -405,7 +411,7 @@ def _server_cpu(values: Mapping[str, Any]) -> ServerCpuPlacement:
                 "placements; keep one"
             )
         chosen = "rotate"
-    placement: ServerCpuPlacement = chosen or "none"
+    placement: ServerCpuPlacement = chosen or _default_server_cpu(values)
     if placement == "none":
         return placement
     if values["url"]:
@@ -416,6 +422,22 @@ def _server_cpu(values: Mapping[str, Any]) -> ServerCpuPlacement:
     if not hasattr(os, "sched_setaffinity"):
         raise UsageError(f"--specperf-server-cpu={placement}: this platform cannot pin a process")
     return placement
+
+
+def _default_server_cpu(values: Mapping[str, Any]) -> ServerCpuPlacement:
+    """rotate for an A/B of SGLang servers this run starts on both sides, where it gave the
+    lowest A/A pair spreads measured on lent GPUs (docs/explanation/ab-gating.md, "the four
+    placements"); none otherwise (a nightly's boots against its baseline spread no less
+    unpinned, and pinning caps the scheduler at one vCPU)."""
+    starts_both_servers = not values["url"] and not values["base_url"]
+    if (
+        _base_given(values)
+        and values["backend"] == "sglang"
+        and starts_both_servers
+        and hasattr(os, "sched_setaffinity")
+    ):
+        return "rotate"
+    return "none"
 
 
 def _calibrate_boots(values: Mapping[str, Any]) -> int:

@@ -405,7 +405,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "free vCPUs' single-thread speed timed before each boot, the process pinned to the "
         "fastest), sglang-affinity (SGLANG_SET_CPU_AFFINITY=1 in the server's environment: "
         "SGLang binds each scheduler to its GPU's share of the physical cores) "
-        "(Linux; not with --specperf-url)",
+        "(Linux; not with --specperf-url); default: rotate in A/B mode with the sglang backend "
+        "and both servers started by the run (its A/A pairs spread least), else none",
         default=None,
         parse=lambda option, raw: (
             parse_choice(option, raw, SERVER_CPU_PLACEMENTS) if raw is not None else None

@@ -169,6 +169,12 @@ def header_lines(run: SpecperfRun, config: pytest.Config) -> list[str]:
         lines.append(f"specperf: server stacks read by {settings.py_spy}")
     elif settings.server_stacks_off is not None:
         lines.append(f"specperf: server stacks not read: {settings.server_stacks_off}")
+    if settings.server_cpu_by_default:
+        lines.append(
+            f"specperf: server CPU placement {settings.server_cpu}, the A/B default with SGLang "
+            "(its A/A pairs spread least on lent GPUs); --specperf-server-cpu=none leaves the "
+            "scheduler where the OS puts it"
+        )
     if run.estimate is not None:
         lines.append(f"specperf: {run.estimate.line()}")
     dist = getattr(config.option, "dist", "no")

@@ -410,6 +410,38 @@ def test_the_server_cpu_placement_reaches_the_settings(tmp_path: Path) -> None:
     assert not settings_from(tmp_path, server_cpu="sglang-affinity").pins_server_process
 
 
+def test_an_ab_of_sglang_servers_rotates_the_scheduler_by_default(tmp_path: Path) -> None:
+    settings = settings_from(tmp_path, backend="sglang", base_python="/opt/base/bin/python")
+    assert settings.server_cpu == "rotate" and settings.server_cpu_by_default
+
+
+def test_a_placement_given_in_an_ab_stands(tmp_path: Path) -> None:
+    settings = settings_from(
+        tmp_path, backend="sglang", base_python="/opt/base/bin/python", server_cpu="none"
+    )
+    assert settings.server_cpu == "none" and not settings.server_cpu_by_default
+    given = settings_from(
+        tmp_path, backend="sglang", base_python="/opt/base/bin/python", server_cpu="rotate"
+    )
+    assert given.server_cpu == "rotate" and not given.server_cpu_by_default
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"backend": "sglang"},  # a nightly against its baseline
+        {"backend": "sim", "base_python": "/opt/base/bin/python"},
+        {"backend": "sglang", "base_url": "http://127.0.0.1:30001"},
+        {"backend": "sglang", "base_python": "/opt/base/bin/python", "url": "http://h:30000"},
+    ],
+)
+def test_the_scheduler_is_left_to_the_os_outside_an_ab_of_sglang_servers_it_starts(
+    tmp_path: Path, overrides: dict[str, str]
+) -> None:
+    settings = settings_from(tmp_path, **overrides)
+    assert settings.server_cpu == "none" and not settings.server_cpu_by_default
+
+
 def test_the_old_rotate_flag_is_the_rotate_placement(tmp_path: Path) -> None:
     settings = settings_from(tmp_path, rotate_server_cpu=True)
     assert settings.server_cpu == "rotate" and settings.pins_server_process

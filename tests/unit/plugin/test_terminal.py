@@ -90,3 +90,14 @@ def test_the_header_says_why_auto_reads_no_server_stack(tmp_path: Path) -> None:
     why = "kernel.yama.ptrace_scope is 1: ..."
     assert f"specperf: server stacks not read: {why}" in _header(tmp_path, server_stacks_off=why)
     assert not any("server stacks" in line for line in _header(tmp_path))  # sim: not asked
+
+
+def test_the_header_says_the_run_chose_the_server_cpu_placement(tmp_path: Path) -> None:
+    lines = _header(tmp_path, server_cpu="rotate", server_cpu_by_default=True)
+    assert any(
+        line.startswith("specperf: server CPU placement rotate, the A/B default with SGLang")
+        and "--specperf-server-cpu=none" in line
+        for line in lines
+    )
+    given = _header(tmp_path, server_cpu="rotate")
+    assert not any("server CPU placement" in line for line in given)
