@@ -12,8 +12,8 @@ about 60 s to its first NGRAM boot and about 170 s to its first seed-class boot)
              choice, 850 s in all. MODE=aa: an A/A of 3 pairs per choice through
              lab/gpu/gpu_ab_proof.py (about 590 s a choice, 2,400 s in all: more than one
              session's device time; give PLACEMENTS one or two choices, or a shorter AA_SWEEP:
-             C=1,16 with R=2 took 430-580 s a choice on a lent H100, so three choices and no
-             more fit a session that must also start the machine).
+             C=1,16 with R=2 took 430-580 s a choice on a lent H100: two choices fit a
+             session that must also start the machine, the third was cut in its last pair).
   nightly    the issue's command against the committed baseline
              (baselines/smoke-tiny-qwen3-ngram/1x-h200/steps-3.json; nothing is written to
              baselines/), with --specperf-server-cpu=$PLACEMENT (default none): the verdict's

@@ -425,10 +425,10 @@ def _server_cpu(values: Mapping[str, Any]) -> ServerCpuPlacement:
 
 
 def _default_server_cpu(values: Mapping[str, Any]) -> ServerCpuPlacement:
-    """rotate for an A/B of SGLang servers this run starts on both sides, where it gave the
-    lowest A/A pair spreads measured on lent GPUs (docs/explanation/ab-gating.md, "the four
-    placements"); none otherwise (a nightly's boots against its baseline spread no less
-    unpinned, and pinning caps the scheduler at one vCPU)."""
+    """rotate for an A/B of SGLang servers this run starts on both sides, where the pair
+    spreads on record, across lent machines, had the lowest median with it
+    (docs/explanation/ab-gating.md, "the four placements"); none otherwise (a nightly's boots
+    spread no more unpinned, and pinning caps the scheduler at one vCPU)."""
     starts_both_servers = not values["url"] and not values["base_url"]
     if (
         _base_given(values)

@@ -406,7 +406,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "fastest), sglang-affinity (SGLANG_SET_CPU_AFFINITY=1 in the server's environment: "
         "SGLang binds each scheduler to its GPU's share of the physical cores) "
         "(Linux; not with --specperf-url); default: rotate in A/B mode with the sglang backend "
-        "and both servers started by the run (its A/A pairs spread least), else none",
+        "when the run starts both servers on Linux (the lowest median pair spread on record, "
+        "across machines), else none",
         default=None,
         parse=lambda option, raw: (
             parse_choice(option, raw, SERVER_CPU_PLACEMENTS) if raw is not None else None

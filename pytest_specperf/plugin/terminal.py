@@ -172,8 +172,8 @@ def header_lines(run: SpecperfRun, config: pytest.Config) -> list[str]:
     if settings.server_cpu_by_default:
         lines.append(
             f"specperf: server CPU placement {settings.server_cpu}, the A/B default with SGLang "
-            "(its A/A pairs spread least on lent GPUs); --specperf-server-cpu=none leaves the "
-            "scheduler where the OS puts it"
+            "(the lowest median pair spread on record, across machines); "
+            "--specperf-server-cpu=none leaves the scheduler where the OS puts it"
         )
     if run.estimate is not None:
         lines.append(f"specperf: {run.estimate.line()}")

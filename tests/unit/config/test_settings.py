@@ -426,6 +426,21 @@ def test_a_placement_given_in_an_ab_stands(tmp_path: Path) -> None:
     assert given.server_cpu == "rotate" and not given.server_cpu_by_default
 
 
+def test_the_old_rotate_flag_in_an_ab_is_the_users_choice(tmp_path: Path) -> None:
+    settings = settings_from(
+        tmp_path, backend="sglang", base_python="/opt/base/bin/python", rotate_server_cpu=True
+    )
+    assert settings.server_cpu == "rotate" and not settings.server_cpu_by_default
+
+
+def test_an_ab_where_no_process_can_be_pinned_leaves_the_scheduler_to_the_os(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delattr(settings_module.os, "sched_setaffinity")
+    settings = settings_from(tmp_path, backend="sglang", base_python="/opt/base/bin/python")
+    assert settings.server_cpu == "none" and not settings.server_cpu_by_default
+
+
 @pytest.mark.parametrize(
     "overrides",
     [
