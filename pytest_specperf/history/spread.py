@@ -4,7 +4,9 @@
 workload is the same as this run's (the fields of ``Workload.key()``: tokens, prompts,
 endpoint ...), takes each run's agg tok/s at every point, and hands the gate a
 ``results.spread.RunnerSpread`` (plain data: gate/ never imports history/). Earlier A/B
-comparisons at that depth add their pairs' changes (the prior of the A/B verdict).
+comparisons at that depth add their pairs' changes (the prior of the A/B verdict) where their
+servers' CPU placement was this run's: pinned and unpinned schedulers spread differently
+(docs/explanation/ab-gating.md, "the four placements").
 """
 
 from __future__ import annotations
@@ -58,6 +60,11 @@ def _pair_changes(results: Mapping[str, Any], depth: int) -> list[float]:
     return deviations
 
 
+def _same_placement(run: Mapping[str, Any], placement: str | None) -> bool:
+    recorded = (run.get("server") or {}).get("cpu_placement")
+    return placement is None or recorded is None or recorded == placement
+
+
 def _comparable(workload: Mapping[str, Any]) -> dict[str, Any]:
     """A workload key as results.json holds it; runs recorded before the key named its
     workload were all of the default one."""
@@ -74,8 +81,12 @@ def depth_spread(
     workload: Mapping[str, Any],
     concurrencies: set[int] | None = None,
     exclude_run: str | None = None,
+    placement: str | None = None,
 ) -> RunnerSpread | None:
-    """The spread between earlier complete comparable runs at this depth (None: too few)."""
+    """The spread between earlier complete comparable runs at this depth (None: too few).
+    ``placement``: this run's --specperf-server-cpu; an earlier A/B's pairs count where its
+    servers' placement was the same or went unrecorded (files older than the option), and
+    all of them count when it is None."""
     levels: list[dict[int, float]] = []
     pairs: list[float] = []
     comparable = _comparable(workload)
@@ -97,10 +108,13 @@ def depth_spread(
             continue
         if results.get("ab"):
             # An A/B run's depth run is its last head boot: its pairs are the figures.
-            pairs += _pair_changes(results, depth)
+            if _same_placement(run, placement):
+                pairs += _pair_changes(results, depth)
             continue
         points = _points(run, concurrencies)
         if points:
             levels.append(points)
     where = f"{profile} on {hardware}, steps={depth}"
+    if pairs and placement is not None:
+        where += f", server CPU {placement}"
     return runner_spread(levels, where, pairs)

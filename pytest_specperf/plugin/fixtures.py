@@ -245,6 +245,7 @@ def _runner_spread(
             workload=s.workload.key(),
             concurrencies=set(s.concurrency),
             exclude_run=run.run_id,
+            placement=s.server_cpu,
         )
     return run.runner_spreads[key]
 

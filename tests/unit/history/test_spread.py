@@ -10,7 +10,13 @@ import pytest
 from pytest_specperf.history.rows import RunContext
 from pytest_specperf.history.spread import depth_spread
 from pytest_specperf.history.store import HistoryStore
-from pytest_specperf.results.schema import DepthRun, RunResults
+from pytest_specperf.results.schema import (
+    AbComparison,
+    AbPair,
+    DepthRun,
+    RunResults,
+    ServerSummary,
+)
 from tests.support.points import make_point
 
 WORKLOAD = {"workload": "greedy-synthetic", "max_new_tokens": 200}
@@ -69,3 +75,48 @@ def test_too_few_runs_give_none(tmp_path: Path) -> None:
         is None
     )
     store.close()
+
+
+def _ab_results(run_id: str, changes: list[float], placement: str | None) -> RunResults:
+    """An earlier A/B run: its last head boot as the depth run, its pairs' changes."""
+    results = _results(run_id, 0.0)
+    results.runs[0].server = ServerSummary(url="http://127.0.0.1:1", cpu_placement=placement)
+    results.ab = [
+        AbComparison(
+            depth=3,
+            outcome="no-regression",
+            pairs=len(changes),
+            pair_changes=[AbPair(pair=n, change=c) for n, c in enumerate(changes, start=1)],
+        )
+    ]
+    return results
+
+
+def test_an_ab_prior_takes_the_pairs_of_the_same_placement(tmp_path: Path) -> None:
+    """Rotated pairs spread little, unpinned ones widely: a rotated A/B's prior comes from the
+    rotated pairs and those whose placement went unrecorded, never from the unpinned ones."""
+    store = HistoryStore.open(tmp_path / "h.sqlite")
+    _write(store, _ab_results("rotated", [0.02, -0.02, 0.01, -0.01, 0.0], "rotate"))
+    _write(store, _ab_results("unpinned", [0.3, -0.3, 0.2, -0.2, 0.1], "none"))
+    _write(store, _ab_results("older", [0.02, -0.01, 0.0], None))
+
+    def prior(placement: str | None) -> float | None:
+        found = depth_spread(
+            store,
+            profile="p",
+            hardware="sim-x5",
+            backend="sim",
+            depth=3,
+            workload=WORKLOAD,
+            placement=placement,
+        )
+        assert found is not None
+        if placement is not None:
+            assert found.where == f"p on sim-x5, steps=3, server CPU {placement}"
+        return found.pair_spread
+
+    rotated, unpinned, every = prior("rotate"), prior("none"), prior(None)
+    store.close()
+    assert rotated is not None and unpinned is not None and every is not None
+    assert rotated < 0.05 < unpinned
+    assert rotated < every
