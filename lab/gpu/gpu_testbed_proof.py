@@ -14,6 +14,11 @@ about 60 s to its first NGRAM boot and about 170 s to its first seed-class boot)
              session's device time; give PLACEMENTS one or two choices, or a shorter AA_SWEEP:
              C=1,16 with R=2 took 430-580 s a choice on a lent H100: two choices fit a
              session that must also start the machine, the third was cut in its last pair).
+             MODE=interleave: the same A/As (MAX_PAIRS pairs, AA_SWEEP) with the choices'
+             pairs interleaved, pair N of every choice before pair N+1 of any, their order
+             reversed every other pair, so that the machine's drift over the session is not
+             read as a choice's; each boot a plain run; every choice judged after each round
+             by lab/studies/ab_rejudge.py (the same time as MODE=aa).
   nightly    the issue's command against the committed baseline
              (baselines/smoke-tiny-qwen3-ngram/1x-h200/steps-3.json; nothing is written to
              baselines/), with --specperf-server-cpu=$PLACEMENT (default none): the verdict's
@@ -43,6 +48,7 @@ NIGHTLY_ARGS / SEED_ARGS (extra pytest options).
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import statistics
 import subprocess
@@ -62,6 +68,7 @@ BOOTS_SWEEP = (
     "--specperf-min-point-seconds=2"
 )
 AA_SWEEP = BOOTS_SWEEP.replace("1,16", "1,4,16")
+SAMPLE_LINE = re.compile(r"pair \d+ (base|head) C=")
 NIGHTLY = (
     "--spec-steps=3 --specperf-profile=smoke-tiny-qwen3-ngram --specperf-concurrency=1,4,16 "
     "--specperf-max-new-tokens=2048 --specperf-repeats=3"
@@ -169,6 +176,9 @@ def boot_spread(run: DepthRun) -> list[str]:
 
 def placement(work: Path, summary: Summary) -> None:
     mode = os.environ.get("MODE", "boots")
+    if mode == "interleave":
+        interleaved_aa(work, summary, os.environ.get("PLACEMENTS", PLACEMENTS).split())
+        return
     for choice in os.environ.get("PLACEMENTS", PLACEMENTS).split():
         out = work / choice
         summary.add("", f"## --specperf-server-cpu={choice} ({mode})", "")
@@ -207,6 +217,48 @@ def placement(work: Path, summary: Summary) -> None:
                 summary.add(f"  vCPUs timed before the last boot (M loops/s): {speeds}")
                 summary.add(f"  pinned to vCPU {run.server.pinned_core}")
             summary.add("", *point_rows(run), "", "boot-to-boot:", *boot_spread(run))
+
+
+def interleaved_aa(work: Path, summary: Summary, choices: list[str]) -> None:
+    """An A/A per choice, its pairs interleaved with the other choices' so that a machine that
+    changes over the session weighs on every choice alike: pair N of each choice in turn, the
+    choices' order and the sides' (base, head / head, base) reversed every other pair. Each
+    boot is a plain run (no baseline read) kept as CHOICE/ab/steps3/pairN-SIDE, the folders an
+    A/B keeps; after every round each choice's pairs so far are judged by
+    lab/studies/ab_rejudge.py, which ends with their changes and spread."""
+    pairs = int(os.environ.get("MAX_PAIRS", "3"))
+    sweep = shlex.split(os.environ.get("AA_SWEEP", AA_SWEEP))
+    for number in range(1, pairs + 1):
+        forward = number % 2 == 1
+        summary.add("", f"## pair {number}", "")
+        for choice in choices if forward else choices[::-1]:
+            for side in ("base", "head") if forward else ("head", "base"):
+                out = work / choice / "ab" / "steps3" / f"pair{number}-{side}"
+                suite(
+                    summary,
+                    [
+                        "perf_tests/test_throughput.py",
+                        "--spec-steps=3",
+                        f"--specperf-profile={NGRAM}",
+                        *backend_args(),
+                        f"--specperf-out={out}",
+                        f"--specperf-baselines={work / 'no-baselines'}",
+                        "--specperf-allow-no-baseline",
+                        f"--specperf-server-cpu={choice}",
+                        *sweep,
+                    ],
+                    out,
+                )
+        for choice in choices:
+            steps = work / choice / "ab" / "steps3"
+            command = [sys.executable, "lab/studies/ab_rejudge.py", str(steps), "--max-pairs"]
+            command.append(str(pairs))
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            # Its verdict and the pairs' changes, without the per-sample lines.
+            judged = [line for line in done.stdout.splitlines() if not SAMPLE_LINE.match(line)]
+            summary.add("", f"--specperf-server-cpu={choice} after pair {number}:", *judged)
+            if done.returncode != 0:
+                summary.add(f"  ab_rejudge exit {done.returncode}: {done.stderr[-500:]}")
 
 
 def nightly(work: Path, summary: Summary) -> None:
