@@ -17,8 +17,11 @@ about 60 s to its first NGRAM boot and about 170 s to its first seed-class boot)
              MODE=interleave: the same A/As (MAX_PAIRS pairs, AA_SWEEP) with the choices'
              pairs interleaved, pair N of every choice before pair N+1 of any, their order
              reversed every other pair, so that the machine's drift over the session is not
-             read as a choice's; each boot a plain run; every choice judged after each round
-             by lab/studies/ab_rejudge.py (the same time as MODE=aa).
+             read as a choice's; each boot a plain run (a pair with a boot that did not end
+             complete is left out); every choice judged after each round by
+             lab/studies/ab_rejudge.py. Always MAX_PAIRS pairs (an A/B may stop sooner), and
+             a pytest start and report per boot on top of MODE=aa's time. No boot is
+             recorded in a history store ($SPECPERF_HISTORY is dropped for them).
   nightly    the issue's command against the committed baseline
              (baselines/smoke-tiny-qwen3-ngram/1x-h200/steps-3.json; nothing is written to
              baselines/), with --specperf-server-cpu=$PLACEMENT (default none): the verdict's
@@ -40,7 +43,8 @@ about 60 s to its first NGRAM boot and about 170 s to its first seed-class boot)
 Each phase writes WORK_DIR/PHASE/summary.md as it goes (every command, its exit, the tables it
 read from results.json) and keeps every run's folder beside it.
 
-Environment: BACKEND (sglang | sim, for a dry run), PLACEMENTS, MODE, AA_SWEEP, PLACEMENT, WARMUP_S,
+Environment: BACKEND (sglang | sim, for a dry run), PLACEMENTS, MODE, AA_SWEEP, MAX_PAIRS (the
+A/As' pairs, 3 or more; default 3), PLACEMENT, WARMUP_S,
 STACKS (bounds: --specperf-server-stacks), BOUNDS_RUNS (bounds: seed,ngram or one of them),
 NIGHTLY_ARGS / SEED_ARGS (extra pytest options).
 """
@@ -227,14 +231,18 @@ def interleaved_aa(work: Path, summary: Summary, choices: list[str]) -> None:
     A/B keeps; after every round each choice's pairs so far are judged by
     lab/studies/ab_rejudge.py, which ends with their changes and spread."""
     pairs = int(os.environ.get("MAX_PAIRS", "3"))
+    if pairs < 3:
+        raise SystemExit(f"MAX_PAIRS={pairs}: at least 3 (the A/B gate's first look)")
     sweep = shlex.split(os.environ.get("AA_SWEEP", AA_SWEEP))
+    # Each boot is a plain run: recorded, it would count as a nightly between runs.
+    os.environ.pop("SPECPERF_HISTORY", None)
     for number in range(1, pairs + 1):
         forward = number % 2 == 1
         summary.add("", f"## pair {number}", "")
         for choice in choices if forward else choices[::-1]:
             for side in ("base", "head") if forward else ("head", "base"):
                 out = work / choice / "ab" / "steps3" / f"pair{number}-{side}"
-                suite(
+                results = suite(
                     summary,
                     [
                         "perf_tests/test_throughput.py",
@@ -249,13 +257,19 @@ def interleaved_aa(work: Path, summary: Summary, choices: list[str]) -> None:
                     ],
                     out,
                 )
+                if results is None or any(run.status != "complete" for run in results.runs):
+                    summary.add("  NOT COMPLETE: this pair is left out of the judgement")
         for choice in choices:
             steps = work / choice / "ab" / "steps3"
             command = [sys.executable, "lab/studies/ab_rejudge.py", str(steps), "--max-pairs"]
             command.append(str(pairs))
             done = subprocess.run(command, capture_output=True, text=True, check=False)
-            # Its verdict and the pairs' changes, without the per-sample lines.
-            judged = [line for line in done.stdout.splitlines() if not SAMPLE_LINE.match(line)]
+            # Its verdict and the pairs' changes, without its heading and per-sample lines.
+            judged = [
+                line
+                for line in done.stdout.splitlines()
+                if not SAMPLE_LINE.match(line) and not line.startswith("## ")
+            ]
             summary.add("", f"--specperf-server-cpu={choice} after pair {number}:", *judged)
             if done.returncode != 0:
                 summary.add(f"  ab_rejudge exit {done.returncode}: {done.stderr[-500:]}")

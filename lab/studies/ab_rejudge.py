@@ -25,17 +25,23 @@ from pytest_specperf.gate.review import read_results
 PAIR_FOLDER = re.compile(r"pair(\d+)-(base|head)$")
 
 
-def boot(folder: Path) -> dict[int, BootPoint]:
-    return boot_points(read_results(folder / "results.json").runs[0])
+def boot(folder: Path) -> dict[int, BootPoint] | None:
+    """A boot's points; None where it did not end complete (a failed or cut boot, which an
+    A/B would not judge either)."""
+    if not (folder / "results.json").exists():
+        return None
+    run = read_results(folder / "results.json").runs[0]
+    return boot_points(run) if run.status == "complete" else None
 
 
 def pairs_in(steps: Path) -> list[Pair]:
-    """The pairs of one depth's folder, in order."""
+    """The pairs of one depth's folder whose two boots ended complete, in order."""
     found: dict[int, dict[str, dict[int, BootPoint]]] = {}
     for folder in steps.iterdir():
         match = PAIR_FOLDER.match(folder.name)
-        if match and (folder / "results.json").exists():
-            found.setdefault(int(match[1]), {})[match[2]] = boot(folder)
+        points = boot(folder) if match else None
+        if match and points is not None:
+            found.setdefault(int(match[1]), {})[match[2]] = points
     return [
         Pair(base=sides["base"], head=sides["head"])
         for _, sides in sorted(found.items())

@@ -56,10 +56,15 @@ class PairPrior:
         """Earlier A/B pairs' spread where recorded, else sqrt(2) x the spread between runs
         (a pair's change is the difference of two boots' levels)."""
         if runner.pair_spread is not None:
+            placed = (
+                f" (server CPU {runner.pairs_placement})"
+                if runner.pairs_placement is not None
+                else ""
+            )
             return cls(
                 runner.pair_spread,
                 min(runner.pairs - 1, PRIOR_DOF),
-                f"{runner.pairs} earlier A/B pairs of {runner.where}",
+                f"{runner.pairs} earlier A/B pairs{placed} of {runner.where}",
             )
         return cls(
             math.sqrt(2) * runner.spread,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from pytest_specperf.history.store import HistoryStore
@@ -60,8 +61,13 @@ def _pair_changes(results: Mapping[str, Any], depth: int) -> list[float]:
     return deviations
 
 
+def _placement_of(run: Mapping[str, Any]) -> str | None:
+    placement = (run.get("server") or {}).get("cpu_placement")
+    return str(placement) if placement is not None else None
+
+
 def _same_placement(run: Mapping[str, Any], placement: str | None) -> bool:
-    recorded = (run.get("server") or {}).get("cpu_placement")
+    recorded = _placement_of(run)
     return placement is None or recorded is None or recorded == placement
 
 
@@ -89,6 +95,7 @@ def depth_spread(
     all of them count when it is None."""
     levels: list[dict[int, float]] = []
     pairs: list[float] = []
+    placements: set[str] = set()  # what the counted A/B runs recorded
     comparable = _comparable(workload)
     for row in store.runs(complete_only=True):
         if row.get("run_id") == exclude_run:
@@ -110,11 +117,13 @@ def depth_spread(
             # An A/B run's depth run is its last head boot: its pairs are the figures.
             if _same_placement(run, placement):
                 pairs += _pair_changes(results, depth)
+                placements.add(_placement_of(run) or "")
             continue
         points = _points(run, concurrencies)
         if points:
             levels.append(points)
     where = f"{profile} on {hardware}, steps={depth}"
-    if pairs and placement is not None:
-        where += f", server CPU {placement}"
-    return runner_spread(levels, where, pairs)
+    found = runner_spread(levels, where, pairs)
+    if found is not None and found.pair_spread is not None and placement in placements:
+        return replace(found, pairs_placement=placement)
+    return found

@@ -32,7 +32,9 @@ class RunnerSpread:
     (robust: MAD x 1.4826); ``runs``: how many runs it comes from; ``pair_spread``: where
     earlier A/B comparisons recorded their pairs' changes, the standard deviation of those
     (None: none recorded, the A/B prior takes sqrt(2) x ``spread``); ``pairs``: how many;
-    ``where``: what the runs were, for the report ("10 runs of <profile> on <hardware>").
+    ``pairs_placement``: the server CPU placement those pairs were measured under, where the
+    store said it (None: not said); ``where``: what the runs were, for the report ("10 runs
+    of <profile> on <hardware>").
     """
 
     spread: float
@@ -40,6 +42,7 @@ class RunnerSpread:
     where: str
     pair_spread: float | None = None
     pairs: int = 0
+    pairs_placement: str | None = None
 
     @property
     def dof(self) -> int:

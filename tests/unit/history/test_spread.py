@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_specperf.gate.ab_prior import PairPrior
 from pytest_specperf.history.rows import RunContext
 from pytest_specperf.history.spread import depth_spread
 from pytest_specperf.history.store import HistoryStore
@@ -17,6 +18,7 @@ from pytest_specperf.results.schema import (
     RunResults,
     ServerSummary,
 )
+from pytest_specperf.results.spread import RunnerSpread
 from tests.support.points import make_point
 
 WORKLOAD = {"workload": "greedy-synthetic", "max_new_tokens": 200}
@@ -92,6 +94,20 @@ def _ab_results(run_id: str, changes: list[float], placement: str | None) -> Run
     return results
 
 
+def _prior(store: HistoryStore, placement: str | None) -> RunnerSpread:
+    found = depth_spread(
+        store,
+        profile="p",
+        hardware="sim-x5",
+        backend="sim",
+        depth=3,
+        workload=WORKLOAD,
+        placement=placement,
+    )
+    assert found is not None
+    return found
+
+
 def test_an_ab_prior_takes_the_pairs_of_the_same_placement(tmp_path: Path) -> None:
     """Rotated pairs spread little, unpinned ones widely: a rotated A/B's prior comes from the
     rotated pairs and those whose placement went unrecorded, never from the unpinned ones."""
@@ -99,24 +115,25 @@ def test_an_ab_prior_takes_the_pairs_of_the_same_placement(tmp_path: Path) -> No
     _write(store, _ab_results("rotated", [0.02, -0.02, 0.01, -0.01, 0.0], "rotate"))
     _write(store, _ab_results("unpinned", [0.3, -0.3, 0.2, -0.2, 0.1], "none"))
     _write(store, _ab_results("older", [0.02, -0.01, 0.0], None))
-
-    def prior(placement: str | None) -> float | None:
-        found = depth_spread(
-            store,
-            profile="p",
-            hardware="sim-x5",
-            backend="sim",
-            depth=3,
-            workload=WORKLOAD,
-            placement=placement,
-        )
-        assert found is not None
-        if placement is not None:
-            assert found.where == f"p on sim-x5, steps=3, server CPU {placement}"
-        return found.pair_spread
-
-    rotated, unpinned, every = prior("rotate"), prior("none"), prior(None)
+    rotated, unpinned, every = _prior(store, "rotate"), _prior(store, "none"), _prior(store, None)
     store.close()
-    assert rotated is not None and unpinned is not None and every is not None
-    assert rotated < 0.05 < unpinned
-    assert rotated < every
+    assert (rotated.pairs, unpinned.pairs, every.pairs) == (8, 8, 13)
+    assert rotated.pair_spread is not None and unpinned.pair_spread is not None
+    assert rotated.pair_spread < 0.05 < unpinned.pair_spread
+    assert (rotated.pairs_placement, unpinned.pairs_placement, every.pairs_placement) == (
+        "rotate",
+        "none",
+        None,
+    )
+    assert rotated.where == "p on sim-x5, steps=3"  # the runs' text: the gate's too
+    assert "8 earlier A/B pairs (server CPU rotate) of p on sim-x5" in (
+        PairPrior.from_runner(rotated).text()
+    )
+
+
+def test_pairs_that_never_said_their_placement_do_not_name_one(tmp_path: Path) -> None:
+    store = HistoryStore.open(tmp_path / "h.sqlite")
+    _write(store, _ab_results("older", [0.02, -0.01, 0.0, 0.01, -0.02], None))
+    found = _prior(store, "rotate")
+    store.close()
+    assert found.pairs == 5 and found.pairs_placement is None

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from pytest_specperf.results.schema import RunResults
 from tests.support.data import REPO
 from tests.support.scripts import load_script
 
@@ -24,9 +25,10 @@ def test_the_choices_pairs_are_interleaved(
 ) -> None:
     booted: list[str] = []
 
-    def boot(summary: Any, args: list[str], out: Path) -> None:
+    def boot(summary: Any, args: list[str], out: Path) -> RunResults:
         placement = next(a for a in args if a.startswith("--specperf-server-cpu="))
         booted.append(f"{placement.split('=')[1]} {out.name}")
+        return RunResults(run_id="r", started_at="t", tool_version="0")
 
     def judge(command: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
         return subprocess.CompletedProcess(command, 0, "pair changes: +0.0%\n", "")
@@ -43,3 +45,12 @@ def test_the_choices_pairs_are_interleaved(
     ]  # fmt: skip
     text = (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert text.count("--specperf-server-cpu=none after pair") == 3
+
+
+def test_fewer_than_three_pairs_are_refused_before_any_boot(
+    proof: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MAX_PAIRS", "2")
+    monkeypatch.setattr(proof, "suite", lambda *_: pytest.fail("booted"))
+    with pytest.raises(SystemExit, match="MAX_PAIRS=2: at least 3"):
+        proof.interleaved_aa(tmp_path, proof.Summary(tmp_path / "s.md", "t"), ["none"])
