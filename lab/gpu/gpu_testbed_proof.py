@@ -261,8 +261,8 @@ def interleaved_aa(work: Path, summary: Summary, choices: list[str]) -> None:
                     summary.add("  NOT COMPLETE: this pair is left out of the judgement")
         for choice in choices:
             steps = work / choice / "ab" / "steps3"
-            command = [sys.executable, "lab/studies/ab_rejudge.py", str(steps), "--max-pairs"]
-            command.append(str(pairs))
+            command = [sys.executable, "lab/studies/ab_rejudge.py", str(steps)]
+            command += ["--max-pairs", str(pairs)]
             done = subprocess.run(command, capture_output=True, text=True, check=False)
             # Its verdict and the pairs' changes, without its heading and per-sample lines.
             judged = [

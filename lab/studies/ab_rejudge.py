@@ -39,8 +39,8 @@ def pairs_in(steps: Path) -> list[Pair]:
     found: dict[int, dict[str, dict[int, BootPoint]]] = {}
     for folder in steps.iterdir():
         match = PAIR_FOLDER.match(folder.name)
-        points = boot(folder) if match else None
-        if match and points is not None:
+        points = boot(folder) if match is not None else None
+        if match is not None and points is not None:
             found.setdefault(int(match[1]), {})[match[2]] = points
     return [
         Pair(base=sides["base"], head=sides["head"])

@@ -61,16 +61,6 @@ def _pair_changes(results: Mapping[str, Any], depth: int) -> list[float]:
     return deviations
 
 
-def _placement_of(run: Mapping[str, Any]) -> str | None:
-    placement = (run.get("server") or {}).get("cpu_placement")
-    return str(placement) if placement is not None else None
-
-
-def _same_placement(run: Mapping[str, Any], placement: str | None) -> bool:
-    recorded = _placement_of(run)
-    return placement is None or recorded is None or recorded == placement
-
-
 def _comparable(workload: Mapping[str, Any]) -> dict[str, Any]:
     """A workload key as results.json holds it; runs recorded before the key named its
     workload were all of the default one."""
@@ -95,7 +85,7 @@ def depth_spread(
     all of them count when it is None."""
     levels: list[dict[int, float]] = []
     pairs: list[float] = []
-    placements: set[str] = set()  # what the counted A/B runs recorded
+    placement_named = False  # whether a counted A/B recorded this run's placement
     comparable = _comparable(workload)
     for row in store.runs(complete_only=True):
         if row.get("run_id") == exclude_run:
@@ -115,15 +105,16 @@ def depth_spread(
             continue
         if results.get("ab"):
             # An A/B run's depth run is its last head boot: its pairs are the figures.
-            if _same_placement(run, placement):
+            recorded = (run.get("server") or {}).get("cpu_placement")
+            if placement is None or recorded in (None, placement):
                 pairs += _pair_changes(results, depth)
-                placements.add(_placement_of(run) or "")
+                placement_named = placement_named or recorded is not None
             continue
         points = _points(run, concurrencies)
         if points:
             levels.append(points)
     where = f"{profile} on {hardware}, steps={depth}"
     found = runner_spread(levels, where, pairs)
-    if found is not None and found.pair_spread is not None and placement in placements:
+    if found is not None and found.pair_spread is not None and placement_named:
         return replace(found, pairs_placement=placement)
     return found
