@@ -20,7 +20,7 @@ source "$(dirname "$0")/_lent_gpu.sh"
 lent_gpu_proof_start testbed "$out" "$phase"
 mkdir -p "$work/$phase"
 # Whether the GPU fields can be filled here (nvidia-ml-py and a driver), said up front.
-{ "$python" -c 'import pynvml; pynvml.nvmlInit(); print("NVML: driver", pynvml.nvmlSystemGetDriverVersion())' \
+{ "$python" -c 'import pynvml; pynvml.nvmlInit(); print("driver", pynvml.nvmlSystemGetDriverVersion())' \
   2>&1 || true; } | tail -1 | sed 's/^/NVML: /' | tee "$work/$phase/nvml.txt"
 "$python" lab/gpu/gpu_testbed_proof.py "$work" "$phase" || echo "gpu_testbed_proof.py exited $?"
 lent_gpu_proof_end testbed

@@ -57,3 +57,22 @@ def test_the_placements_aa_pairs_give_their_changes_and_spreads() -> None:
         "pair changes: +13.3%, +7.0%, +2.6%; their spread 5.0% (standard deviation, log scale)",
     ]
     assert "steps=3 A/B: not decided yet after 2 pair(s)" in done.stdout
+
+
+def test_the_interleaved_placements_aa_pairs_give_their_changes_and_spreads() -> None:
+    """docs/runs/2026-12-05-placement-interleave-h200: rotate and none on one H200, four pairs
+    each, neither A/A decided at that spread."""
+    tarball = RUNS / "2026-12-05-placement-interleave-h200" / "proof.tar.gz"
+    done = run_script(STUDY, "--tarball", str(tarball))
+    assert done.returncode == 0, done.stderr[-2000:]
+    spreads = [line for line in done.stdout.splitlines() if line.startswith("pair changes:")]
+    tail = " (standard deviation, log scale)"
+    assert spreads == [
+        "pair changes: +14.0%, -6.9%, -20.8%, +5.7%; their spread 16.0%" + tail,
+        "pair changes: +16.8%, -6.3%, +5.8%, +3.8%; their spread 9.0%" + tail,
+    ]
+    verdicts = [line for line in done.stdout.splitlines() if line.startswith("steps=3 A/B")]
+    assert [verdict.split(":")[1].strip() for verdict in verdicts] == [
+        "undecided at max pairs after 4 pair(s)",
+        "undecided at max pairs after 4 pair(s)",
+    ]
