@@ -19,8 +19,11 @@ about 60 s to its first NGRAM boot and about 170 s to its first seed-class boot)
              reversed every other pair, so that the machine's drift over the session is not
              read as a choice's; each boot a plain run (a pair with a boot that did not end
              complete is left out); every choice judged after each round by
-             lab/studies/ab_rejudge.py. Always MAX_PAIRS pairs (an A/B may stop sooner), and
-             a pytest start and report per boot on top of MODE=aa's time. No boot is
+             lab/studies/ab_rejudge.py. MAX_PAIRS pairs (an A/B may stop sooner), fewer
+             where STOP_AFTER_S is set: no round is started that its longest round so far
+             says would end more than STOP_AFTER_S seconds after the first began (give the
+             session's device time left, MAX_PAIRS=8, and it runs the pairs that fit). A
+             pytest start and report per boot on top of MODE=aa's time. No boot is
              recorded in a history store ($SPECPERF_HISTORY is dropped for them).
   nightly    the issue's command against the committed baseline
              (baselines/smoke-tiny-qwen3-ngram/1x-h200/steps-3.json; nothing is written to
@@ -44,7 +47,8 @@ Each phase writes WORK_DIR/PHASE/summary.md as it goes (every command, its exit,
 read from results.json) and keeps every run's folder beside it.
 
 Environment: BACKEND (sglang | sim, for a dry run), PLACEMENTS, MODE, AA_SWEEP, MAX_PAIRS (the
-A/As' pairs, 3 or more; default 3), PLACEMENT, WARMUP_S,
+A/As' pairs, 3 or more; default 3), STOP_AFTER_S (interleave: the rounds' time bound),
+PLACEMENT, WARMUP_S,
 STACKS (bounds: --specperf-server-stacks), BOUNDS_RUNS (bounds: seed,ngram or one of them),
 NIGHTLY_ARGS / SEED_ARGS (extra pytest options).
 """
@@ -57,6 +61,7 @@ import shlex
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import msgspec
@@ -234,9 +239,21 @@ def interleaved_aa(work: Path, summary: Summary, choices: list[str]) -> None:
     if pairs < 3:
         raise SystemExit(f"MAX_PAIRS={pairs}: at least 3 (the A/B gate's first look)")
     sweep = shlex.split(os.environ.get("AA_SWEEP", AA_SWEEP))
+    stop_after_s = float(os.environ.get("STOP_AFTER_S", "inf"))
     # Each boot is a plain run: recorded, it would count as a nightly between runs.
     os.environ.pop("SPECPERF_HISTORY", None)
+    began = time.monotonic()
+    longest_round_s = 0.0
     for number in range(1, pairs + 1):
+        elapsed_s = time.monotonic() - began
+        if number > 1 and elapsed_s + longest_round_s > stop_after_s:
+            summary.add(
+                "",
+                f"stopped before pair {number}: {elapsed_s:.0f} s gone, its longest round "
+                f"{longest_round_s:.0f} s would pass STOP_AFTER_S={stop_after_s:.0f}",
+            )
+            return
+        round_began = time.monotonic()
         forward = number % 2 == 1
         summary.add("", f"## pair {number}", "")
         for choice in choices if forward else choices[::-1]:
@@ -273,6 +290,7 @@ def interleaved_aa(work: Path, summary: Summary, choices: list[str]) -> None:
             summary.add("", f"--specperf-server-cpu={choice} after pair {number}:", *judged)
             if done.returncode != 0:
                 summary.add(f"  ab_rejudge exit {done.returncode}: {done.stderr[-500:]}")
+        longest_round_s = max(longest_round_s, time.monotonic() - round_began)
 
 
 def nightly(work: Path, summary: Summary) -> None:

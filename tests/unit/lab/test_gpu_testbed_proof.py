@@ -54,3 +54,29 @@ def test_fewer_than_three_pairs_are_refused_before_any_boot(
     monkeypatch.setattr(proof, "suite", lambda *_: pytest.fail("booted"))
     with pytest.raises(SystemExit, match="MAX_PAIRS=2: at least 3"):
         proof.interleaved_aa(tmp_path, proof.Summary(tmp_path / "s.md", "t"), ["none"])
+
+
+def test_no_round_starts_that_would_end_past_the_time_bound(
+    proof: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = [0.0]
+    booted: list[str] = []
+
+    def boot(summary: Any, args: list[str], out: Path) -> RunResults:
+        clock[0] += 100.0
+        booted.append(out.name)
+        return RunResults(run_id="r", started_at="t", tool_version="0")
+
+    def judge(command: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(command, 0, "pair changes: +0.0%\n", "")
+
+    monkeypatch.setattr(proof, "suite", boot)
+    monkeypatch.setattr(proof.subprocess, "run", judge)
+    monkeypatch.setattr(proof.time, "monotonic", lambda: clock[0])
+    monkeypatch.setenv("MAX_PAIRS", "8")
+    monkeypatch.setenv("STOP_AFTER_S", "1000")
+    summary = proof.Summary(tmp_path / "summary.md", "test")
+    proof.interleaved_aa(tmp_path, summary, ["rotate", "none"])
+    assert len(booted) == 8  # two rounds of 400 s: a third would end at 1,200 s
+    text = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert "stopped before pair 3: 800 s gone, its longest round 400 s" in text
