@@ -39,8 +39,10 @@ def pairs_in(steps: Path) -> list[Pair]:
     found: dict[int, dict[str, dict[int, BootPoint]]] = {}
     for folder in steps.iterdir():
         match = PAIR_FOLDER.match(folder.name)
-        points = boot(folder) if match is not None else None
-        if match is not None and points is not None:
+        if match is None:
+            continue
+        points = boot(folder)
+        if points is not None:
             found.setdefault(int(match[1]), {})[match[2]] = points
     return [
         Pair(base=sides["base"], head=sides["head"])
