@@ -322,9 +322,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "inject_slowdown",
         "seconds of sleep per forward pass, set through the server's /slow_down before "
         "measuring: a deliberate regression to prove the gate catches one (SGLang sleeps "
-        "before each batch; what that costs depends on the point: on the seed-class profile "
-        "on an H200 at C=64, 0.12 ms cost nothing measurable, 3 ms 12.9% and 24 ms 41.9%; "
-        "measure it at yours with lab/gpu/slowdown_ladder.py)",
+        "before each batch, and what a sleep costs is not proportional to it: measure the "
+        "sleep that costs what you want at your point first, docs/how-to/run-nightly.md)",
         parse=float_in(0.0, optional=True),
     ),
     _bench(
