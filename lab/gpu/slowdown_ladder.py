@@ -42,7 +42,7 @@ DEPTH = 3
 TOLERANCE = 0.03
 
 
-def bench(url: str, out: Path, args: argparse.Namespace) -> float:
+def bench(url: str, out: Path, args: argparse.Namespace, *, warm: bool = True) -> float:
     """Median agg tok/s of one point measured by `specperf bench` at ``url``."""
     command = [
         sys.executable,
@@ -64,6 +64,9 @@ def bench(url: str, out: Path, args: argparse.Namespace) -> float:
         "--out",
         str(out),
     ]
+    if not warm:
+        # The boot was warmed by the first bench; a changed sleep compiles nothing new.
+        command += ["--specperf-warmup-rounds", "0"]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     (out / "bench.txt").parent.mkdir(parents=True, exist_ok=True)
     (out / "bench.txt").write_text(done.stdout + done.stderr)
@@ -123,6 +126,11 @@ def main() -> int:
     parser.add_argument("--sleeps", type=float, nargs="+", required=True)
     parser.add_argument("--target", type=float, default=0.10, help="the share to lose")
     parser.add_argument("--server-arg", action="append", default=[])
+    parser.add_argument(
+        "--warm-once",
+        action="store_true",
+        help="warm the boot up before the first sleep only (long requests: a round is minutes)",
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     profile = resolve_profile(args.profile, [])
@@ -151,7 +159,8 @@ def main() -> int:
     try:
         for index, sleep in enumerate([0.0, *args.sleeps]):
             inject_slowdown(server.url, sleep or None, None)
-            agg = bench(server.url, args.out / f"sleep-{index}", args)
+            warm = index == 0 or not args.warm_once
+            agg = bench(server.url, args.out / f"sleep-{index}", args, warm=warm)
             rows.append((sleep, agg))
             change = agg / rows[0][1] - 1
             print(

@@ -113,7 +113,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_baseline_commands(commands: Any) -> None:
-    baseline = commands.add_parser("baseline", help="show, diff, promote or migrate baselines")
+    baseline = commands.add_parser(
+        "baseline", help="show, diff, promote, merge or migrate baselines"
+    )
     actions = baseline.add_subparsers(dest="action", required=True)
     show = actions.add_parser("show", help="a baseline's figures, noise and provenance")
     show.add_argument("path", type=Path, help="a baseline file (steps-N.json)")
@@ -160,6 +162,30 @@ def _add_baseline_commands(commands: Any) -> None:
             action="store_true",
             help="compare figures of different hardware keys anyway",
         )
+    merge = actions.add_parser(
+        "merge",
+        help="one baseline from runs of one key on several machines: its floors take the "
+        "spread between them (a nightly on a fresh runner of the pool differs by that)",
+    )
+    merge.add_argument("results", type=Path, nargs="+", help="each machine's results.json")
+    merge.add_argument(
+        "--specperf-baselines",
+        "--baselines",
+        dest="baselines",
+        type=Path,
+        default=Path("baselines"),
+        help="baselines directory (default: baselines)",
+    )
+    merge.add_argument("--spec-steps", default=None, help="the depth to take from each run")
+    merge.add_argument(
+        "--force",
+        action="store_true",
+        help="merge runs the gate judged a regression or whose session failed, or replace a "
+        "baseline the merge would downgrade",
+    )
+    merge.add_argument(
+        "--dry-run", action="store_true", help="print what it rests on and the diff; write nothing"
+    )
     migrate = actions.add_parser("migrate", help="rewrite baselines in the current schema")
     migrate.add_argument("paths", type=Path, nargs="+", help="baseline files")
 
@@ -219,6 +245,21 @@ def _baseline(args: argparse.Namespace) -> int:
             print(f"dry run: {path} not written")
         else:
             print(f"wrote {path}: review the diff above, then commit the file")
+        return 0
+    if args.action == "merge":
+        path, report = review.merge(
+            args.results,
+            args.baselines,
+            depth=_depth_option(args.spec_steps),
+            force=args.force,
+            dry_run=args.dry_run,
+        )
+        print(report)
+        print(
+            f"dry run: {path} not written"
+            if args.dry_run
+            else f"wrote {path}: review the figures above, then commit the file"
+        )
         return 0
     for path in args.paths:
         changed = migrate_file(path)

@@ -20,6 +20,7 @@ SHIPPED_FILE = Path(__file__).with_name("run_profiles.toml")
 OPTION = "--specperf-run-profile"
 
 Positive = Annotated[int, msgspec.Meta(ge=1)]
+PositiveFloat = Annotated[float, msgspec.Meta(gt=0)]
 # Depth 0 is the no-speculation control; the depth rule's upper bound is checked with the
 # option the profile fills (--spec-steps).
 Depth = Annotated[int, msgspec.Meta(ge=0)]
@@ -36,6 +37,9 @@ class RunProfile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True, froze
     # true: an exploratory run, a depth nothing judged does not fail it
     # (--specperf-allow-no-baseline); false or left out: every gated depth needs a verdict.
     allow_no_baseline: bool | None = None
+    # A bound on each boot's warm-up, seconds (--specperf-warmup-seconds): where one warm-up
+    # round is long (2,048 tokens at C=64: about a minute), it keeps the run to its budget.
+    warmup_seconds: PositiveFloat | None = None
 
 
 # Run profile field -> the option key (options.OPTIONS) it fills.
@@ -45,6 +49,7 @@ OPTION_KEYS: Mapping[str, str] = {
     "max_new_tokens": "max_new_tokens",
     "repeats": "repeats",
     "allow_no_baseline": "allow_no_baseline",
+    "warmup_seconds": "warmup_seconds",
 }
 
 

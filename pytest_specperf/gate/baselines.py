@@ -86,6 +86,40 @@ class Tolerance(msgspec.Struct, kw_only=True):
     accept_length: float = DEFAULT_ACCEPT_LENGTH_TOLERANCE
 
 
+class MachineRun(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One machine's run in a baseline merged across machines (gate/machines.py): which run,
+    which machine, and its level (log of its figure over the machines' median, pooled over
+    points as results/spread.py ``run_levels``)."""
+
+    run: str
+    gpu_name: str | None = None
+    gpu_uuid: str | None = None
+    driver: str | None = None
+    cpu_model: str | None = None
+    sglang: str | None = None
+    samples: int = 0
+    agg_level: float | None = None
+    per_req_level: float | None = None
+
+
+class MachineSpread(msgspec.Struct, kw_only=True):
+    """How far apart the machines a merged baseline rests on read (gate/machines.py).
+
+    ``agg_spread_mad``/``per_req_spread_mad``: the robust spread of the machines' levels, as
+    the history spread is estimated (MAD x 1.4826); ``*_sd``: their standard deviation. The
+    floors use each point's noise (``BaselinePoint.noise``, ``machines`` > 1), whose
+    between-machine part is the larger of the robust spread and the random-effects estimate.
+    """
+
+    count: int
+    runs: list[MachineRun]
+    agg_spread_mad: float | None = None
+    agg_spread_sd: float | None = None
+    per_req_spread_mad: float | None = None
+    per_req_spread_sd: float | None = None
+    method: str = ""
+
+
 class Baseline(msgspec.Struct, kw_only=True):
     schema_version: int
     profile: str
@@ -119,6 +153,9 @@ class Baseline(msgspec.Struct, kw_only=True):
     # The machine it was recorded on (its boots' measured figures: medians); None: recorded
     # before the fingerprint existed. A run on another machine says so first in its verdict.
     testbed: Testbed | None = None
+    # Merged from runs on several machines (``specperf baseline merge``): which, and how far
+    # apart they read. None: recorded on one machine.
+    machines: MachineSpread | None = None
 
     def point(self, concurrency: int) -> BaselinePoint | None:
         return self.points.get(str(concurrency))

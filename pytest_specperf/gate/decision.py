@@ -235,7 +235,7 @@ def compare_depth(
     changes: list[float] = []
     dofs: list[float] = []
     unknown_boot: list[float] = []
-    sources: set[str] = set()
+    sources, descriptions = set[str](), set[str]()
     runners: list[RunnerSpread] = []
     for items in points:
         point_within: list[float] = []
@@ -255,6 +255,7 @@ def compare_depth(
             point_within.append(noise.within * math.sqrt(1 / len(current) + 1 / len(ref.samples)))
             dofs.append(noise.dof)
             sources.add(noise.description.split(" (")[0])
+            descriptions.add(noise.description)
             if ref.runner is not None and ref.runner.between_runs:
                 runners.append(ref.runner)
         if point_within:
@@ -266,7 +267,8 @@ def compare_depth(
     within_variance = sum(w * w for w in within_terms) / count**2
     se = math.sqrt(boot_variance + within_variance)
     dof = min(dofs)
-    source = " + ".join(sorted(sources)) + f", {count} point(s) pooled"
+    said = descriptions if len(descriptions) == 1 else sources  # one noise: said whole
+    source = " + ".join(sorted(said)) + f", {count} point(s) pooled"
     widest = max(runners, key=lambda r: r.spread, default=None)
     if widest is not None and runner_se(widest) > se:
         calibration = f"{source} (standard error {se:.1%})"

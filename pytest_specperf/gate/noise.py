@@ -53,6 +53,10 @@ class MetricNoise(msgspec.Struct, kw_only=True, omit_defaults=True):
     boot_to_boot_cv: float | None = None
     samples: int = 0
     boots: int = 1
+    # Calibrated across machines (``specperf baseline merge``): each group of samples is one
+    # machine's run, so ``boot_to_boot_cv`` is the spread between machines (each a fresh boot),
+    # which is what a nightly on whichever runner the pool gives differs by.
+    machines: int = 1
 
 
 def estimate_noise(boots: Sequence[Sequence[float]], source: NoiseSource) -> MetricNoise:
@@ -104,28 +108,36 @@ def noise_for(noise: MetricNoise | None) -> Noise | None:
         return None
     between = noise.boot_to_boot_cv
     boots = noise.boots
+    across_machines = noise.machines > 1
+    groups, spread = (
+        ("machines", "between machines") if across_machines else ("boots", "boot-to-boot")
+    )
+    over = f"{noise.machines} machines" if across_machines else f"{boots} boot(s)"
+    across = f" across {noise.machines} machines" if across_machines else ""
     description = (
-        f"calibrated ({noise.samples} samples over {boots} boot(s): within-boot "
+        f"calibrated{across} ({noise.samples} samples over {over}: within-boot "
         f"{noise.within_boot_cv:.1%}"
     )
     machine = (
-        f"; {boots} boots on one machine: how machines differ is not in it" if boots > 1 else ""
+        f"; {boots} boots on one machine: how machines differ is not in it"
+        if boots > 1 and not across_machines
+        else ""
     )
     if between is not None and boots < MIN_BOOTS_FOR_BOOT_NOISE:
         description += (
-            f", boot-to-boot {between:.1%} from {boots} boots, taken as at least "
-            f"{PRIOR_BOOT_CV:.0%} (fewer than {MIN_BOOTS_FOR_BOOT_NOISE} boots cannot "
+            f", {spread} {between:.1%} from {boots} {groups}, taken as at least "
+            f"{PRIOR_BOOT_CV:.0%} (fewer than {MIN_BOOTS_FOR_BOOT_NOISE} {groups} cannot "
             "estimate it))"
         )
         between = max(between, PRIOR_BOOT_CV)
     elif between is not None and boots >= MIN_BOOTS_TO_TRUST_ESTIMATE:
-        description += f", boot-to-boot {between:.1%} from {boots} boots)"
+        description += f", {spread} {between:.1%} from {boots} {groups})"
     elif between is not None:
         bound = boot_noise_upper_bound(
             between, noise.within_boot_cv, boots=boots, per_boot=noise.samples / boots
         )
         description += (
-            f", boot-to-boot {between:.1%} from {boots} boots, taken as {bound:.1%}: "
+            f", {spread} {between:.1%} from {boots} {groups}, taken as {bound:.1%}: "
             f"its {BOOT_NOISE_CONFIDENCE:.0%} upper bound)"
         )
         between = bound

@@ -8,6 +8,8 @@ another's, and a diff that mixes them reads like a regression or an improvement.
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from pytest_specperf.gate.baselines import (
     load_baseline,
     save_baseline,
 )
+from pytest_specperf.gate.machines import LabelledRun, merge_across_machines, spread_text
 from pytest_specperf.gate.provenance import downgrade_message, downgrade_reasons
 from pytest_specperf.measure.repeats import split_by_boot
 from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
@@ -146,11 +149,13 @@ def _noise_text(point: BaselinePoint) -> str:
         spread = []
         if noise.within_boot_cv is not None:
             spread.append(f"within a boot {noise.within_boot_cv:.1%}")
+        between = "between machines" if noise.machines > 1 else "between boots"
         if noise.boot_to_boot_cv is not None:
-            spread.append(f"between boots {noise.boot_to_boot_cv:.1%}")
+            spread.append(f"{between} {noise.boot_to_boot_cv:.1%}")
         what = ", ".join(spread) or "not known"
         samples = f"{noise.samples} sample" + ("" if noise.samples == 1 else "s")
-        boots = f"{noise.boots} boot" + ("" if noise.boots == 1 else "s")
+        groups = "machine" if noise.machines > 1 else "boot"
+        boots = f"{noise.boots} {groups}" + ("" if noise.boots == 1 else "s")
         parts.append(f"{label}: {what} ({noise.source}, {samples}, {boots})")
     return "; ".join(parts) or "-"
 
@@ -183,9 +188,82 @@ def show(baseline: Baseline, path: Path) -> str:
             f"| {concurrency} | {_number(point.agg_tok_s)} | {_number(point.per_req_tok_s)} "
             f"| {_noise_text(point)} |"
         )
+    if baseline.machines is not None:
+        lines += ["", f"rests on {spread_text(baseline.machines)}"]
+        lines += [
+            f"  - {m.run}: {m.gpu_name or 'GPU not recorded'}, driver {m.driver or '?'}, "
+            f"{m.cpu_model or 'CPU not recorded'}; {m.samples} sample(s), agg level "
+            + (f"{math.expm1(m.agg_level):+.1%}" if m.agg_level is not None else "-")
+            for m in baseline.machines.runs
+        ]
     if baseline.notes:
         lines += ["", f"notes: {baseline.notes}"]
     return "\n".join(lines)
+
+
+def merge(
+    results_paths: Sequence[Path],
+    baselines_dir: Path,
+    *,
+    depth: int | None = None,
+    force: bool = False,
+    dry_run: bool = False,
+) -> tuple[Path, str]:
+    """One baseline from runs of one key on several machines (gate/machines.py), written as the
+    baseline of that key; (path, what it rests on and the diff against the old one).
+
+    Each run is held to what ``promote`` asks of one (complete, every request served, no
+    regression, its session passed; ``force`` waives all but the first two), and replacing a
+    baseline that the merge would downgrade is refused unless ``force``."""
+    if not results_paths:
+        raise ReviewError("nothing to merge: name the runs' results.json files")
+    runs = []
+    for path in results_paths:
+        results = read_results(path)
+        run = pick_run(results, depth, path)
+        problem = incomplete_reason(run)
+        if problem is not None:
+            raise ReviewError(f"not merging steps={run.depth} from {path}: {problem}")
+        refusal = (
+            None
+            if force
+            else _promotion_refusal(run, _ab_of(results, run.depth), RunExit.of(results))
+        )
+        if refusal is not None:
+            raise ReviewError(
+                f"not merging steps={run.depth} from {path}: {refusal}; "
+                "pass --force to merge it anyway"
+            )
+        runs.append(LabelledRun(f"run {results.run_id} of {results.started_at[:10]}", run))
+    try:
+        new = merge_across_machines(
+            runs, how_recorded="specperf baseline merge " + " ".join(map(str, results_paths))
+        )
+    except BaselineError as exc:
+        raise ReviewError(f"not merging: {exc}") from None
+    path = baseline_path(baselines_dir, new.profile, new.hardware, new.depth, new.workload_name)
+    try:
+        old = load_baseline(path)
+    except BaselineError as exc:
+        raise ReviewError(f"not merging: the existing baseline is unreadable: {exc}") from None
+    report = show(new, path)
+    if old is not None:
+        report += "\n\n" + diff(
+            figures_of_baseline(old, str(path)), figures_of_baseline(new, "merged")
+        )
+        reasons = downgrade_reasons(old, new)
+        if reasons and not force:
+            raise ReviewError(
+                f"not merging: {downgrade_message(str(path), old, new, reasons)}; "
+                "pass --force to replace it anyway"
+            )
+    if dry_run:
+        return path, report
+    return save_baseline(baselines_dir, new), report
+
+
+def _ab_of(results: RunResults, depth: int) -> AbComparison | None:
+    return next((c for c in results.ab if c.depth == depth), None)
 
 
 def comparability(old: Figures, new: Figures, *, allow_other_hardware: bool) -> list[str]:

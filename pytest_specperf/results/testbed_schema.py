@@ -103,6 +103,10 @@ class Testbed(msgspec.Struct, kw_only=True, omit_defaults=True):
     core_speed: float | None = None
     gpu_name: str | None = None
     gpus: int | None = None
+    # NVML's UUID of each of the server's GPUs, comma-separated: which cards, so that a
+    # baseline merged from several runs (``specperf baseline merge``) counts machines, not runs.
+    # Never compared with a baseline's: every runner's differs.
+    gpu_uuid: str | None = None
     # Means over the samples' GPU readings (GpuUse): MHz and W.
     sm_clock_mhz: float | None = None
     power_w: float | None = None

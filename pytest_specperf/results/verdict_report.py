@@ -191,11 +191,23 @@ def floor_lines(runs: Sequence[DepthRun]) -> list[str]:
     runner's history with --specperf-history): shown in the terminal and in report.md."""
     return [
         f"gate floor: steps={v.depth}: {v.floor - 1:+.1%} vs baseline ({v.outcome}, "
-        f"{v.measured - 1:+.1%}); width: {v.noise_source}"
+        f"{v.measured - 1:+.1%}){bound_note(run)}; width: {v.noise_source}"
         for run in runs
         for v in run.verdicts
         if v.concurrency is None and v.floor is not None and v.measured is not None
     ]
+
+
+def bound_note(run: DepthRun) -> str:
+    """`` at C=64 gpu-bound (GPU 95% busy, NVML)``: what set the pace at the gated points,
+    where the samples said (empty where none did)."""
+    parts = []
+    for point in run.points:
+        if point.bound is None or point.load is not None:
+            continue
+        busy = f" (GPU {point.gpu.busy:.0%} busy, NVML)" if point.gpu is not None else ""
+        parts.append(f"C={point.concurrency} {point.bound}{busy}")
+    return f" at {', '.join(parts)}" if parts else ""
 
 
 def verdict_markdown(

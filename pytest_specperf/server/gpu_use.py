@@ -165,6 +165,14 @@ class ServerGpus:
                 names.append(text(self.nvml.nvmlDeviceGetName(handle)))
         return names
 
+    def uuids(self) -> list[str]:
+        """Each GPU's UUID (``GPU-8f3c...``): which physical cards the server ran on."""
+        found = []
+        for handle in self.handles:
+            with contextlib.suppress(self.nvml.NVMLError):
+                found.append(text(self.nvml.nvmlDeviceGetUUID(handle)))
+        return found
+
     def sampler(self, interval_s: float = READ_INTERVAL_S) -> GpuSampler:
         return GpuSampler(self.nvml, self.handles, interval_s)
 

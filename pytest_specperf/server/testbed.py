@@ -86,6 +86,7 @@ def collect(
         names = gpus.names()
         testbed.gpu_name = ", ".join(dict.fromkeys(names)) or None
         testbed.gpus = len(gpus.handles)
+        testbed.gpu_uuid = ", ".join(gpus.uuids()) or None
         testbed.driver = _system(gpus.nvml, "nvmlSystemGetDriverVersion", text)
         testbed.cuda = _system(gpus.nvml, "nvmlSystemGetCudaDriverVersion", cuda_version)
     return testbed

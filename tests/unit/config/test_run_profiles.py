@@ -94,6 +94,7 @@ def test_every_field_fills_a_row_of_the_options_table() -> None:
         "max_new_tokens": "max_new_tokens",
         "repeats": "repeats",
         "allow_no_baseline": "allow_no_baseline",
+        "warmup_seconds": "warmup_seconds",
     }
     assert all(key in OPTIONS_BY_KEY for key in OPTION_KEYS.values())
     assert OPTIONS_BY_KEY["repeats"].flag == "--specperf-repeats"

@@ -53,6 +53,9 @@ class FakeNvml:
     def nvmlDeviceGetName(self, handle: FakeGpu) -> str | bytes:
         return handle.name
 
+    def nvmlDeviceGetUUID(self, handle: FakeGpu) -> str:
+        return handle.uuid
+
     def nvmlDeviceGetUtilizationRates(self, handle: FakeGpu) -> Any:
         if handle.broken:
             raise NVMLError("GPU is lost")

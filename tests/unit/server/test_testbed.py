@@ -38,6 +38,14 @@ def test_a_real_server_gets_gpu_driver_and_cuda_from_nvml() -> None:
     assert (testbed.driver, testbed.cuda, testbed.sglang) == ("580.159.04", "13.0", "0.5.12")
 
 
+def test_a_real_server_records_which_cards_it_ran_on() -> None:
+    """The GPUs' UUIDs: what tells two runs of one machine from runs of two."""
+    nvml = FakeNvml([FakeGpu(uuid="GPU-1111"), FakeGpu(uuid="GPU-2222")])
+    gpus = ServerGpus.open(None, None, nvml=nvml)
+    testbed = collect(gpus=gpus, python=None, sglang_reported="0.5.12", real_server=True)
+    assert testbed.gpu_uuid == "GPU-1111, GPU-2222"
+
+
 def test_the_simulator_gets_no_gpu_or_package_fields() -> None:
     nvml = FakeNvml([FakeGpu()])
     gpus = ServerGpus.open(None, None, nvml=nvml)
