@@ -234,6 +234,8 @@ def merge(
                 f"not merging steps={run.depth} from {path}: {refusal}; "
                 "pass --force to merge it anyway"
             )
+        if any(labelled.label.startswith(f"run {results.run_id} ") for labelled in runs):
+            raise ReviewError(f"not merging: run {results.run_id} is given twice ({path})")
         runs.append(LabelledRun(f"run {results.run_id} of {results.started_at[:10]}", run))
     try:
         new = merge_across_machines(

@@ -32,6 +32,7 @@ def write_results(
     agg: float = 1000.0,
     ab: list[AbComparison] | None = None,
     exit_status: int | None = None,
+    run_id: str = "r",
 ) -> Path:
     samples = [make_point(1, agg + i, agg + i, tokens=4000, wall_s=4.0) for i in range(3)]
     run = DepthRun(
@@ -46,7 +47,12 @@ def write_results(
         status="complete",
     )
     results = RunResults(
-        run_id="r", started_at="", tool_version="", runs=[run], ab=ab or [], exit_status=exit_status
+        run_id=run_id,
+        started_at="",
+        tool_version="",
+        runs=[run],
+        ab=ab or [],
+        exit_status=exit_status,
     )
     path.write_bytes(msgspec.json.encode(results))
     return path
@@ -161,3 +167,49 @@ def test_migrate_rewrites_a_schema_1_file(tmp_path: Path) -> None:
     copy.write_text(json.dumps(data))
     assert main(["baseline", "migrate", str(copy)]) == 0
     assert json.loads(copy.read_text())["schema_version"] == 2
+
+
+def test_merge_writes_one_baseline_from_several_machines_and_says_what_it_rests_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = [
+        write_results(tmp_path / f"m{i}.json", agg=1000.0 + 10 * i, run_id=f"r{i}")
+        for i in range(3)
+    ]
+    code = main(["baseline", "merge", *map(str, runs), "--baselines", str(tmp_path / "bl")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "rests on 3 machine(s)" in out and "wrote " in out
+    written = load_baseline(tmp_path / "bl" / "prof" / "sim-x5" / "steps-3.json")
+    assert written is not None and written.machines is not None
+    assert written.machines.count == 3
+    assert written.points["1"].noise["agg_tok_s"].machines == 3
+
+
+def test_merge_dry_run_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = [write_results(tmp_path / f"m{i}.json", run_id=f"r{i}") for i in range(2)]
+    args = ["baseline", "merge", *map(str, runs), "--baselines", str(tmp_path / "bl"), "--dry-run"]
+    assert main(args) == 0
+    assert "dry run:" in capsys.readouterr().out
+    assert not (tmp_path / "bl").exists()
+
+
+def test_merge_refuses_a_run_whose_session_failed_unless_forced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = write_results(tmp_path / "good.json", run_id="good")
+    failed = write_results(tmp_path / "failed.json", exit_status=1, run_id="failed")
+    args = ["baseline", "merge", str(good), str(failed), "--baselines", str(tmp_path / "bl")]
+    assert main(args) == 2
+    assert "not merging steps=3 from" in capsys.readouterr().err
+    assert main([*args, "--force"]) == 0
+
+
+def test_merge_refuses_one_run_given_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same run twice would count as two machines that read exactly alike."""
+    run = write_results(tmp_path / "m.json", run_id="same")
+    copy = shutil.copy(run, tmp_path / "copy.json")
+    assert main(["baseline", "merge", str(run), str(copy), "--baselines", str(tmp_path)]) == 2
+    assert "run same is given twice" in capsys.readouterr().err
