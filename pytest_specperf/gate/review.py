@@ -217,7 +217,7 @@ def merge(
     baseline that the merge would downgrade is refused unless ``force``."""
     if not results_paths:
         raise ReviewError("nothing to merge: name the runs' results.json files")
-    runs = []
+    runs: list[LabelledRun] = []
     for path in results_paths:
         results = read_results(path)
         run = pick_run(results, depth, path)
