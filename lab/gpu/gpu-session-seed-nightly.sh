@@ -29,7 +29,7 @@ profile=qwen3-next-real-width-fp8-mtp
 plugin="-p pytest_specperf.plugin"
 python -c 'import importlib.metadata as m; import sys; sys.exit(0 if any(e.value.startswith("pytest_specperf") for e in m.entry_points(group="pytest11")) else 1)' && plugin=""
 nightly="$python -m pytest perf_tests $plugin -p no:cacheprovider -rsf --spec-steps=3 --specperf-backend=$backend --specperf-profile=$profile --specperf-run-profile=seed-class-nightly ${EXTRA:-}"
-machines=${MACHINES:-$(ls lab/runs/seed-class-nightly-machines/*.results.json)}
+machines=${MACHINES-$(ls lab/runs/seed-class-nightly-machines/*.results.json)}
 {
   date -u +"start %FT%TZ"
   lent_gpu_banner
