@@ -30,7 +30,7 @@ from pytest_specperf.gate.machines import LabelledRun, merge_across_machines, sp
 from pytest_specperf.gate.provenance import downgrade_message, downgrade_reasons
 from pytest_specperf.measure.repeats import split_by_boot
 from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
-from pytest_specperf.results.formats import count, number
+from pytest_specperf.results.formats import count, number, relative_change
 from pytest_specperf.results.schema import AbComparison, DepthRun, RunResults, Slo
 
 METRICS = (("agg_tok_s", "agg tok/s"), ("per_req_tok_s", "per-req tok/s"))
@@ -193,7 +193,7 @@ def show(baseline: Baseline, path: Path) -> str:
         lines += [
             f"  - {m.run}: {m.gpu_name or 'GPU not recorded'}, driver {m.driver or '?'}, "
             f"{m.cpu_model or 'CPU not recorded'}; {m.samples} sample(s), agg level "
-            + (f"{math.expm1(m.agg_level):+.1%}" if m.agg_level is not None else "-")
+            + (relative_change(math.exp(m.agg_level)) if m.agg_level is not None else "-")
             for m in baseline.machines.runs
         ]
     if baseline.notes:
@@ -298,7 +298,7 @@ def comparability(old: Figures, new: Figures, *, allow_other_hardware: bool) -> 
 def _change(old: float | int | None, new: float | int | None) -> str:
     if old is None or new is None or old == 0:
         return "-"
-    return f"{(new - old) / old:+.1%}"
+    return relative_change(new / old)
 
 
 def diff(old: Figures, new: Figures, *, allow_other_hardware: bool = False) -> str:

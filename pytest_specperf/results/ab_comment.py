@@ -14,9 +14,9 @@ from pathlib import Path
 import msgspec
 
 from pytest_specperf.errors import SpecperfError
-from pytest_specperf.results.ab_report import AB_FOREST_PNG
-from pytest_specperf.results.formats import signed_percent
-from pytest_specperf.results.schema import AbChange, AbComparison, RunResults
+from pytest_specperf.results.ab_report import AB_FOREST_PNG, change_interval_of
+from pytest_specperf.results.formats import STEP_RATE, ratio_of, relative_change
+from pytest_specperf.results.schema import AbComparison, RunResults
 from pytest_specperf.results.tables import md_table
 
 COMMENT_MARKER = "<!-- specperf-ab-verdict -->"
@@ -29,12 +29,6 @@ _HEADLINES = {
     "improvement": "improvement",
     "no-regression": "no regression",
 }
-
-
-def _interval(change: AbChange) -> str:
-    if change.low is None or change.high is None:
-        return "-"
-    return f"[{change.low:+.1%}, {change.high:+.1%}]"
 
 
 def worst_outcome(comparisons: Sequence[AbComparison]) -> str:
@@ -56,19 +50,19 @@ def _depth_block(comparison: AbComparison) -> list[str]:
         rows = [
             [
                 "pooled" if change.concurrency is None else f"C={change.concurrency}",
-                f"**{signed_percent(change.change)}**",
-                _interval(change),
-                signed_percent(change.acceptance_change),
-                signed_percent(change.step_time_change),
+                f"**{relative_change(ratio_of(change.change))}**",
+                change_interval_of(change),
+                relative_change(ratio_of(change.acceptance_change)),
+                relative_change(ratio_of(change.step_time_change)),
             ]
             for change in changes
         ]
         lines += [
             "",
-            md_table(["point", "change", "interval", "acceptance", "step time"], rows),
+            md_table(["point", "change", "interval", "acceptance", STEP_RATE], rows),
         ]
     if comparison.pair_changes:
-        pairs = ", ".join(f"{p.change:+.1%}" for p in comparison.pair_changes)
+        pairs = ", ".join(relative_change(ratio_of(p.change)) for p in comparison.pair_changes)
         lines += ["", f"Pairs, in boot order: {pairs}"]
     return lines
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from pytest_specperf.results.formats import METRIC_LABELS, number
+from pytest_specperf.results.formats import METRIC_LABELS, number, relative_change
 from pytest_specperf.results.schema import AbComparison, DepthRun, Interval, Verdict
 from pytest_specperf.results.stats import is_min_max
 from pytest_specperf.results.tables import md_table
@@ -84,7 +84,7 @@ def _verdict_figure(verdict: Verdict, value: float | None) -> str:
 def _verdict_change(verdict: Verdict) -> str:
     if verdict.measured is None or not verdict.baseline:
         return "-"
-    return f"{verdict.measured / verdict.baseline - 1:+.1%}"
+    return relative_change(verdict.measured / verdict.baseline)
 
 
 def _verdict_samples(verdict: Verdict) -> str:
@@ -190,8 +190,8 @@ def floor_lines(runs: Sequence[DepthRun]) -> list[str]:
     """Each depth's pooled floor and where its width comes from (the calibration, or the
     runner's history with --specperf-history): shown in the terminal and in report.md."""
     return [
-        f"gate floor: steps={v.depth}: {v.floor - 1:+.1%} vs baseline ({v.outcome}, "
-        f"{v.measured - 1:+.1%}){bound_note(run)}; width: {v.noise_source}"
+        f"gate floor: steps={v.depth}: {relative_change(v.floor)} vs baseline ({v.outcome}, "
+        f"{relative_change(v.measured)}){bound_note(run)}; width: {v.noise_source}"
         for run in runs
         for v in run.verdicts
         if v.concurrency is None and v.floor is not None and v.measured is not None
