@@ -85,7 +85,13 @@ def millis(seconds: float | None) -> str:
 
 def counted(amount: int, noun: str) -> str:
     """``1, "round"`` -> ``1 round``; ``3, "round"`` -> ``3 rounds``."""
-    return f"{amount} {noun}" if amount == 1 else f"{amount} {noun}s"
+    return f"{amount} {noun_for(amount, noun)}"
+
+
+def noun_for(amount: int, noun: str) -> str:
+    """The noun a count of ``amount`` takes: ``1, "series page"`` -> ``series page``, ``2`` ->
+    ``series pages`` (where the count is shown apart from its noun)."""
+    return noun if amount == 1 else f"{noun}s"
 
 
 def ratio(value: float | None) -> str:
