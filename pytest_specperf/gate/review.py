@@ -403,17 +403,49 @@ def promote(
 AB_NOT_GREEN = ("regression", "undecided", "failed", "interrupted")
 
 
+# What a red exit status says where results.json records no reason: pytest's statuses
+# (`specperf bench` exits 0 or 1, with its reasons recorded).
+_EXIT_MEANINGS = {
+    1: "a test failed: its pytest output says which",
+    2: "it was interrupted",
+    3: "an internal error ended it",
+    4: "a usage error stopped it",
+    5: "no tests ran",
+}
+
+
 @dataclass(frozen=True)
 class RunExit:
-    """How the run behind a results file ended (``RunResults.exit_status`` and
-    ``exit_reasons``); an older file without them says nothing."""
+    """How the run behind a results file ended (``RunResults.exit_status``, ``exit_reasons``
+    and ``interrupted``); an older file without them says nothing."""
 
     status: int | None
     reasons: tuple[str, ...] = ()
+    interrupted: str | None = None
 
     @classmethod
     def of(cls, results: RunResults) -> RunExit:
-        return cls(results.exit_status, tuple(results.exit_reasons))
+        return cls(results.exit_status, tuple(results.exit_reasons), results.interrupted)
+
+    def refusal(self) -> str | None:
+        """Why its figures are not a baseline, in the words of how it ended (None: it passed,
+        or an older file does not say)."""
+        if self.interrupted is not None:
+            what = self.interrupted.removeprefix("interrupted ")
+            if what == self.interrupted:
+                what = f"({what})"
+            return (
+                f"the run it comes from was interrupted {what} (exit status {self.status}), and "
+                "an interrupted run keeps no baseline"
+            )
+        if self.status in (None, 0):
+            return None
+        first = self.reasons[0].split(";")[0].removeprefix("specperf: ") if self.reasons else ""
+        why = first or _EXIT_MEANINGS.get(self.status, "its output says why")
+        return (
+            f"the run it comes from did not pass (exit status {self.status}: {why}), and a "
+            "recording run writes no baseline from a session that failed"
+        )
 
 
 def _promotion_refusal(
@@ -426,16 +458,7 @@ def _promotion_refusal(
     if regressions:
         first = regressions[0].message.split(";")[0]
         return f"the gate judged {len(regressions)} regression(s) in it ({first})"
-    if run_exit is not None and run_exit.status not in (None, 0):
-        first = (
-            run_exit.reasons[0].split(";")[0].removeprefix("specperf: ") if run_exit.reasons else ""
-        )
-        why = f": {first}" if first else "; its pytest output says which test failed"
-        return (
-            f"the run it comes from did not pass (exit status {run_exit.status}{why}), and a "
-            "recording run writes no baseline from a session that failed"
-        )
-    return None
+    return run_exit.refusal() if run_exit is not None else None
 
 
 def _ab_refusal(ab: AbComparison) -> str:

@@ -553,6 +553,9 @@ class RunResults(msgspec.Struct, kw_only=True):
     # and the verdicts (a gate that judged nothing, bench's problems), one line each.
     exit_status: int | None = None
     exit_reasons: list[str] = []
+    # Once a green run has ended: what it did not judge and why, one line each (an exploratory
+    # run's, --specperf-allow-no-baseline), which report.md says beside its verdicts.
+    exit_notes: list[str] = []
 
     def depth(self, depth: int) -> DepthRun | None:
         for run in self.runs:

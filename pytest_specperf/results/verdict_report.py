@@ -42,6 +42,10 @@ _MESSAGE_GROUPS = {
 }
 _FAILING = ("regression", "unjudged")
 _AB_RED = ("regression", "undecided", "failed", "interrupted")
+# A/B outcomes that are a verdict on head, red and green (a failed or interrupted comparison
+# reached none).
+_AB_RED_VERDICTS = ("regression", "undecided")
+_AB_GREEN_VERDICTS = ("improvement", "no-regression")
 _PLURALS = {"regression": "regressions", "improvement": "improvements", "pass": "passes"}
 VERDICT_HEADER = (
     "point",
@@ -177,9 +181,16 @@ def _red_run(
     reasons += exit_reasons
     if interrupted and not any(interrupted in r for r in reasons):
         reasons.append(interrupted)
-    head = f"**the run failed (exit status {status})**" + (
-        ", although no verdict failed:" if verdicts else "; no verdict was recorded:"
-    )
+    outcomes = {comparison.outcome for comparison in ab}
+    if verdicts:
+        tail = ", although no verdict failed:"
+    elif outcomes & set(_AB_RED_VERDICTS):
+        tail = ": its A/B verdict:"
+    elif outcomes & set(_AB_GREEN_VERDICTS):
+        tail = ", although no A/B verdict failed:"
+    else:
+        tail = "; no verdict was recorded:"
+    head = f"**the run failed (exit status {status})**{tail}"
     lines = [f"- {reason}" for reason in dict.fromkeys(reasons)] or [
         "- a test failed: the test session's output names it"
     ]
@@ -217,20 +228,23 @@ def verdict_markdown(
     exit_status: int | None = None,
     exit_reasons: Sequence[str] = (),
     interrupted: str | None = None,
+    exit_notes: Sequence[str] = (),
 ) -> str:
     """Regressions, then improvements (with the command that re-records the baseline), then
     passes (folded: there are many), each with its figures; what was not judged (its test
     fails too) comes right after the regressions, what was recorded last. A red run that no
-    failing verdict explains says so first (never green, nor "no verdicts recorded")."""
+    failing verdict explains says so first (never green, nor "no verdicts recorded"); a green
+    one's ``exit_notes`` (an exploratory run's: what it did not judge, and why) come next."""
     verdicts = sorted((v for run in runs for v in run.verdicts), key=_verdict_order)
     red = _red_run(runs, verdicts, ab, exit_status, exit_reasons, interrupted)
+    notes = [note.removeprefix("specperf: ") for note in exit_notes]
     if not verdicts:
-        if red:
-            return "\n\n".join(["## Verdict", *red])
+        if red or notes:
+            return "\n\n".join(["## Verdict", *red, *notes])
         if ab:
             return "## Verdict\n\nA/B mode: the verdict is the comparison of base and head, above"
         return "## Verdict\n\nno verdicts recorded"
-    blocks = ["## Verdict", *red, _verdict_summary(verdicts)]
+    blocks = ["## Verdict", *red, *notes, _verdict_summary(verdicts)]
     floors = floor_lines(runs)
     if floors:
         blocks.append("\n".join(f"- {line}" for line in floors))
