@@ -319,7 +319,8 @@ class AbRun:
     settings: AbSettings
     pairs: list[Pair] = field(default_factory=list)
     last: AbLook | None = None
-    # Seconds the servers were up (boot, measuring, stop): GPU-seconds with one GPU each.
+    # Seconds the servers were up (boot, measuring, stop): times each server's GPUs, if any,
+    # the GPU-seconds (results/ab_comment.py server_cost).
     server_seconds: float = 0.0
     # The sides in the order they were booted ("base", "head", "head", "base", ...).
     boots: list[str] = field(default_factory=list)

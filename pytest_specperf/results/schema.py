@@ -507,7 +507,8 @@ class AbComparison(msgspec.Struct, kw_only=True, omit_defaults=True):
     pairs: int
     # The sides in boot order ("base", "head", "head", "base", ...).
     boots: list[str] = []
-    # Seconds the servers were up: GPU-seconds with one GPU per server.
+    # Seconds the servers were up (times each server's GPUs, the GPU-seconds; the simulator
+    # has none).
     server_seconds: float = 0.0
     min_effect: float = 0.05
     alpha: float = 0.01
