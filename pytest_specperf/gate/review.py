@@ -32,6 +32,7 @@ from pytest_specperf.measure.repeats import split_by_boot
 from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
 from pytest_specperf.results.formats import count, number, relative_change
 from pytest_specperf.results.schema import AbComparison, DepthRun, RunResults, Slo
+from pytest_specperf.results.verdict_report import exit_status_meaning
 
 METRICS = (("agg_tok_s", "agg tok/s"), ("per_req_tok_s", "per-req tok/s"))
 
@@ -403,17 +404,6 @@ def promote(
 AB_NOT_GREEN = ("regression", "undecided", "failed", "interrupted")
 
 
-# What a red exit status says where results.json records no reason: pytest's statuses
-# (`specperf bench` exits 0 or 1, with its reasons recorded).
-_EXIT_MEANINGS = {
-    1: "a test failed: its pytest output says which",
-    2: "it was interrupted",
-    3: "an internal error ended it",
-    4: "a usage error stopped it",
-    5: "no tests ran",
-}
-
-
 @dataclass(frozen=True)
 class RunExit:
     """How the run behind a results file ended (``RunResults.exit_status``, ``exit_reasons``
@@ -441,7 +431,7 @@ class RunExit:
         if self.status in (None, 0):
             return None
         first = self.reasons[0].split(";")[0].removeprefix("specperf: ") if self.reasons else ""
-        why = first or _EXIT_MEANINGS.get(self.status, "its output says why")
+        why = first or exit_status_meaning(self.status)
         return (
             f"the run it comes from did not pass (exit status {self.status}: {why}), and a "
             "recording run writes no baseline from a session that failed"

@@ -192,9 +192,25 @@ def _red_run(
         tail = "; no verdict was recorded:"
     head = f"**the run failed (exit status {status})**{tail}"
     lines = [f"- {reason}" for reason in dict.fromkeys(reasons)] or [
-        "- a test failed: the test session's output names it"
+        f"- exit status {status}: {exit_status_meaning(status)}"
     ]
     return [head, "\n".join(lines)]
+
+
+# What a red exit status says where nothing recorded says why: pytest's statuses (`specperf
+# bench` exits 0 or 1 and records its reasons).
+_EXIT_MEANINGS = {
+    1: "a test failed: its pytest output says which",
+    2: "it was interrupted",
+    3: "an internal error ended it",
+    4: "a usage error stopped it",
+    5: "no tests ran",
+}
+
+
+def exit_status_meaning(status: int) -> str:
+    """What a run's red exit status says of it, where no recorded reason does."""
+    return _EXIT_MEANINGS.get(status, "its output says why")
 
 
 def floor_lines(runs: Sequence[DepthRun]) -> list[str]:

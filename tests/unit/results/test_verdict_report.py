@@ -43,3 +43,11 @@ def test_an_exploratory_run_with_some_verdicts_still_names_what_it_did_not_judge
     judged = sample_run(1, verdicts=[sample_verdict(1, 4, "agg_tok_s", "pass")])
     text = verdict_markdown([judged, sample_run(3)], exit_status=0, exit_notes=[EXPLORATORY])
     assert EXPLORATORY.removeprefix("specperf: ") in text and "1 pass" in text
+
+
+def test_a_red_run_without_reasons_says_what_its_status_means() -> None:
+    """A red status no recorded reason explains is read as pytest's status, never "a test
+    failed" where it says otherwise (here 4: a usage error)."""
+    text = verdict_markdown([sample_run(3)], exit_status=4)
+    assert "- exit status 4: a usage error stopped it" in text
+    assert "test failed" not in text
