@@ -1,12 +1,5 @@
-"""The ``specperf`` command: the suite's pieces without pytest.
-
-specperf launch-cmd --spec-steps 3            # the exact server command the fixture runs
-specperf bench --url http://127.0.0.1:30000   # the suite's sweep against a running server
-specperf profiles                             # the deployment profiles it knows
-specperf baseline show|diff|promote|migrate   # read, compare, promote and upgrade baselines
-specperf history show|changes|plot|site|export|import  # the history store (docs/how-to/history.md)
-specperf ab-comment .specperf/results.json    # an A/B run's verdict as a pull-request comment
-"""
+"""The ``specperf`` command: the suite's pieces without pytest (``specperf --help`` shows
+``DESCRIPTION`` and ``EXAMPLES``, plain text: a terminal shows no docstring markup)."""
 
 from __future__ import annotations
 
@@ -64,6 +57,18 @@ def _add_table_options(command: argparse.ArgumentParser, name: str) -> None:
         )
 
 
+DESCRIPTION = "The specperf command: the suite's pieces without pytest."
+EXAMPLES = """\
+examples:
+  specperf launch-cmd --spec-steps 3            # the exact server command the fixture runs
+  specperf bench --url http://127.0.0.1:30000   # the suite's sweep against a running server
+  specperf profiles                             # the deployment profiles it knows
+  specperf baseline show|diff|promote|merge|migrate  # read, compare, promote, merge baselines
+  specperf history show|changes|plot|site|export|import  # the history store
+  specperf ab-comment .specperf/results.json    # an A/B run's verdict as a pull-request comment
+"""
+
+
 def _values(args: argparse.Namespace, name: str) -> dict[str, Any]:
     """The subcommand's table options parsed, errors named by the flag the CLI shows first."""
     return {
@@ -74,7 +79,12 @@ def _values(args: argparse.Namespace, name: str) -> dict[str, Any]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="specperf", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="specperf",
+        description=DESCRIPTION,
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 

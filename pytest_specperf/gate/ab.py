@@ -62,7 +62,7 @@ from pytest_specperf.gate.ab_prior import (
 )
 from pytest_specperf.gate.ab_stalls import Stalls, without_stalls
 from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
-from pytest_specperf.results.formats import counted
+from pytest_specperf.results.formats import change_interval, counted, ratio_of, relative_change
 from pytest_specperf.results.schema import AbChange, AbComparison, AbPair, AbStall, DepthRun
 
 
@@ -139,9 +139,9 @@ class AbLook:
         if stalls:
             text += f"; {stalls}"
         if self.outcome == "no-regression" and narrow is not None:
+            bound = relative_change(math.exp(narrow[0]))
             text += (
-                f"; its {1 - beta:.0%} repeated lower bound, {percent(narrow[0]) * 100:+.1f}%, "
-                f"is above -{min_effect:.0%}"
+                f"; its {1 - beta:.0%} repeated lower bound, {bound}, is above -{min_effect:.0%}"
             )
         return text
 
@@ -173,10 +173,10 @@ def decided_by(found: AbLook, settings: AbSettings) -> str:
     wide_level = f"{1 - 2 * settings.alpha:.0%} repeated interval"
     bound_level = f"{1 - settings.beta:.0%} repeated lower bound"
     when = f"at the look after pair {found.pairs} ({schedule})"
-    low, high = (percent(x) * 100 for x in estimate.wide)
-    wide = f"the pooled change's {wide_level} [{low:+.1f}, {high:+.1f}]%"
-    bound = f"{percent(estimate.narrow[0]) * 100:+.1f}%"
-    change = f"{percent(estimate.change) * 100:+.1f}%"
+    low, high = (math.exp(x) for x in estimate.wide)
+    wide = f"the pooled change's {wide_level} {change_interval(low, high)}"
+    bound = relative_change(math.exp(estimate.narrow[0]))
+    change = relative_change(math.exp(estimate.change))
     half = f"{settings.min_effect / 2:.1%}"
     if found.outcome == "regression":
         return f"decided by {wide} {when}: below 0, and {change} is beyond -{half}"
@@ -319,7 +319,8 @@ class AbRun:
     settings: AbSettings
     pairs: list[Pair] = field(default_factory=list)
     last: AbLook | None = None
-    # Seconds the servers were up (boot, measuring, stop): GPU-seconds with one GPU each.
+    # Seconds the servers were up (boot, measuring, stop): times each server's GPUs, if any,
+    # the GPU-seconds (results/ab_comment.py server_cost).
     server_seconds: float = 0.0
     # The sides in the order they were booted ("base", "head", "head", "base", ...).
     boots: list[str] = field(default_factory=list)
@@ -428,7 +429,7 @@ def pair_record(number: int, pair: Pair) -> AbPair | None:
 def pair_spread_line(pairs: Sequence[AbPair]) -> str:
     """The pairs' changes and their spread, the standard deviation over pairs of the log
     change: an A/A's figure for a CPU placement (docs/explanation/ab-gating.md)."""
-    changes = ", ".join(f"{pair.change:+.1%}" for pair in pairs)
+    changes = ", ".join(relative_change(ratio_of(pair.change)) for pair in pairs)
     if len(pairs) < 2:
         return f"pair changes: {changes or 'none'} (a spread needs 2 pairs or more)"
     spread = statistics.stdev(math.log1p(pair.change) for pair in pairs)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from pytest_specperf.gate.ab_pairs import BootPoint, Pair
+from pytest_specperf.results.formats import relative_change
 from pytest_specperf.results.spread import MAD_TO_SD
 
 Side = Literal["base", "head"]
@@ -58,10 +59,10 @@ class Stall:
     distance: float  # log distance from the others' median (negative: slower)
 
     def text(self) -> str:
-        away = self.value / self.others_median - 1
+        under = relative_change(self.value / self.others_median, ("over", "under"))
         return (
             f"pair {self.pair} {self.side} C={self.concurrency}: {self.value:,.1f} tok/s, "
-            f"{-away:.0%} under its boot's other samples"
+            f"{under} its boot's other samples"
         )
 
 

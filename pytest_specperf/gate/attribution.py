@@ -15,6 +15,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pytest_specperf.results.formats import STEP_RATE, change_interval, relative_change
 from pytest_specperf.results.schema import Verdict
 
 Part = tuple[float, float | None, float | None]  # log change, interval low, interval high
@@ -43,8 +44,9 @@ class Attribution:
         return "acceptance" if abs(self.acceptance[0]) >= abs(self.step_time[0]) else "step time"
 
     def text(self) -> str:
-        """E.g. ``agg -8.1% [-9.0, -7.2]: acceptance -7.6% (position 3: 0.61 -> 0.52),
-        step time -0.5%``."""
+        """E.g. ``agg -8.1% [-9.0%, -7.2%]: acceptance -7.6% (position 3: 0.61 -> 0.52),
+        verify steps/s -0.5%`` (the step part named by the rate it is a change of: -0.5% is
+        slower steps)."""
         line = f"{self.label} {_part(self.total)}"
         if self.acceptance is None or self.step_time is None:
             return line + ": not split (no accept length on both sides)"
@@ -52,7 +54,7 @@ class Attribution:
         if self.position is not None:
             position, before, after = self.position
             acceptance += f" (position {position}: {before:.2f} -> {after:.2f})"
-        return f"{line}: {acceptance}, step time {_part(self.step_time)}"
+        return f"{line}: {acceptance}, {STEP_RATE} {_part(self.step_time)}"
 
 
 def percent(log_change: float) -> float:
@@ -62,9 +64,9 @@ def percent(log_change: float) -> float:
 
 def _part(part: Part) -> str:
     change, low, high = part
-    text = f"{percent(change):+.1%}"
+    text = relative_change(math.exp(change))
     if low is not None and high is not None:
-        text += f" [{percent(low) * 100:+.1f}, {percent(high) * 100:+.1f}]"
+        text += f" {change_interval(math.exp(low), math.exp(high))}"
     return text
 
 

@@ -31,11 +31,11 @@ from pytest_specperf.gate.not_judged import (
 from pytest_specperf.gate.not_judged import (
     where as _where,
 )
+from pytest_specperf.results.formats import BETTER_WORSE, relative_change, samples_summary
 from pytest_specperf.results.schema import Interval, Verdict, VerdictOutcome
 from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.stats import (
     INTERVAL_LEVEL,
-    is_min_max,
     log_sd,
     log_values,
     normal_quantile,
@@ -283,6 +283,18 @@ def compare_depth(
     return Comparison(change, threshold, se, borderline, source, math.exp(change), 1.0)
 
 
+def _change(comparison: Comparison, words: tuple[str, str] | None = None) -> str:
+    return relative_change(comparison.measured / comparison.baseline, words)
+
+
+def _confirmation(first: Comparison, comparison: Comparison, what: str) -> str:
+    """What re-measuring ``what`` made of a borderline first look, both looks' changes said."""
+    looks = f"{_change(first)} first, {_change(comparison)} with the new samples"
+    if comparison.regression:
+        return f"; confirmed by re-measuring{what} ({looks})"
+    return f"; borderline at first, not confirmed by re-measuring{what} ({looks})"
+
+
 def _percent(comparison: Comparison) -> str:
     drop = 1 - math.exp(-comparison.threshold)
     return f"{drop:.0%}" if comparison.se is None else f"{drop:.1%}"
@@ -312,13 +324,7 @@ def verdict(
     details = _details(current, median, interval, comparison)
     confirmed = first is not None and comparison.regression
     if first is not None:
-        details += (
-            f"; confirmed by re-measuring ({first.change:+.1%} first, {comparison.change:+.1%} "
-            "with the new samples)"
-            if confirmed
-            else f"; borderline at first ({first.change:+.1%}), not confirmed by re-measuring "
-            f"({comparison.change:+.1%} with the new samples)"
-        )
+        details += _confirmation(first, comparison, "")
     if comparison.regression:
         outcome: VerdictOutcome = "regression"
         message = (
@@ -328,7 +334,7 @@ def verdict(
     elif comparison.improvement:
         outcome = "improvement"
         message = (
-            f"{where}: {label} {comparison.measured:,.1f} is {abs(comparison.change):.1%} better "
+            f"{where}: {label} {comparison.measured:,.1f} is {_change(comparison, BETTER_WORSE)} "
             f"than baseline {comparison.baseline:,.1f} (beyond the {_percent(comparison)} "
             f"threshold) [{path}]; {details}; after review, refresh the baseline: {refresh_hint}"
         )
@@ -357,13 +363,7 @@ def verdict(
 def _details(
     current: Sequence[float], median: float, interval: Interval | None, comparison: Comparison
 ) -> str:
-    if len(current) == 1:
-        text = f"one sample, {median:,.1f}"
-    else:
-        text = f"geometric mean of {len(current)} samples, median {median:,.1f}"
-    if interval is not None:
-        what = "min-max" if is_min_max(interval) else f"{interval.level:.0%} interval"
-        text += f", {what} {interval.low:,.1f}-{interval.high:,.1f}"
+    text = samples_summary(len(current), median, interval)
     if comparison.se is not None:
         text += f", standard error {comparison.se:.1%}"
     return f"{text}; noise: {comparison.noise_source}"
@@ -381,7 +381,7 @@ def depth_verdict(
 ) -> Verdict:
     """The Verdict of the pooled test of a depth (concurrency None, metric ``throughput``);
     ``client_bound`` points were left out of the pool (the load generator bounded them)."""
-    change = math.exp(comparison.change) - 1
+    change = _change(comparison)
     confirmed = first is not None and comparison.regression
     if client_bound:
         where = f"steps={depth} ({points} points pooled, {client_bound} client-bound left out)"
@@ -389,26 +389,22 @@ def depth_verdict(
         where = f"steps={depth} (all {points} points pooled)"
     details = f"standard error {comparison.se:.1%}; noise: {comparison.noise_source}"
     if first is not None:
-        details += (
-            f"; confirmed by re-measuring every point ({first.change:+.1%} first)"
-            if confirmed
-            else f"; borderline at first ({first.change:+.1%}), not confirmed by re-measuring"
-        )
+        details += _confirmation(first, comparison, " every point")
     if comparison.regression:
         outcome: VerdictOutcome = "regression"
         message = (
-            f"{where}: throughput {change:+.1%} vs baseline < floor -{_percent(comparison)} "
+            f"{where}: throughput {change} vs baseline < floor -{_percent(comparison)} "
             f"[{path}]; {details}"
         )
     elif comparison.improvement:
         outcome = "improvement"
         message = (
-            f"{where}: throughput {change:+.1%} vs baseline, beyond the {_percent(comparison)} "
+            f"{where}: throughput {change} vs baseline, beyond the {_percent(comparison)} "
             f"threshold [{path}]; {details}; after review, refresh the baseline: {refresh_hint}"
         )
     else:
         outcome = "pass"
-        message = f"{where}: throughput {change:+.1%} vs baseline, within the threshold; {details}"
+        message = f"{where}: throughput {change} vs baseline, within the threshold; {details}"
     return Verdict(
         depth=depth,
         concurrency=None,

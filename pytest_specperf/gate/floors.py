@@ -15,7 +15,7 @@ from pytest_specperf.gate.decision import PointInput, Reference
 from pytest_specperf.gate.recommend import slo_capacity
 from pytest_specperf.results.acceptance import SamplingBound
 from pytest_specperf.results.client_health import fell_behind
-from pytest_specperf.results.formats import number
+from pytest_specperf.results.formats import number, relative_change
 from pytest_specperf.results.schema import (
     DepthRun,
     PointMetrics,
@@ -80,12 +80,14 @@ def headline(verdict: Verdict) -> str:
         return verdict.message.split(";")[0]
     if verdict.concurrency is None and verdict.load is None:
         return (
-            f"steps={verdict.depth} throughput {verdict.measured - 1:+.1%} vs baseline "
-            f"< floor {verdict.floor - 1:+.1%}"
+            f"steps={verdict.depth} throughput {relative_change(verdict.measured)} vs baseline "
+            f"< floor {relative_change(verdict.floor)}"
         )
     label = SHORT_LABELS.get(verdict.metric, verdict.metric)
     change = (
-        f" ({verdict.measured / verdict.baseline - 1:+.1%} vs baseline)" if verdict.baseline else ""
+        f" ({relative_change(verdict.measured / verdict.baseline)} vs baseline)"
+        if verdict.baseline
+        else ""
     )
     where = verdict.load if verdict.load is not None else f"C={verdict.concurrency}"
     return (

@@ -30,8 +30,9 @@ from pytest_specperf.gate.machines import LabelledRun, merge_across_machines, sp
 from pytest_specperf.gate.provenance import downgrade_message, downgrade_reasons
 from pytest_specperf.measure.repeats import split_by_boot
 from pytest_specperf.measure.workload import DEFAULT_WORKLOAD
-from pytest_specperf.results.formats import count, number
+from pytest_specperf.results.formats import count, number, relative_change
 from pytest_specperf.results.schema import AbComparison, DepthRun, RunResults, Slo
+from pytest_specperf.results.verdict_report import exit_status_meaning
 
 METRICS = (("agg_tok_s", "agg tok/s"), ("per_req_tok_s", "per-req tok/s"))
 
@@ -193,7 +194,7 @@ def show(baseline: Baseline, path: Path) -> str:
         lines += [
             f"  - {m.run}: {m.gpu_name or 'GPU not recorded'}, driver {m.driver or '?'}, "
             f"{m.cpu_model or 'CPU not recorded'}; {m.samples} sample(s), agg level "
-            + (f"{math.expm1(m.agg_level):+.1%}" if m.agg_level is not None else "-")
+            + (relative_change(math.exp(m.agg_level)) if m.agg_level is not None else "-")
             for m in baseline.machines.runs
         ]
     if baseline.notes:
@@ -300,7 +301,7 @@ def comparability(old: Figures, new: Figures, *, allow_other_hardware: bool) -> 
 def _change(old: float | int | None, new: float | int | None) -> str:
     if old is None or new is None or old == 0:
         return "-"
-    return f"{(new - old) / old:+.1%}"
+    return relative_change(new / old)
 
 
 def diff(old: Figures, new: Figures, *, allow_other_hardware: bool = False) -> str:
@@ -407,15 +408,36 @@ AB_NOT_GREEN = ("regression", "undecided", "failed", "interrupted")
 
 @dataclass(frozen=True)
 class RunExit:
-    """How the run behind a results file ended (``RunResults.exit_status`` and
-    ``exit_reasons``); an older file without them says nothing."""
+    """How the run behind a results file ended (``RunResults.exit_status``, ``exit_reasons``
+    and ``interrupted``); an older file without them says nothing."""
 
     status: int | None
     reasons: tuple[str, ...] = ()
+    interrupted: str | None = None
 
     @classmethod
     def of(cls, results: RunResults) -> RunExit:
-        return cls(results.exit_status, tuple(results.exit_reasons))
+        return cls(results.exit_status, tuple(results.exit_reasons), results.interrupted)
+
+    def refusal(self) -> str | None:
+        """Why its figures are not a baseline, in the words of how it ended (None: it passed,
+        or an older file does not say)."""
+        if self.interrupted is not None:
+            what = self.interrupted.removeprefix("interrupted ")
+            if what == self.interrupted:
+                what = f"({what})"
+            return (
+                f"the run it comes from was interrupted {what} (exit status {self.status}), and "
+                "an interrupted run keeps no baseline"
+            )
+        if self.status in (None, 0):
+            return None
+        first = self.reasons[0].split(";")[0].removeprefix("specperf: ") if self.reasons else ""
+        why = first or exit_status_meaning(self.status)
+        return (
+            f"the run it comes from did not pass (exit status {self.status}: {why}), and a "
+            "recording run writes no baseline from a session that failed"
+        )
 
 
 def _promotion_refusal(
@@ -428,16 +450,7 @@ def _promotion_refusal(
     if regressions:
         first = regressions[0].message.split(";")[0]
         return f"the gate judged {len(regressions)} regression(s) in it ({first})"
-    if run_exit is not None and run_exit.status not in (None, 0):
-        first = (
-            run_exit.reasons[0].split(";")[0].removeprefix("specperf: ") if run_exit.reasons else ""
-        )
-        why = f": {first}" if first else "; its pytest output says which test failed"
-        return (
-            f"the run it comes from did not pass (exit status {run_exit.status}{why}), and a "
-            "recording run writes no baseline from a session that failed"
-        )
-    return None
+    return run_exit.refusal() if run_exit is not None else None
 
 
 def _ab_refusal(ab: AbComparison) -> str:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pytest_specperf.history.series import Night, Series, SeriesKey
+from pytest_specperf.results.formats import change_interval, ratio_of, relative_change
 
 # A night's figures for the two halves of a throughput change.
 _MAD_TO_SD = 1.4826
@@ -65,9 +66,15 @@ class ChangePoint:
         cause = f", {self.attribution}" if self.attribution else ""
         version = f" sglang {self.night.sglang_version}" if self.night.sglang_version else ""
         return (
-            f"{self.key}: {self.step:+.1%} [{self.step_low:+.1%}, {self.step_high:+.1%}] "
+            f"{self.key}: {step_text(self.step, self.step_low, self.step_high)} "
             f"from {self.night.date} ({self.night.label}{version}){cause}"
         )
+
+
+def step_text(step: float, low: float, high: float) -> str:
+    """A change point's step and its interval (fractions, after / before - 1) as every change
+    reads: ``-4.5% [-5.4%, -3.7%]``."""
+    return f"{relative_change(ratio_of(step))} {change_interval(ratio_of(low), ratio_of(high))}"
 
 
 def night_noise(series: Series) -> float:

@@ -19,6 +19,7 @@ from pytest_specperf.history.transfer import (
     export_csv,
     import_results,
 )
+from pytest_specperf.results.formats import counted
 
 HISTORY_ENV = "SPECPERF_HISTORY"  # also the default of pytest's --specperf-history
 DEFAULT_PLOT_DIR = Path(".specperf") / "trends"
@@ -238,8 +239,8 @@ def run_history(args: argparse.Namespace) -> int:
                 store, args.out, settings=_settings(args), kind=kind, repo_url=found_url
             )
             print(
-                f"{built.index}: {built.runs} runs, {built.series} series pages, "
-                f"{built.changes} change points"
+                f"{built.index}: {counted(built.runs, 'run')}, "
+                f"{counted(built.series, 'series page')}, {counted(built.changes, 'change point')}"
             )
             return 0
         if args.action == "export":

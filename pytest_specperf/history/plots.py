@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_specperf.history.changes import ChangePoint
 from pytest_specperf.history.series import Series
+from pytest_specperf.results.formats import ratio_of, relative_change
 from pytest_specperf.results.plot_style import depth_color, depth_marker, new_figure, thousands
 
 
@@ -73,7 +74,7 @@ def draw_trend(
     for change in changes:
         ax.axvline(change.index - 0.5, color="#c0392b", linestyle="--", linewidth=1.2)
         ax.annotate(
-            f"{change.night.label}\n{change.step:+.1%}",
+            f"{change.night.label}\n{relative_change(ratio_of(change.step))}",
             xy=(change.index - 0.5, 1.0),
             xycoords=("data", "axes fraction"),
             xytext=(4, -4),

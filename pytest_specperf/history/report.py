@@ -10,6 +10,7 @@ from pytest_specperf.history.changes import new_in_last_night as fresh_changes
 from pytest_specperf.history.series import Series, build_series
 from pytest_specperf.history.speculation import CategoryChange, category_changes
 from pytest_specperf.history.store import HistoryStore
+from pytest_specperf.results.formats import counted
 
 SECTION_TITLE = "## Since last night / change points"
 
@@ -57,7 +58,7 @@ def _change_line(change: ChangePoint) -> str:
 
 
 def text_lines(found: HistoryFindings) -> list[str]:
-    lines = [f"{found.nights} complete runs, {len(found.series)} series"]
+    lines = [f"{counted(found.nights, 'complete run')}, {len(found.series)} series"]
     if not found.changes and not found.speculation:
         lines.append("no change points")
     for change in found.changes:
@@ -71,8 +72,8 @@ def text_lines(found: HistoryFindings) -> list[str]:
 def markdown_section(found: HistoryFindings, plots: Sequence[str] = ()) -> str:
     lines = [SECTION_TITLE, ""]
     lines.append(
-        f"{found.nights} complete nightly runs in the history store; "
-        f"{len(found.changes)} change points over {len(found.series)} series, "
+        f"{counted(found.nights, 'complete nightly run')} in the history store; "
+        f"{counted(len(found.changes), 'change point')} over {len(found.series)} series, "
         f"{len(found.new) + len(found.new_speculation)} new with this run."
     )
     lines.append("")

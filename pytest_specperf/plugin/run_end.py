@@ -54,7 +54,9 @@ def finish(run: SpecperfRun, session: pytest.Session, exitstatus: int) -> None:
         return
     if run.owns_signals:
         interrupts.on_interrupt(lambda: mark_interrupted(run))  # a signal from here on
-    results = run.store().update(_ended(session.exitstatus, run.end.no_verdict))
+    results = run.store().update(
+        _ended(session.exitstatus, run.end.no_verdict, run.end.exploratory)
+    )
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     run.end.artifacts = write_run_artifacts(
         results, run.settings.out_dir, Path(step_summary) if step_summary else None
@@ -145,12 +147,15 @@ def _conclude_signals(run: SpecperfRun) -> None:
                 )
 
 
-def _ended(exit_status: int, no_verdict: str | None) -> Callable[[RunResults], None]:
+def _ended(
+    exit_status: int, no_verdict: str | None, exploratory: str | None
+) -> Callable[[RunResults], None]:
     """Records how the run ended, which report.md's verdict section agrees with."""
 
     def change(results: RunResults) -> None:
         results.exit_status = int(exit_status)
         results.exit_reasons = [no_verdict] if no_verdict else []
+        results.exit_notes = [exploratory] if exploratory else []
 
     return change
 

@@ -5,17 +5,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_specperf.results.formats import number, signed_percent
+from pytest_specperf.results.formats import (
+    STEP_RATE,
+    change_interval,
+    number,
+    ratio_of,
+    relative_change,
+)
 from pytest_specperf.results.schema import AbChange, AbComparison, AbPair
 from pytest_specperf.results.tables import md_table
 
 AB_FOREST_PNG = "ab-forest.png"
 
 
-def _interval(change: AbChange) -> str:
-    if change.low is None or change.high is None:
-        return "-"
-    return f"[{change.low * 100:+.1f}, {change.high * 100:+.1f}]"
+def _change(fraction: float | None) -> str:
+    return relative_change(ratio_of(fraction))
+
+
+def change_interval_of(change: AbChange) -> str:
+    """A change's interval as results.json stores it (fractions), read as every change reads."""
+    return change_interval(ratio_of(change.low), ratio_of(change.high))
 
 
 def _interval_header(comparison: AbComparison) -> str:
@@ -48,10 +57,10 @@ def ab_markdown(comparisons: Sequence[AbComparison]) -> str | None:
                 "pooled" if change.concurrency is None else str(change.concurrency),
                 number(change.base_median),
                 number(change.head_median),
-                signed_percent(change.change),
-                _interval(change),
-                signed_percent(change.acceptance_change),
-                signed_percent(change.step_time_change),
+                _change(change.change),
+                change_interval_of(change),
+                _change(change.acceptance_change),
+                _change(change.step_time_change),
                 change.why,
             ]
             for change in [*comparison.points, *([comparison.pooled] if comparison.pooled else [])]
@@ -65,7 +74,7 @@ def ab_markdown(comparisons: Sequence[AbComparison]) -> str | None:
                     "change",
                     _interval_header(comparison),
                     "acceptance",
-                    "step time",
+                    STEP_RATE,
                     "why",
                 ],
                 rows,
@@ -78,18 +87,18 @@ def ab_markdown(comparisons: Sequence[AbComparison]) -> str | None:
 
 def pairs_table(pairs: Sequence[AbPair]) -> str:
     """Each pair's change and its parts; the vCPU speeds under each side's server where a
-    CPU-bound server's vCPU was timed (a pair's step time that moves with them is the runner)."""
+    CPU-bound server's vCPU was timed (a pair's step rate that moves with them is the runner)."""
     timed = any(p.base_core_speed is not None or p.head_core_speed is not None for p in pairs)
-    header = ["pair", "change", "acceptance", "step time"]
+    header = ["pair", "change", "acceptance", STEP_RATE]
     if timed:
         header += ["base vCPU speed", "head vCPU speed"]
     rows = []
     for p in pairs:
         row = [
             str(p.pair),
-            signed_percent(p.change),
-            signed_percent(p.acceptance_change),
-            signed_percent(p.step_time_change),
+            _change(p.change),
+            _change(p.acceptance_change),
+            _change(p.step_time_change),
         ]
         if timed:
             row += [number(p.base_core_speed), number(p.head_core_speed)]

@@ -16,7 +16,9 @@ from pathlib import Path
 import msgspec
 
 from pytest_specperf.files import atomic_write_bytes
+from pytest_specperf.results.formats import ratio_of, relative_change
 from pytest_specperf.results.schema import (
+    AbChange,
     AbComparison,
     DepthRun,
     Interval,
@@ -135,6 +137,12 @@ def smaller_is_better(runs: Sequence[DepthRun]) -> list[BenchmarkEntry]:
     return entries
 
 
+def _change_range(change: AbChange) -> str | None:
+    if change.low is None or change.high is None:
+        return None
+    return f"{relative_change(ratio_of(change.low))} to {relative_change(ratio_of(change.high))}"
+
+
 def ab_entries(comparisons: Sequence[AbComparison]) -> list[BenchmarkEntry]:
     """A/B mode: each point's change head / base (and the depth pooled), in percent."""
     entries: list[BenchmarkEntry] = []
@@ -147,11 +155,7 @@ def ab_entries(comparisons: Sequence[AbComparison]) -> list[BenchmarkEntry]:
                     name=f"steps={comparison.depth} {where} A/B change head/base",
                     unit="%",
                     value=round(change.change * 100, 2),
-                    range=(
-                        f"{change.low * 100:+.1f} to {change.high * 100:+.1f}"
-                        if change.low is not None and change.high is not None
-                        else None
-                    ),
+                    range=_change_range(change),
                     extra=f"{comparison.outcome} after {comparison.pairs} pair(s); {change.why}",
                 )
             )

@@ -296,10 +296,12 @@ class ReportContext:
     run_id: str | None = None
     tool_version: str | None = None
     tested_commit: str | None = None
-    # How the run ended (RunResults.exit_status, exit_reasons, interrupted): the verdict
-    # section never reads green, nor "no verdicts recorded", under a red run.
+    # How the run ended (RunResults.exit_status, exit_reasons, exit_notes, interrupted): the
+    # verdict section never reads green, nor "no verdicts recorded", under a red run, nor
+    # only that under an exploratory one.
     exit_status: int | None = None
     exit_reasons: Sequence[str] = ()
+    exit_notes: Sequence[str] = ()
     interrupted: str | None = None
     # Greedy outputs compared across depths, the SLOs of goodput, the depth recommendation.
     comparisons: Sequence[OutputComparison] = ()
@@ -394,6 +396,7 @@ def verdict_section(context: ReportContext) -> str:
         exit_status=context.exit_status,
         exit_reasons=context.exit_reasons,
         interrupted=context.interrupted,
+        exit_notes=context.exit_notes,
     )
 
 

@@ -507,7 +507,8 @@ class AbComparison(msgspec.Struct, kw_only=True, omit_defaults=True):
     pairs: int
     # The sides in boot order ("base", "head", "head", "base", ...).
     boots: list[str] = []
-    # Seconds the servers were up: GPU-seconds with one GPU per server.
+    # Seconds the servers were up (times each server's GPUs, the GPU-seconds; the simulator
+    # has none).
     server_seconds: float = 0.0
     min_effect: float = 0.05
     alpha: float = 0.01
@@ -553,6 +554,9 @@ class RunResults(msgspec.Struct, kw_only=True):
     # and the verdicts (a gate that judged nothing, bench's problems), one line each.
     exit_status: int | None = None
     exit_reasons: list[str] = []
+    # Once a green run has ended: what it did not judge and why, one line each (an exploratory
+    # run's, --specperf-allow-no-baseline), which report.md says beside its verdicts.
+    exit_notes: list[str] = []
 
     def depth(self, depth: int) -> DepthRun | None:
         for run in self.runs:

@@ -158,6 +158,7 @@ _REPORTED_AS_RECORDED = (
     "tested_commit",
     "exit_status",
     "exit_reasons",
+    "exit_notes",
     "interrupted",
     "slo",
     "recommendation",

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import msgspec
 
+from pytest_specperf.results.formats import relative_change
 from pytest_specperf.results.schema import PointMetrics, Testbed
 
 # vCPU speeds (M loop iterations/s) within this share of each other count as the same: the
@@ -92,7 +93,7 @@ def differences(run: Testbed | None, baseline: Testbed | None) -> list[str]:
     ):
         found.append(
             f"vCPU {run.core_speed:.2f} vs {baseline.core_speed:.2f} M loops/s "
-            f"({run.core_speed / baseline.core_speed - 1:+.0%})"
+            f"({relative_change(run.core_speed / baseline.core_speed)})"
         )
     if (
         run.sm_clock_mhz is not None

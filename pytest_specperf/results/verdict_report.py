@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from pytest_specperf.results.formats import METRIC_LABELS, number
+from pytest_specperf.results.formats import METRIC_LABELS, number, relative_change
 from pytest_specperf.results.schema import AbComparison, DepthRun, Interval, Verdict
 from pytest_specperf.results.stats import is_min_max
 from pytest_specperf.results.tables import md_table
@@ -42,6 +42,10 @@ _MESSAGE_GROUPS = {
 }
 _FAILING = ("regression", "unjudged")
 _AB_RED = ("regression", "undecided", "failed", "interrupted")
+# A/B outcomes that are a verdict on head, red and green (a failed or interrupted comparison
+# reached none).
+_AB_RED_VERDICTS = ("regression", "undecided")
+_AB_GREEN_VERDICTS = ("improvement", "no-regression")
 _PLURALS = {"regression": "regressions", "improvement": "improvements", "pass": "passes"}
 VERDICT_HEADER = (
     "point",
@@ -84,7 +88,7 @@ def _verdict_figure(verdict: Verdict, value: float | None) -> str:
 def _verdict_change(verdict: Verdict) -> str:
     if verdict.measured is None or not verdict.baseline:
         return "-"
-    return f"{verdict.measured / verdict.baseline - 1:+.1%}"
+    return relative_change(verdict.measured / verdict.baseline)
 
 
 def _verdict_samples(verdict: Verdict) -> str:
@@ -177,21 +181,44 @@ def _red_run(
     reasons += exit_reasons
     if interrupted and not any(interrupted in r for r in reasons):
         reasons.append(interrupted)
-    head = f"**the run failed (exit status {status})**" + (
-        ", although no verdict failed:" if verdicts else "; no verdict was recorded:"
-    )
+    outcomes = {comparison.outcome for comparison in ab}
+    if verdicts:
+        tail = ", although no verdict failed:"
+    elif outcomes & set(_AB_RED_VERDICTS):
+        tail = ": its A/B verdict:"
+    elif outcomes & set(_AB_GREEN_VERDICTS):
+        tail = ", although no A/B verdict failed:"
+    else:
+        tail = "; no verdict was recorded:"
+    head = f"**the run failed (exit status {status})**{tail}"
     lines = [f"- {reason}" for reason in dict.fromkeys(reasons)] or [
-        "- a test failed: the test session's output names it"
+        f"- exit status {status}: {exit_status_meaning(status)}"
     ]
     return [head, "\n".join(lines)]
+
+
+# What a red exit status says where nothing recorded says why: pytest's statuses (`specperf
+# bench` exits 0 or 1 and records its reasons).
+_EXIT_MEANINGS = {
+    1: "a test failed: its pytest output says which",
+    2: "it was interrupted",
+    3: "an internal error ended it",
+    4: "a usage error stopped it",
+    5: "no tests ran",
+}
+
+
+def exit_status_meaning(status: int) -> str:
+    """What a run's red exit status says of it, where no recorded reason does."""
+    return _EXIT_MEANINGS.get(status, "its output says why")
 
 
 def floor_lines(runs: Sequence[DepthRun]) -> list[str]:
     """Each depth's pooled floor and where its width comes from (the calibration, or the
     runner's history with --specperf-history): shown in the terminal and in report.md."""
     return [
-        f"gate floor: steps={v.depth}: {v.floor - 1:+.1%} vs baseline ({v.outcome}, "
-        f"{v.measured - 1:+.1%}){bound_note(run)}; width: {v.noise_source}"
+        f"gate floor: steps={v.depth}: {relative_change(v.floor)} vs baseline ({v.outcome}, "
+        f"{relative_change(v.measured)}){bound_note(run)}; width: {v.noise_source}"
         for run in runs
         for v in run.verdicts
         if v.concurrency is None and v.floor is not None and v.measured is not None
@@ -217,20 +244,23 @@ def verdict_markdown(
     exit_status: int | None = None,
     exit_reasons: Sequence[str] = (),
     interrupted: str | None = None,
+    exit_notes: Sequence[str] = (),
 ) -> str:
     """Regressions, then improvements (with the command that re-records the baseline), then
     passes (folded: there are many), each with its figures; what was not judged (its test
     fails too) comes right after the regressions, what was recorded last. A red run that no
-    failing verdict explains says so first (never green, nor "no verdicts recorded")."""
+    failing verdict explains says so first (never green, nor "no verdicts recorded"); a green
+    one's ``exit_notes`` (an exploratory run's: what it did not judge, and why) come next."""
     verdicts = sorted((v for run in runs for v in run.verdicts), key=_verdict_order)
     red = _red_run(runs, verdicts, ab, exit_status, exit_reasons, interrupted)
+    notes = [note.removeprefix("specperf: ") for note in exit_notes]
     if not verdicts:
-        if red:
-            return "\n\n".join(["## Verdict", *red])
+        if red or notes:
+            return "\n\n".join(["## Verdict", *red, *notes])
         if ab:
             return "## Verdict\n\nA/B mode: the verdict is the comparison of base and head, above"
         return "## Verdict\n\nno verdicts recorded"
-    blocks = ["## Verdict", *red, _verdict_summary(verdicts)]
+    blocks = ["## Verdict", *red, *notes, _verdict_summary(verdicts)]
     floors = floor_lines(runs)
     if floors:
         blocks.append("\n".join(f"- {line}" for line in floors))

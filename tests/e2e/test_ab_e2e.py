@@ -44,8 +44,12 @@ def test_a_slower_head_is_red_named_step_time_and_no_baseline_is_touched(
     assert [p["pair"] for p in pairs] == list(range(1, comparison["pairs"] + 1))
     assert all(p["step_time_change"] < 0 for p in pairs)
     report = (out / "report.md").read_text()
-    assert "| pair | change | acceptance | step time |" in report
+    assert "| pair | change | acceptance | verify steps/s |" in report
     assert report.split("\n\n")[1] == "## A/B verdict (base vs head, paired boots)"
+    # The verdict section names the A/B verdict it failed on, never "no verdict" (issue 49).
+    verdict = report.split("## Verdict")[1].split("\n## ")[0]
+    assert "**the run failed (exit status 1)**: its A/B verdict:" in verdict
+    assert "no verdict" not in verdict
     assert (out / "ab-forest.png").exists()
 
 

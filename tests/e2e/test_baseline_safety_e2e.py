@@ -194,7 +194,8 @@ def test_an_exploratory_run_that_judged_nothing_passes_and_says_so_in_one_line(
     pytester: pytest.Pytester, suite_dir: Path
 ) -> None:
     """The smoke run profile is exploratory: no baseline leaves the run green (exit 0), and
-    the summary says, in one line, that nothing was gated and why (not only under -rs)."""
+    the summary and report.md say, in one line, that nothing was gated and why (not only
+    under -rs)."""
     result = pytester.runpytest_subprocess("perf_tests", *TINY, "--specperf-run-profile=smoke")
     assert result.ret == 0, result.stdout.str()
     lines = [line for line in result.stdout.lines if line.startswith("specperf: no verdict:")]
@@ -205,6 +206,10 @@ def test_an_exploratory_run_that_judged_nothing_passes_and_says_so_in_one_line(
     )
     assert lines[0].endswith("nothing was gated (pytest -rs lists the skips)")
     assert "no throughput verdict" not in result.stdout.str()  # the red line of a gating run
+    # report.md says the same, not only "no verdicts recorded" (issue 49).
+    report = (suite_dir / ".specperf" / "report.md").read_text()
+    assert lines[0].removeprefix("specperf: ") in report
+    assert "no verdicts recorded" not in report
 
 
 def test_a_sim_run_against_a_published_gpu_baseline_fails_naming_both_backends(

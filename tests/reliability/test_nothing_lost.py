@@ -133,4 +133,4 @@ def test_an_interrupted_ab_run_keeps_and_reports_the_pairs_it_measured(tmp_path:
     report = (run.out_dir / "report.md").read_text(encoding="utf-8")
     assert f"**steps=3: interrupted** after {comparison.pairs} pair(s)" in report
     assert "steps=3 A/B: interrupted (Ctrl-C / SIGINT) during pair " in report
-    assert "| pair | change | acceptance | step time |" in report
+    assert "| pair | change | acceptance | verify steps/s |" in report

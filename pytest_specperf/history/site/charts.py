@@ -13,6 +13,7 @@ import html
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from pytest_specperf.history.changes import step_text
 from pytest_specperf.history.site.data import (
     ChangeView,
     Panel,
@@ -20,6 +21,7 @@ from pytest_specperf.history.site.data import (
     RunView,
     SpeculationGroup,
 )
+from pytest_specperf.results.formats import ratio_of, relative_change
 
 Figure = dict[str, Any]
 # One colour per concurrency (by its place in the panel's sorted list), the same in every
@@ -170,7 +172,7 @@ def change_marks(changes: Iterable[ChangeView]) -> dict[str, list[dict[str, Any]
         label = html.escape(run.commit_label)
         if run.commit_url:
             label = f'<a href="{html.escape(run.commit_url)}">{label}</a>'
-        steps = "<br>".join(f"C={c.concurrency} {c.step:+.1%}" for c in found)
+        steps = "<br>".join(f"C={c.concurrency} {relative_change(ratio_of(c.step))}" for c in found)
         shapes.append(
             {
                 "type": "line",
@@ -200,7 +202,7 @@ def change_marks(changes: Iterable[ChangeView]) -> dict[str, list[dict[str, Any]
                 "hovertext": html.escape(run.run_id)
                 + "<br>"
                 + "<br>".join(
-                    f"C={c.concurrency}: {c.step:+.1%} [{c.step_low:+.1%}, {c.step_high:+.1%}]"
+                    f"C={c.concurrency}: {step_text(c.step, c.step_low, c.step_high)}"
                     + (f", {c.attribution}" if c.attribution else "")
                     for c in found
                 ),

@@ -20,6 +20,7 @@ from pytest_specperf.history.site.charts import (
     stops_paying_figure,
 )
 from pytest_specperf.history.site.data import ChangeView, Panel, SiteData, SpeculationGroup
+from pytest_specperf.results.formats import change_interval, noun_for, ratio_of, relative_change
 
 # The index lists this many change points, newest first; the series pages list them all.
 INDEX_CHANGES = 25
@@ -38,7 +39,19 @@ def environment() -> Environment:
     env.globals["metric_titles"] = METRIC_TITLES
     env.globals["fmt"] = _fmt
     env.globals["color"] = color
+    env.globals["noun_for"] = noun_for
+    env.globals["stored_change"] = _stored_change
+    env.globals["stored_change_interval"] = _stored_change_interval
     return env
+
+
+def _stored_change(fraction: float) -> str:
+    """A change point's step (a fraction, after / before - 1), as every change reads."""
+    return relative_change(ratio_of(fraction))
+
+
+def _stored_change_interval(low: float, high: float) -> str:
+    return change_interval(ratio_of(low), ratio_of(high))
 
 
 def _fmt(value: float | None, spec: str) -> str:

@@ -2,7 +2,7 @@
 
 Each boot keeps its own results.json under <out>/ab/steps<D>/pair<N>-<side>/ (its server log
 beside it); no baseline file is read or written. The cost is counted as server-up seconds
-(GPU-seconds with one GPU per server).
+(times each server's GPUs, the GPU-seconds; the simulator has none).
 """
 
 from __future__ import annotations

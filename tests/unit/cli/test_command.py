@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -107,3 +108,28 @@ def test_bench_into_an_out_dir_another_run_holds_is_refused_before_it_measures(
     err = capsys.readouterr().err
     assert err.startswith(f"specperf: error: --out {tmp_path / 'out'}: another run is writing")
     assert f"pid {os.getpid()}" in err
+
+
+# reST a docstring may hold and a terminal shows as is: ``literal``, :role:`target`.
+REST_MARKUP = re.compile(r"``|:[a-z]+:`")
+
+
+def _every_command(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[str, ...]]:
+    yield path
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _every_command(sub, (*path, name))
+
+
+@pytest.mark.parametrize("command", list(_every_command(_parser())), ids=" ".join)
+def test_no_help_shows_rest_markup(
+    command: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`specperf --help` showed "The ``specperf`` command" (its docstring's reST): no
+    command's help carries markup meant for a docs renderer."""
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    assert REST_MARKUP.findall(capsys.readouterr().out) == []

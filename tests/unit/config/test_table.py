@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +69,10 @@ def test_specperf_help_of_every_command_exits_cleanly(
         main([*command, "--help"])
     assert done.value.code == 0
     assert "usage: specperf" in capsys.readouterr().out
+
+
+def test_no_option_help_carries_rest_markup() -> None:
+    """`pytest --help` and `specperf --help` print each row's help as is: no ``literal`` or
+    :role:`target` a docs renderer would have drawn."""
+    markup = re.compile(r"``|:[a-z]+:`")
+    assert [spec.flag for spec in OPTIONS if markup.search(spec.help)] == []

@@ -33,7 +33,7 @@ from pytest_specperf.gate.ab_pairs import (
     estimate,
     pooled_change,
 )
-from pytest_specperf.gate.attribution import percent
+from pytest_specperf.results.formats import change_interval, relative_change
 from pytest_specperf.results.schema import AbPair, PointMetrics, ServerCpu
 from tests.support.points import make_point
 
@@ -328,9 +328,9 @@ def test_a_regression_is_decided_by_the_pooled_repeated_interval_at_its_look() -
     found = _four_pairs(2, change=-0.10)
     wide = found.pooled.estimate.wide
     assert found.outcome == "regression" and wide is not None
-    low, high = (percent(x) * 100 for x in wide)
+    low, high = (math.exp(x) for x in wide)
     assert decided_by(found, AbSettings()).startswith(
-        f"decided by the pooled change's 98% repeated interval [{low:+.1f}, {high:+.1f}]% at "
+        f"decided by the pooled change's 98% repeated interval {change_interval(low, high)} at "
         "the look after pair 4 (pocock spending over looks after pairs 3..12): below 0"
     )
 
@@ -342,7 +342,7 @@ def test_no_regression_is_decided_by_the_one_sided_lower_bound() -> None:
     assert decided_by(found, AbSettings()) == (
         "decided by the pooled change's 95% repeated lower bound at the look after pair 4 "
         "(pocock spending over looks after pairs 3..12): "
-        f"{percent(narrow[0]) * 100:+.1f}% is above -5%"
+        f"{relative_change(math.exp(narrow[0]))} is above -5%"
     )
 
 

@@ -33,7 +33,7 @@ def test_a_slower_step_with_the_same_acceptance_is_named_step_time() -> None:
         baseline_accept_length=3.0,
     )
     assert found.cause == "step time"
-    assert "step time -5.0% [-7.0, -3.0]" in found.text()
+    assert "verify steps/s -5.0% [-7.0%, -3.0%]" in found.text()
 
 
 def test_without_accept_length_on_both_sides_the_change_is_not_split() -> None:
@@ -50,7 +50,8 @@ def test_the_text_names_the_position_that_moved_most() -> None:
         position=moved_position([0.9, 0.75, 0.61], [0.9, 0.74, 0.52]),
     )
     assert found.text() == (
-        "agg -8.1% [-9.0, -7.2]: acceptance -7.6% (position 3: 0.61 -> 0.52), step time -0.5%"
+        "agg -8.1% [-9.0%, -7.2%]: acceptance -7.6% (position 3: 0.61 -> 0.52), "
+        "verify steps/s -0.5%"
     )
 
 
@@ -81,6 +82,16 @@ def test_a_baseline_gate_regression_says_why_and_a_pass_is_left_alone() -> None:
         baseline_positions=[0.9, 0.6],
     )
     assert red.message.endswith(
-        "; why: agg -10.0%: acceptance +0.0% (position 1: 0.90 -> 0.90), step time -10.0%"
+        "; why: agg -10.0%: acceptance +0.0% (position 1: 0.90 -> 0.90), verify steps/s -10.0%"
     )
     assert green.message == "within"
+
+
+def test_slower_steps_read_as_a_drop_of_the_step_rate() -> None:
+    """Issue 49: "step time -19.3%" read as faster steps where the steps were slower; the step
+    part is named by the rate it is a change of, so its sign says which way."""
+    found = split_against_baseline(
+        math.log(0.807), None, accept_length=3.0, baseline_accept_length=3.0
+    )
+    assert found.text().endswith(", verify steps/s -19.3%")
+    assert "step time" not in found.text()

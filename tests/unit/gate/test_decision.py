@@ -10,14 +10,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_specperf.gate.decision import (
+    Comparison,
     GateSettings,
     PointInput,
     Reference,
     Remeasured,
     compare,
+    depth_verdict,
     judge_depth,
     points_to_confirm,
     summarize,
+    verdict,
 )
 from pytest_specperf.gate.noise import (
     PRIOR_BOOT_CV,
@@ -25,7 +28,10 @@ from pytest_specperf.gate.noise import (
     boot_noise_upper_bound,
     estimate_noise,
 )
+from pytest_specperf.results.formats import relative_change
 from pytest_specperf.results.schema import Verdict
+from pytest_specperf.results.verdict_report import verdict_markdown
+from tests.unit.results_samples import sample_run
 
 positive = st.floats(min_value=1.0, max_value=1e6, allow_nan=False, allow_infinity=False)
 
@@ -296,3 +302,27 @@ def test_five_boots_use_their_estimate_and_say_from_how_many_boots() -> None:
 def test_the_boot_noise_bound_stays_near_a_quiet_deployments_own_noise() -> None:
     bound = boot_noise_upper_bound(0.0, 0.001, boots=3, per_boot=3)
     assert 0 < bound < 0.001
+
+
+def test_an_improvement_line_reads_the_change_report_md_shows() -> None:
+    """Issue 49's case: 1,162.3 against 613.9 is +89.3% in the failing line and in report.md's
+    change column alike, never the log ratio (63.8%) as a percent."""
+    ref = Reference(figure=613.9, samples=(613.9,) * 25, boots=5, noise=calibrated())
+    point = PointInput(1, {"agg_tok_s": [1162.3] * 5}, {"agg_tok_s": ref})
+    verdicts = judge_depth(3, [point], SETTINGS, path="p", refresh_hint="r")
+    line = next(v for v in verdicts if v.concurrency == 1)
+    report = verdict_markdown([sample_run(3, verdicts=verdicts)])
+    assert "agg tok/s 1,162.3 is 89.3% better than baseline 613.9" in line.message
+    assert f"| {relative_change(line.measured / line.baseline)} |" in report
+    assert "| +89.3% |" in report
+
+
+def test_a_re_measured_verdict_reads_its_changes_from_their_ratios() -> None:
+    """The confirmation says each look's change as the ratio reads (-20.0%, not log -22.3%)."""
+    first = Comparison(math.log(0.8), 0.05, 0.04, True, "n", 80.0, 100.0)
+    second = Comparison(math.log(0.75), 0.05, 0.02, False, "n", 75.0, 100.0)
+    point = verdict(3, 1, "agg_tok_s", [75.0] * 4, second, path="p", refresh_hint="r", first=first)
+    depth = depth_verdict(3, second, points=1, path="p", refresh_hint="r", first=first)
+    assert "(-20.0% first, -25.0% with the new samples)" in point.message
+    assert "every point (-20.0% first, -25.0% with the new samples)" in depth.message
+    assert "throughput -25.0% vs baseline" in depth.message

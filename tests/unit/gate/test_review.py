@@ -22,6 +22,7 @@ from pytest_specperf.results.schema import (
     AbComparison,
     DepthRun,
     PointMetrics,
+    RunResults,
     ServerSummary,
 )
 from tests.support.points import make_point
@@ -152,7 +153,7 @@ def test_promote_refuses_a_run_whose_session_did_not_pass(tmp_path: Path) -> Non
     ):
         promote(run(100.0), tmp_path, results_path=Path("r.json"), run_exit=failed)
     assert not list(tmp_path.rglob("*.json"))
-    with pytest.raises(ReviewError, match=r"its pytest output says which test failed"):
+    with pytest.raises(ReviewError, match=r"exit status 1: a test failed: its pytest output says"):
         promote(run(100.0), tmp_path, results_path=Path("r.json"), run_exit=RunExit(1))
     path, _ = promote(
         run(100.0), tmp_path, results_path=Path("r.json"), run_exit=failed, force=True
@@ -166,3 +167,36 @@ def test_a_passing_run_or_an_older_file_without_a_status_is_promoted(
 ) -> None:
     path, _ = promote(run(100.0), tmp_path, results_path=Path("r.json"), run_exit=RunExit(status))
     assert path.exists()
+
+
+def test_promote_of_an_interrupted_run_says_it_was_interrupted(tmp_path: Path) -> None:
+    """Issue 49: promoting an interrupted run said "its pytest output says which test failed"
+    (none failed): the refusal names the interruption results.json recorded."""
+    results = RunResults(
+        run_id="r",
+        started_at="2026-12-06T00:00:00+00:00",
+        tool_version="t",
+        runs=[run(100.0)],
+        interrupted="interrupted (SIGINT) once every point was measured",
+        exit_status=2,
+    )
+    with pytest.raises(ReviewError) as refused:
+        promote(run(100.0), tmp_path, results_path=Path("r.json"), run_exit=RunExit.of(results))
+    assert "was interrupted (SIGINT) once every point was measured (exit status 2)" in str(
+        refused.value
+    )
+    assert "test failed" not in str(refused.value)
+    assert not list(tmp_path.rglob("*.json"))
+
+
+@pytest.mark.parametrize(
+    ("status", "meaning"),
+    [(1, "a test failed"), (2, "it was interrupted"), (4, "a usage error"), (5, "no tests ran")],
+)
+def test_a_red_run_without_reasons_is_named_by_what_its_status_means(
+    tmp_path: Path, status: int, meaning: str
+) -> None:
+    """Without a recorded reason the refusal says what the exit status means, never that a
+    test failed when the status says otherwise."""
+    with pytest.raises(ReviewError, match=rf"exit status {status}: {meaning}"):
+        promote(run(100.0), tmp_path, results_path=Path("r.json"), run_exit=RunExit(status))

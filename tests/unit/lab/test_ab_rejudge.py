@@ -39,7 +39,7 @@ def test_the_seed_class_head_slowed_by_3_ms_is_red_at_the_first_look_without_a_p
     assert done.returncode == 0, done.stderr[-2000:]
     verdict = next(line for line in done.stdout.splitlines() if line.startswith("steps=3 A/B"))
     assert verdict.startswith(
-        "steps=3 A/B: REGRESSION (moved by step time) after 3 pair(s): agg -12.9% [-23.8, -0.4]"
+        "steps=3 A/B: REGRESSION (moved by step time) after 3 pair(s): agg -12.9% [-23.8%, -0.4%]"
     )
     assert "proof-ladder/ab/slow10/ab/steps3: no point measured on both sides" in done.stdout
 

@@ -18,7 +18,7 @@ def _comparison() -> AbComparison:
     point = slower_point(
         base_median=1000.0,
         head_median=950.0,
-        why="C=4 agg -5.0% [-7.0, -3.0]: acceptance -0.1%, step time -4.9%",
+        why="C=4 agg -5.0% [-7.0%, -3.0%]: acceptance -0.1%, verify steps/s -4.9%",
     )
     pooled = AbChange(change=-0.048, low=-0.06, high=-0.036, why="agg -4.8%")
     return AbComparison(
@@ -42,7 +42,7 @@ def test_the_report_opens_with_the_verdict_then_each_point() -> None:
     first = text.split("\n\n")[1]
     assert first == "## A/B verdict (base vs head, paired boots)"
     assert "**steps=3: REGRESSION** after 3 pair(s) (6 boots, 312 server-seconds" in text
-    assert "| 4 | 1,000.0 | 950.0 | -5.0% | [-7.0, -3.0] | -0.1% | -4.9% |" in text
+    assert "| 4 | 1,000.0 | 950.0 | -5.0% | [-7.0%, -3.0%] | -0.1% | -4.9% |" in text
     assert "| pooled | - | - | -4.8% |" in text
 
 
@@ -61,7 +61,10 @@ def test_each_pair_gets_a_row_with_the_vcpu_speeds_where_they_were_timed() -> No
     ]
     text = ab_markdown([comparison])
     assert text is not None
-    assert "| pair | change | acceptance | step time | base vCPU speed | head vCPU speed |" in text
+    assert (
+        "| pair | change | acceptance | verify steps/s | base vCPU speed | head vCPU speed |"
+        in text
+    )
     assert "| 1 | +11.2% | +0.0% | +11.2% | - | - |" in text
     assert "| 2 | -19.6% | +0.0% | -19.6% | 7.2 | 4.5 |" in text
 
@@ -71,7 +74,7 @@ def test_pairs_without_timed_vcpus_have_no_speed_columns() -> None:
     comparison.pair_changes = [AbPair(pair=1, change=-0.05)]
     text = ab_markdown([comparison])
     assert text is not None
-    assert "| pair | change | acceptance | step time |\n" in text
+    assert "| pair | change | acceptance | verify steps/s |\n" in text
     assert "| 1 | -5.0% | - | - |" in text
 
 
@@ -80,7 +83,7 @@ def test_the_benchmark_file_carries_each_change(tmp_path: Path) -> None:
     entries = msgspec.json.decode((tmp_path / BIGGER_IS_BETTER_FILE).read_bytes())
     names = {e["name"]: e for e in entries}
     point = names["steps=3 C=4 A/B change head/base"]
-    assert point["value"] == -5.0 and point["range"] == "-7.0 to -3.0"
+    assert point["value"] == -5.0 and point["range"] == "-7.0% to -3.0%"
     assert "steps=3 pooled A/B change head/base" in names
 
 
@@ -95,7 +98,7 @@ def test_the_forest_plot_has_a_row_per_point_and_the_pool() -> None:
 def test_the_interval_column_names_its_level_and_look_and_the_deciding_interval_follows() -> None:
     comparison = _comparison()
     comparison.interval_level = 0.98
-    comparison.decided_by = "decided by the pooled change's 98% repeated interval [-6.0, -3.6]%"
+    comparison.decided_by = "decided by the pooled change's 98% repeated interval [-6.0%, -3.6%]"
     text = ab_markdown([comparison])
     assert text is not None
     assert "| change | 98% repeated interval, after pair 3 | acceptance |" in text

@@ -14,7 +14,7 @@ def test_a_run_on_another_cpu_says_which_and_how_much_slower_its_vcpu_ran() -> N
     baseline = Testbed(cpu_model="Intel Xeon 8480", core_speed=7.0, gpu_name="NVIDIA H200")
     assert differs_line(run, baseline) == (
         "testbed differs from the baseline's: CPU AMD EPYC 9654 vs Intel Xeon 8480, "
-        "vCPU 4.50 vs 7.00 M loops/s (-36%)"
+        "vCPU 4.50 vs 7.00 M loops/s (-35.7%)"
     )
 
 
