@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from pytest_specperf.gate.baselines import Baseline
+from pytest_specperf.gate.floors import backend_mismatch, workload_mismatch
 from pytest_specperf.results.schema import DepthRun
 
 # The outcomes that are a judgement of the figures (the others judged nothing).
@@ -29,6 +31,29 @@ def depths_without_verdict(runs: Sequence[DepthRun], depths: Iterable[int]) -> l
     """Those of ``depths`` whose run holds no judged throughput verdict."""
     judged = {run.depth for run in runs if any(v.outcome in JUDGED_OUTCOMES for v in run.verdicts)}
     return sorted(set(depths) - judged)
+
+
+def baseline_mismatches(
+    baseline: Baseline,
+    *,
+    depth: int,
+    profile: str,
+    workload_key: dict[str, object],
+    backend: str | None,
+) -> list[str]:
+    """Why ``baseline`` cannot judge a run of ``depth``, ``profile``, this workload and
+    backend: one phrase each, empty when it can. Each is known before anything is measured."""
+    found = []
+    if baseline.depth != depth:
+        found.append(
+            f"it is the baseline of steps={baseline.depth}, this run measures steps={depth}"
+        )
+    if baseline.profile != profile:
+        found.append(f"it is the baseline of profile {baseline.profile}, this run's is {profile}")
+    for why in (workload_mismatch(workload_key, baseline), backend_mismatch(backend, baseline)):
+        if why is not None:
+            found.append(why)
+    return found
 
 
 def no_verdict_line(reasons: Mapping[int, str], advice: str, allow_flag: str) -> str:
