@@ -84,6 +84,8 @@ def run_bench(
         problems.insert(0, session.failure)
     problems += [v.message for v in verdicts if v.outcome in ("regression", "unjudged")]
     notes = [v.message for v in verdicts if v.outcome == "improvement"]
+    not_judged = [v.message for v in verdicts if v.outcome == "no-baseline"]
+    (notes if settings.allow_no_baseline else problems).extend(not_judged)
     results = store.update(lambda r: _ended(r, problems, session.failure))
     notes += write_run_artifacts(results, settings.out_dir)
     return BenchOutcome(results, problems, notes)
@@ -107,7 +109,8 @@ def comparable_baseline(
     settings: Settings, depth: int, backend: str | None, path: Path
 ) -> tuple[Path, Baseline]:
     """The baseline at ``path``, read and held to the run (its depth, profile, workload and
-    backend) before anything is measured: one line when it cannot judge the run."""
+    backend, and a point for each concurrency unless --allow-no-baseline) before anything is
+    measured: one line when it cannot judge the run."""
     try:
         baseline = load_baseline(path)
     except BaselineError as exc:
@@ -125,6 +128,14 @@ def comparable_baseline(
         raise BaselineMismatch(
             f"--baseline: {path} cannot judge the server at {settings.url}: "
             f"{'; '.join(mismatches)}; nothing was measured"
+        )
+    lacking = [c for c in settings.concurrency if baseline.point(c) is None]
+    if lacking and not settings.allow_no_baseline:
+        has = ",".join(sorted(baseline.points, key=int))
+        raise BaselineMismatch(
+            f"--baseline: {path} has no figures for C={','.join(map(str, lacking))} (it has "
+            f"C={has}): those points would not be judged; leave them out of --concurrency, or "
+            "add --allow-no-baseline to measure them unjudged; nothing was measured"
         )
     return path, baseline
 

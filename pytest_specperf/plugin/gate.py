@@ -144,6 +144,14 @@ def _settle(outcome: Outcome) -> None:
         pytest.skip(outcome.skip)
 
 
+def _skip_unless_judged(verdicts: list[Verdict]) -> None:
+    """A point the baseline has no figures for skips with its no-baseline verdict's line (the
+    run's end names it again: a gating run fails on it)."""
+    for verdict in verdicts:
+        if verdict.outcome == "no-baseline":
+            pytest.skip(verdict.message)
+
+
 class SpecperfGate(OpenLoopChecks):
     def __new__(cls, *args: Any, ab: AbRun | None = None, **kwargs: Any) -> SpecperfGate:
         """``SpecperfGate(session, properties, ab=comparison)`` is an AbGate (A/B mode)."""
@@ -226,9 +234,8 @@ class SpecperfGate(OpenLoopChecks):
         ):
             return
         path, baseline = self.baseline()
-        if baseline.point(point.concurrency) is None:
-            pytest.skip(f"baseline {path} has no figures for C={point.concurrency}")
         verdicts = [v for v in self.verdicts(path, baseline) if v.concurrency == point.concurrency]
+        _skip_unless_judged(verdicts)
         for verdict in verdicts:
             self.figures.reference(verdict.metric, verdict.baseline, verdict.floor)
         self._fail_on(verdicts, point)

@@ -16,8 +16,9 @@ from pytest_specperf.results.stats import is_min_max
 from pytest_specperf.results.tables import md_table
 
 # Verdicts are listed in this order: what needs attention first.
-# "unjudged" fails its test too (the load generator, not the server, was measured).
-VERDICT_ORDER = ("regression", "unjudged", "improvement", "pass", "recorded", "no-baseline")
+# "unjudged" fails its test too (the load generator, not the server, was measured);
+# "no-baseline" (a point or depth the baseline could not judge) fails a gating run.
+VERDICT_ORDER = ("regression", "unjudged", "no-baseline", "improvement", "pass", "recorded")
 
 
 def interval_text(interval: Interval | None, digits: int = 1) -> str:
@@ -38,11 +39,12 @@ _FIGURE_GROUPS = {"regression": "Regressions", "improvement": "Improvements", "p
 _MESSAGE_GROUPS = {
     "unjudged": "Not judged (these tests fail)",
     "recorded": "Recorded",
-    "no-baseline": "No baseline",
+    "no-baseline": "Not judged by the baseline: a gating run fails on these",
 }
 _FAILING = ("regression", "unjudged")
 _AB_RED = ("regression", "undecided", "failed", "interrupted")
 _PLURALS = {"regression": "regressions", "improvement": "improvements", "pass": "passes"}
+_SHOWN = {"no-baseline": "not judged"}
 VERDICT_HEADER = (
     "point",
     "metric",
@@ -140,13 +142,17 @@ def _refresh_commands(verdicts: Sequence[Verdict]) -> str:
     return f"After review, refresh the baseline:\n\n```\n{block}\n```"
 
 
+def _outcome_name(outcome: str, count: int) -> str:
+    shown = _SHOWN.get(outcome, outcome)
+    return shown if count == 1 else _PLURALS.get(outcome, shown)
+
+
 def _verdict_summary(verdicts: Sequence[Verdict]) -> str:
     counts: dict[str, int] = {}
     for verdict in verdicts:
         counts[verdict.outcome] = counts.get(verdict.outcome, 0) + 1
     summary = ", ".join(
-        f"{count} {outcome if count == 1 else _PLURALS.get(outcome, outcome)}"
-        for outcome, count in counts.items()
+        f"{count} {_outcome_name(outcome, count)}" for outcome, count in counts.items()
     )
     return f"**{summary}**" if any(counts.get(outcome) for outcome in _FAILING) else summary
 
@@ -177,9 +183,11 @@ def _red_run(
     reasons += exit_reasons
     if interrupted and not any(interrupted in r for r in reasons):
         reasons.append(interrupted)
-    head = f"**the run failed (exit status {status})**" + (
-        ", although no verdict failed:" if verdicts else "; no verdict was recorded:"
-    )
+    if any(v.outcome == "no-baseline" for v in verdicts):
+        how = " on what it could not judge:"
+    else:
+        how = ", although no verdict failed:" if verdicts else "; no verdict was recorded:"
+    head = f"**the run failed (exit status {status})**{how}"
     lines = [f"- {reason}" for reason in dict.fromkeys(reasons)] or [
         "- a test failed: the test session's output names it"
     ]

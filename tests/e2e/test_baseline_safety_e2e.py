@@ -16,8 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from pytest_specperf.gate.baselines import BaselinePoint, load_baseline, save_baseline
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
 from tests.support.data import REPO
 
@@ -459,3 +461,57 @@ def test_every_printed_command_of_a_mismatched_run_profile_leaves_baselines_as_s
     tokens = 64 if "--specperf-max-new-tokens=64" in mismatch else 1000
     outputs = _replay_every_printed_command(pytester, project, out)
     _check_the_advice(project, outputs, tokens=tokens)
+
+
+def _c1_baseline(root: Path, tokens: int) -> Path:
+    """The shipped simulator steps-3 cut to C=1 at ``tokens`` for sim-x10, its figures under
+    the fixed rule with floors at a tenth of them: one sample of a loaded machine never
+    fails C=1 (KV and acceptance are the simulator's own, as shipped)."""
+    shipped = load_baseline(SHIPPED_STEPS_3)
+    assert shipped is not None
+    point = shipped.points["1"]
+    one_point = msgspec.structs.replace(
+        shipped,
+        hardware="sim-x10",
+        points={"1": BaselinePoint(agg_tok_s=point.agg_tok_s, per_req_tok_s=point.per_req_tok_s)},
+        workload={**shipped.workload, "max_new_tokens": tokens},
+        recorded_by="published",
+        tolerance=msgspec.structs.replace(shipped.tolerance, throughput=0.9),
+    )
+    return save_baseline(root, one_point)
+
+
+def test_a_point_its_baseline_lacks_fails_a_gating_run_and_is_named_in_an_exploratory_one(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """Issue 49, item 5, at small settings: a baseline of C=1, then C=1,2 in the nightly run
+    profile. Before, exit 0 with C=2 measured and never judged (only -rs said so). Now red,
+    the last line naming C=2; with --specperf-allow-no-baseline green, the last line saying
+    C=2 was not judged; report.md says it either way."""
+    small = [
+        *TINY[:3],
+        "--specperf-max-new-tokens=32",
+        "--specperf-min-point-seconds=0",
+        "--specperf-warmup-rounds=0",
+        "--specperf-repeats=1",
+        "-p",
+        "no:cacheprovider",
+    ]
+    _c1_baseline(suite_dir / "baselines", tokens=32)
+    path = suite_dir / "baselines" / DEFAULT_PROFILE / "sim-x10" / "steps-3.json"
+    said = f"steps=3 C=2: not judged: no baseline point [{path}]"
+    report = suite_dir / ".specperf" / "report.md"
+    nightly = [*small, "--specperf-run-profile=nightly", "--specperf-concurrency=1,2"]
+
+    gated = pytester.runpytest_subprocess("perf_tests", *nightly)
+    assert gated.ret == pytest.ExitCode.TESTS_FAILED, gated.stdout.str()
+    last = gated.stdout.lines[-2]  # the line before pytest's own summary line
+    assert last.startswith(f"specperf: not judged, so the run fails: {said}; "), last
+    assert last.endswith("or, for an exploratory run, add --specperf-allow-no-baseline")
+    assert said in report.read_text()
+
+    allowed = pytester.runpytest_subprocess("perf_tests", *nightly, "--specperf-allow-no-baseline")
+    assert allowed.ret == pytest.ExitCode.OK, allowed.stdout.str()
+    last = allowed.stdout.lines[-2]
+    assert last.startswith("specperf: not judged: an exploratory run "), last
+    assert said in last and said in report.read_text()

@@ -115,3 +115,38 @@ def test_bench_refuses_a_baseline_that_cannot_judge_the_server_before_it_measure
     assert line.startswith(f"specperf: error: --baseline: {baseline} cannot judge the server")
     assert named in line and line.endswith("nothing was measured")
     assert " requests, " not in captured.out and not (tmp_path / "out" / "results.json").exists()
+
+
+def _promoted_at_c1(tmp_path: Path, url: str) -> Path:
+    """A baseline of the server at C=1 only, promoted from a bench run (wide floors: half the
+    baseline, so a loaded machine does not fail the judged point)."""
+    first = tmp_path / "c1"
+    assert main(["bench", "--url", url, *FAST, "--concurrency", "1", "--out", str(first)]) == 0
+    promote = ["baseline", "promote", str(first / "results.json"), "--tolerance", "0.5"]
+    assert main([*promote, "--baselines", str(tmp_path / "bl")]) == 0
+    (baseline,) = (tmp_path / "bl").rglob("steps-2.json")
+    return baseline
+
+
+def test_bench_refuses_a_concurrency_its_baseline_has_no_point_for_before_it_measures(
+    server: SimServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """C=1,2 against a baseline of C=1: refused in one line naming C=2, exit 4, nothing
+    measured; with --allow-no-baseline it measures, passes, and says C=2 was not judged
+    (the notes and report.md)."""
+    baseline = _promoted_at_c1(tmp_path, server.url)
+    capsys.readouterr()
+    assert bench(server.url, tmp_path / "out", "--baseline", str(baseline)) == 4
+    captured = capsys.readouterr()
+    (line,) = captured.err.splitlines()
+    assert line.startswith(f"specperf: error: --baseline: {baseline} has no figures for C=2 (it")
+    assert "--allow-no-baseline" in line and line.endswith("nothing was measured")
+    assert not (tmp_path / "out" / "results.json").exists()
+
+    allowed = tmp_path / "allowed"
+    assert bench(server.url, allowed, "--baseline", str(baseline), "--allow-no-baseline") == 0
+    said = f"steps=2 C=2: not judged: no baseline point [{baseline}]"
+    assert said in capsys.readouterr().out
+    assert said in (allowed / "report.md").read_text()
+    outcomes = {v["concurrency"]: v["outcome"] for v in results(allowed)["runs"][0]["verdicts"]}
+    assert outcomes[2] == "no-baseline" and outcomes[1] in ("pass", "improvement")
