@@ -10,7 +10,6 @@ github-action-benchmark files beside results.json.
 from __future__ import annotations
 
 import contextlib
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -31,6 +30,7 @@ from pytest_specperf.results.artifacts import write_run_artifacts
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import PointMetrics, RunResults, Verdict
 from pytest_specperf.results.store import ResultsStore, git_commit
+from pytest_specperf.run.advice import promote_command
 from pytest_specperf.run.depth_session import DepthSession
 from pytest_specperf.run.run_record import known_backend
 from pytest_specperf.run.sampling import PointObserver, ServerDied, ServerGone
@@ -162,9 +162,7 @@ def _judge(session: DepthSession, path: Path, baseline: Baseline) -> list[Verdic
         points,
         gate_settings,
         path=str(path),
-        refresh_hint=shlex.join(
-            ["specperf", "baseline", "promote", str(session.store.path), "--baselines", "DIR"]
-        ),
+        refresh_hint=promote_command(settings, session.store.path),
         confirmed=remeasure(again) if again else None,
     )
 

@@ -16,12 +16,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import msgspec
 import pytest
 
-from pytest_specperf.gate.baselines import BaselinePoint, load_baseline, save_baseline
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
 from tests.support.data import REPO
+from tests.support.repository import c1_baseline
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
 
@@ -143,7 +142,8 @@ def test_a_recording_does_not_silently_downgrade_a_calibrated_baseline(
             "C=4, 16, 32, 64, lower samples per point 9 -> 1, lower boots 3 -> 1, lose its "
             "calibration and replace its workload (max_new_tokens 1000 -> 100); gate at the "
             "baseline's settings with: pytest perf_tests --spec-steps=3 *"
-            "--specperf-max-new-tokens=1000 --specperf-concurrency=1; or record a baseline at "
+            "--specperf-max-new-tokens=1000 --specperf-concurrency=1 --specperf-out=.specperf "
+            "--specperf-repeats=1; or record a baseline at "
             "this run's settings in a directory of your own with: *"
             "--specperf-baselines=.specperf/baselines/greedy-synthetic-100-tokens *"
             "replacing it anyway, and losing that, takes an option you type yourself "
@@ -419,7 +419,7 @@ def test_issue_34_case_1_replayed_as_written_changes_no_shipped_baseline(
         "gate at the baseline's settings with: pytest perf_tests --specperf-run-profile=nightly "
         "--spec-steps=3 --specperf-backend=sim --specperf-sim-speedup=5 "
         "--specperf-baselines=baselines --specperf-max-new-tokens=1000 "
-        "--specperf-concurrency=1,4;"
+        "--specperf-concurrency=1,4 --specperf-out=.specperf --specperf-repeats=1;"
     ), advice
     for command in _printed_commands(out):
         argv = shlex.split(command)
@@ -463,24 +463,6 @@ def test_every_printed_command_of_a_mismatched_run_profile_leaves_baselines_as_s
     _check_the_advice(project, outputs, tokens=tokens)
 
 
-def _c1_baseline(root: Path, tokens: int) -> Path:
-    """The shipped simulator steps-3 cut to C=1 at ``tokens`` for sim-x10, its figures under
-    the fixed rule with floors at a tenth of them: one sample of a loaded machine never
-    fails C=1 (KV and acceptance are the simulator's own, as shipped)."""
-    shipped = load_baseline(SHIPPED_STEPS_3)
-    assert shipped is not None
-    point = shipped.points["1"]
-    one_point = msgspec.structs.replace(
-        shipped,
-        hardware="sim-x10",
-        points={"1": BaselinePoint(agg_tok_s=point.agg_tok_s, per_req_tok_s=point.per_req_tok_s)},
-        workload={**shipped.workload, "max_new_tokens": tokens},
-        recorded_by="published",
-        tolerance=msgspec.structs.replace(shipped.tolerance, throughput=0.9),
-    )
-    return save_baseline(root, one_point)
-
-
 def test_a_point_its_baseline_lacks_fails_a_gating_run_and_is_named_in_an_exploratory_one(
     pytester: pytest.Pytester, suite_dir: Path
 ) -> None:
@@ -497,7 +479,7 @@ def test_a_point_its_baseline_lacks_fails_a_gating_run_and_is_named_in_an_explor
         "-p",
         "no:cacheprovider",
     ]
-    _c1_baseline(suite_dir / "baselines", tokens=32)
+    c1_baseline(suite_dir / "baselines", tokens=32)
     path = suite_dir / "baselines" / DEFAULT_PROFILE / "sim-x10" / "steps-3.json"
     said = f"steps=3 C=2: not judged: no baseline point [{path}]"
     report = suite_dir / ".specperf" / "report.md"
