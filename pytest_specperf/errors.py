@@ -21,6 +21,11 @@ class BaselineError(SpecperfError):
     """A baseline file that is missing, corrupt, of the wrong schema, or of another key."""
 
 
+class BaselineMismatch(BaselineError):
+    """A baseline that cannot judge the run (another depth, profile, workload or backend),
+    refused before anything is measured."""
+
+
 class ServerStartError(SpecperfError):
     """The server process exited, or did not become healthy, during launch."""
 

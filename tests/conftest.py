@@ -26,6 +26,7 @@ SHARED_RUNS = {
     "clean_run": "signal-moments",
     "bad_baselines_run": "bad-baselines",
     "nights": "history-nights",
+    "replay": "printed-commands",  # tests/e2e/test_printed_commands_e2e.py: one scratch clone
 }
 # So the modules that use them run each on one worker, those of one group on the same one.
 # By module: xdist's controller schedules node ids and sees no fixtures.
@@ -38,6 +39,7 @@ SHARED_RUN_MODULES = {
     "tests/reliability/test_baseline_files.py": "bad-baselines",
     "tests/e2e/test_history_site_browser.py": "history-nights",
     "tests/e2e/test_history_nights.py": "history-nights",
+    "tests/e2e/test_printed_commands_e2e.py": "printed-commands",
 }
 
 

@@ -10,16 +10,16 @@ github-action-benchmark files beside results.json.
 from __future__ import annotations
 
 import contextlib
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.depth import CONTROL_DEPTH
-from pytest_specperf.errors import BaselineError, UsageError
+from pytest_specperf.errors import BaselineError, BaselineMismatch, UsageError
 from pytest_specperf.gate import floors
-from pytest_specperf.gate.baselines import load_baseline
+from pytest_specperf.gate.baselines import Baseline, load_baseline
+from pytest_specperf.gate.coverage import baseline_mismatches
 from pytest_specperf.gate.decision import (
     GateSettings,
     Remeasured,
@@ -30,9 +30,11 @@ from pytest_specperf.results.artifacts import write_run_artifacts
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import PointMetrics, RunResults, Verdict
 from pytest_specperf.results.store import ResultsStore, git_commit
+from pytest_specperf.run.advice import promote_command
 from pytest_specperf.run.depth_session import DepthSession
+from pytest_specperf.run.run_record import known_backend
 from pytest_specperf.run.sampling import PointObserver, ServerDied, ServerGone
-from pytest_specperf.server.process import depth_of, fetch_server_info
+from pytest_specperf.server.process import depth_of, fetch_server_info, summarize_server_info
 
 
 @dataclass(frozen=True)
@@ -49,12 +51,19 @@ def run_bench(
     say: Callable[[str], None] = print,
     observer: PointObserver | None = None,
 ) -> BenchOutcome:
-    """Measure the server at ``settings.url``, judge it against ``baseline`` if given;
+    """Measure the server at ``settings.url``, judge it against ``baseline`` if given (a
+    baseline that cannot judge the server is refused before anything is measured);
     ``observer`` sees each sample being measured (the progress the front end shows)."""
-    assert settings.url is not None, "bench measures a running server"
-    depth = depth_of(fetch_server_info(settings.url, settings.api_key))
+    url = settings.url
+    assert url is not None, "bench measures a running server"
+    info = fetch_server_info(url, settings.api_key)
+    depth = depth_of(info)
     depth = CONTROL_DEPTH if depth is None else depth
     settings = replace(settings, depths=(depth,))
+    backend = known_backend(settings, summarize_server_info(url, info))
+    reference = (
+        comparable_baseline(settings, depth, backend, baseline) if baseline is not None else None
+    )
     store = ResultsStore(settings.out_dir, report=True, tested_commit=git_commit(Path.cwd()))
     session = DepthSession(settings, depth, store)
     session.observer = observer
@@ -65,7 +74,7 @@ def run_bench(
     try:
         session.open()
         session.measure_all()
-        verdicts = _judge(session, baseline) if baseline is not None else []
+        verdicts = _judge(session, *reference) if reference is not None else []
     finally:
         session.close()
     results = store.load()
@@ -75,6 +84,8 @@ def run_bench(
         problems.insert(0, session.failure)
     problems += [v.message for v in verdicts if v.outcome in ("regression", "unjudged")]
     notes = [v.message for v in verdicts if v.outcome == "improvement"]
+    not_judged = [v.message for v in verdicts if v.outcome == "no-baseline"]
+    (notes if settings.allow_no_baseline else problems).extend(not_judged)
     results = store.update(lambda r: _ended(r, problems, session.failure))
     notes += write_run_artifacts(results, settings.out_dir)
     return BenchOutcome(results, problems, notes)
@@ -94,17 +105,43 @@ def report_text(results: RunResults) -> str:
     )
 
 
-def _judge(session: DepthSession, path: Path) -> list[Verdict]:
-    """The gate's throughput verdicts of the session's points, written into results.json."""
+def comparable_baseline(
+    settings: Settings, depth: int, backend: str | None, path: Path
+) -> tuple[Path, Baseline]:
+    """The baseline at ``path``, read and held to the run (its depth, profile, workload and
+    backend, and a point for each concurrency unless --allow-no-baseline) before anything is
+    measured: one line when it cannot judge the run."""
     try:
         baseline = load_baseline(path)
     except BaselineError as exc:
         raise UsageError(f"--baseline: {exc}") from None
     if baseline is None:
         raise UsageError(f"--baseline: {path} does not exist")
-    mismatch = floors.workload_mismatch(session.settings.workload.key(), baseline)
-    if mismatch:
-        raise UsageError(f"--baseline: {mismatch}: not comparable with {path}")
+    mismatches = baseline_mismatches(
+        baseline,
+        depth=depth,
+        profile=settings.profile.name,
+        workload_key=settings.workload.key(),
+        backend=backend,
+    )
+    if mismatches:
+        raise BaselineMismatch(
+            f"--baseline: {path} cannot judge the server at {settings.url}: "
+            f"{'; '.join(mismatches)}; nothing was measured"
+        )
+    lacking = [c for c in settings.concurrency if baseline.point(c) is None]
+    if lacking and not settings.allow_no_baseline:
+        has = ",".join(sorted(baseline.points, key=int))
+        raise BaselineMismatch(
+            f"--baseline: {path} has no figures for C={','.join(map(str, lacking))} (it has "
+            f"C={has}): those points would not be judged; leave them out of --concurrency, or "
+            "add --allow-no-baseline to measure them unjudged; nothing was measured"
+        )
+    return path, baseline
+
+
+def _judge(session: DepthSession, path: Path, baseline: Baseline) -> list[Verdict]:
+    """The gate's throughput verdicts of the session's points, written into results.json."""
     settings = session.settings
     points = [floors.point_input(p, baseline) for p in session.points.values()]
 
@@ -125,9 +162,7 @@ def _judge(session: DepthSession, path: Path) -> list[Verdict]:
         points,
         gate_settings,
         path=str(path),
-        refresh_hint=shlex.join(
-            ["specperf", "baseline", "promote", str(session.store.path), "--baselines", "DIR"]
-        ),
+        refresh_hint=promote_command(settings, session.store.path),
         confirmed=remeasure(again) if again else None,
     )
 

@@ -19,7 +19,7 @@ from pytest_specperf.cli.bench import report_text, run_bench
 from pytest_specperf.config.parsers import parse_float, parse_positive_int
 from pytest_specperf.config.settings import build_settings, resolve_profile_option
 from pytest_specperf.config.table import BENCH, LAUNCH_CMD, OPTIONS
-from pytest_specperf.errors import SpecperfError, UsageError
+from pytest_specperf.errors import BaselineMismatch, SpecperfError, UsageError
 from pytest_specperf.gate import review
 from pytest_specperf.gate.baselines import migrate_file
 from pytest_specperf.history.commands import add_history_commands, run_history
@@ -33,6 +33,9 @@ from pytest_specperf.server.model_factory import build_model
 from pytest_specperf.server.profiles import available_profiles
 from pytest_specperf.version import __version__
 
+# `specperf bench --baseline` given a baseline that cannot judge the server: pytest's usage
+# error status, as a run refused before it measures anything.
+NOT_COMPARABLE_EXIT = 4
 _REQUIRED: dict[str, frozenset[str]] = {
     LAUNCH_CMD: frozenset({"spec_steps"}),
     BENCH: frozenset({"url"}),
@@ -361,6 +364,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # a closed pipe is met here, not by the interpreter at exit
         interrupts.checkpoint()  # a signal swallowed on the way still ends the command
         return code
+    except BaselineMismatch as exc:
+        print(f"specperf: error: {exc}", file=sys.stderr)
+        return NOT_COMPARABLE_EXIT
     except SpecperfError as exc:
         print(f"specperf: error: {exc}", file=sys.stderr)
         return 2

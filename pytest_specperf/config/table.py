@@ -75,9 +75,9 @@ def _bench(flag_name: str, key: str, help: str, **row: Any) -> OptionSpec:
     return OptionSpec(flag_name, key, help, commands=(BENCH,), short=short, **row)
 
 
-def _switch(flag_name: str, key: str, help: str) -> OptionSpec:
+def _switch(flag_name: str, key: str, help: str, **row: Any) -> OptionSpec:
     """An on/off flag, given on the command line only (no ini key)."""
-    return OptionSpec(flag_name, key, help, parse=flag, kind="flag", ini=False)
+    return OptionSpec(flag_name, key, help, parse=flag, kind="flag", ini=False, **row)
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
@@ -515,7 +515,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
         ALLOW_NO_BASELINE_FLAG,
         "allow_no_baseline",
         "an exploratory run: a depth whose throughput nothing judged (no baseline, not "
-        "comparable, every point skipped) does not fail the run",
+        "comparable, every point skipped) or a measured point the baseline has no figures for "
+        "does not fail the run; the run's last line names each as not judged",
+        commands=(BENCH,),
+        short="--allow-no-baseline",
     ),
     # -- warm-up of each boot and the run's time (issue 21) --------------------------------
     _bench(

@@ -24,13 +24,12 @@ from pytest_specperf.gate.not_judged import (
     CLIENT_BOUND_ADVICE,
     LABELS,
     Reference,
+    no_baseline,
     not_measured,
     point_verdict,
     unjudged,
 )
-from pytest_specperf.gate.not_judged import (
-    where as _where,
-)
+from pytest_specperf.gate.not_judged import where as _where
 from pytest_specperf.results.formats import BETTER_WORSE, relative_change, samples_summary
 from pytest_specperf.results.schema import Interval, Verdict, VerdictOutcome
 from pytest_specperf.results.spread import RunnerSpread
@@ -500,7 +499,8 @@ def judge_depth(
     ``confirmed``: the points :func:`points_to_confirm` named, measured again (all of their
     samples); the final verdict of a borderline result is then the same test on all the
     samples, and a clear result stands. Points the load generator bounded are not judged, nor
-    is a point one of whose confirmation samples the load generator bounded.
+    is a point one of whose confirmation samples the load generator bounded; a point the
+    baseline has no figures for gets a no-baseline verdict (never passed over in silence).
     """
     judged = [p for p in points if p.client_bound is None]
     point_alpha = _point_alpha(judged, settings)
@@ -528,7 +528,7 @@ def judge_depth(
         if first_depth is not None and (first_depth.borderline or len(still) < len(judged)):
             final_depth = _depth_look(still, settings)
         judged = still
-    result: list[Verdict] = []
+    result = [no_baseline(depth, p.concurrency, path, p.load) for p in points if not p.references]
     for given in points:
         point = current[given.key]
         if point.client_bound is not None:

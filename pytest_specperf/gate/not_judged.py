@@ -1,7 +1,8 @@
 """The verdicts of points the gate could not judge on their figures: a figure the baseline
 has and the run did not measure (a failure), a point the load generator bounded (neither pass
-nor fail); the baseline's side of a figure (``Reference``), the metrics' labels, and the one
-constructor of a point's verdict that the judged points (decision.py) share."""
+nor fail), a point the baseline has no figures for (never silent: a gating run fails on it,
+gate/coverage.py); the baseline's side of a figure (``Reference``), the metrics' labels, and
+the one constructor of a point's verdict that the judged points (decision.py) share."""
 
 from __future__ import annotations
 
@@ -75,6 +76,13 @@ def not_measured(
     return point_verdict(
         depth, concurrency, load, metric, "regression", message, baseline=ref.figure
     )
+
+
+def no_baseline(depth: int, concurrency: int, path: str, load: str | None = None) -> Verdict:
+    """A measured point the baseline has no figures for: not judged, and said so (the run's
+    end names it; a gating run fails on it)."""
+    message = f"{where(depth, concurrency, load)}: not judged: no baseline point [{path}]"
+    return point_verdict(depth, concurrency, load, "throughput", "no-baseline", message)
 
 
 CLIENT_BOUND_ADVICE = (

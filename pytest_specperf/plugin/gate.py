@@ -47,8 +47,10 @@ from pytest_specperf.run.advice import (
     deliberate_slowdown,
     not_comparable_advice,
     other_backend_advice,
+    record_advice,
     record_command,
     record_hint,
+    then_gate,
 )
 from pytest_specperf.run.baselines import load_baseline_safely
 from pytest_specperf.run.depth_session import DepthSession
@@ -144,6 +146,14 @@ def _settle(outcome: Outcome) -> None:
         pytest.skip(outcome.skip)
 
 
+def _skip_unless_judged(verdicts: list[Verdict]) -> None:
+    """A point the baseline has no figures for skips with its no-baseline verdict's line (the
+    run's end names it again: a gating run fails on it)."""
+    for verdict in verdicts:
+        if verdict.outcome == "no-baseline":
+            pytest.skip(verdict.message)
+
+
 class SpecperfGate(OpenLoopChecks):
     def __new__(cls, *args: Any, ab: AbRun | None = None, **kwargs: Any) -> SpecperfGate:
         """``SpecperfGate(session, properties, ab=comparison)`` is an AbGate (A/B mode)."""
@@ -189,7 +199,7 @@ class SpecperfGate(OpenLoopChecks):
             pytest.skip(
                 f"no baseline for profile={self.settings.profile.name} "
                 f"hardware={self.session.hardware} steps={self.session.depth} ({path} is missing); "
-                f"record one with: {self._hint()}"
+                f"record one with: {self._said()}"
             )
         run_backend = known_backend(self.settings, self.session.summary)
         other = gate.backend_mismatch(run_backend, baseline)
@@ -218,6 +228,10 @@ class SpecperfGate(OpenLoopChecks):
         """The pasteable command that (re-)records this depth's baseline (run/advice.py)."""
         return record_hint(self.settings, self.session.hardware, self.session.depth, depths)
 
+    def _said(self, depths: tuple[int, ...] | None = None) -> str:
+        """``_hint`` as a message says it: where it records when not the run's directory."""
+        return record_advice(self.settings, self.session.hardware, self.session.depth, depths)
+
     def require_throughput(self, point: PointMetrics) -> None:
         self.figures.point(self.session.depth, point)
         if self._recording(
@@ -226,9 +240,8 @@ class SpecperfGate(OpenLoopChecks):
         ):
             return
         path, baseline = self.baseline()
-        if baseline.point(point.concurrency) is None:
-            pytest.skip(f"baseline {path} has no figures for C={point.concurrency}")
         verdicts = [v for v in self.verdicts(path, baseline) if v.concurrency == point.concurrency]
+        _skip_unless_judged(verdicts)
         for verdict in verdicts:
             self.figures.reference(verdict.metric, verdict.baseline, verdict.floor)
         self._fail_on(verdicts, point)
@@ -258,9 +271,10 @@ class SpecperfGate(OpenLoopChecks):
             calibrate = record_command(
                 self.settings,
                 (self.session.depth,),
+                self.session.hardware,
                 old=baseline,
                 recording=Recording(calibrate=True, boots=3, repeats=3),
-            )
+            ) + then_gate(self.settings)
             pytest.skip(
                 f"baseline {path} has no calibrated noise (published, schema 1 or one run's "
                 "figures): the depth as a whole is not tested, each point keeps the fixed "
@@ -333,7 +347,7 @@ class SpecperfGate(OpenLoopChecks):
             headlines = [gate.headline(v) for v in verdicts if v.outcome == "regression"]
             advice = gate.what_to_do(
                 self.settings.out_dir / "report.md",
-                self._hint(),
+                self._said(),
                 deliberate_slowdown(self.settings),
             )
             lines = [*testbed, "; ".join(headlines), *failures, advice]
@@ -426,7 +440,7 @@ class SpecperfGate(OpenLoopChecks):
         if unjudged:
             depths = (0, *sorted({d for d, _ in judged}))
             advice = (
-                f"record with: {self._hint(depths)}"
+                f"record with: {self._said(depths)}"
                 if incomparable is None
                 else not_comparable_advice(s, depths, incomparable, self.session.hardware)
             )

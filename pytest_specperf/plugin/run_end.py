@@ -20,10 +20,15 @@ from pytest_specperf.config.settings import Settings
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.plugin.session import SpecperfRun
 from pytest_specperf.results.artifacts import STEP_SUMMARY_ENV, write_run_artifacts
-from pytest_specperf.results.schema import RunResults
+from pytest_specperf.results.schema import RunResults, Verdict
 from pytest_specperf.results.store import ResultsStore
 from pytest_specperf.run.baselines import REFUSED_DOWNGRADE, write_baselines
-from pytest_specperf.run.ending import exploratory_no_verdict, no_verdict, refine_then_stop
+from pytest_specperf.run.ending import (
+    depths_not_judged,
+    exploratory_no_verdict,
+    no_verdict,
+    refine_then_stop,
+)
 
 if TYPE_CHECKING:
     from pytest_specperf.history.recorder import HistoryRecorder
@@ -44,18 +49,22 @@ def finish(run: SpecperfRun, session: pytest.Session, exitstatus: int) -> None:
     if interrupts.interrupted() is not None:
         mark_interrupted(run)
     results = run.finished_results()
-    if exitstatus == pytest.ExitCode.OK:
-        run.end.no_verdict = no_verdict(run.settings, results, run.gated_depths)
-        if run.end.no_verdict is not None:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        run.end.exploratory = exploratory_no_verdict(run.settings, results, run.gated_depths)
+    # A depth that judged nothing is named when the run passed (one that failed has no
+    # verdict for that reason); a point not judged, whatever the run's status.
+    passed = exitstatus == pytest.ExitCode.OK
+    gated = run.gated_depths
+    run.end.no_verdict = no_verdict(run.settings, results, gated, depths_too=passed)
+    if run.end.no_verdict is not None and passed:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    run.end.exploratory = exploratory_no_verdict(run.settings, results, gated, depths_too=passed)
     if results is None:
         _finish_history(run, session, exitstatus)
         return
     if run.owns_signals:
         interrupts.on_interrupt(lambda: mark_interrupted(run))  # a signal from here on
+    not_judged = depths_not_judged(run.settings, results, gated) if passed else []
     results = run.store().update(
-        _ended(session.exitstatus, run.end.no_verdict, run.end.exploratory)
+        _ended(session.exitstatus, run.end.no_verdict, run.end.exploratory, not_judged)
     )
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     run.end.artifacts = write_run_artifacts(
@@ -148,14 +157,22 @@ def _conclude_signals(run: SpecperfRun) -> None:
 
 
 def _ended(
-    exit_status: int, no_verdict: str | None, exploratory: str | None
+    exit_status: int,
+    no_verdict: str | None,
+    exploratory: str | None,
+    not_judged: list[Verdict],
 ) -> Callable[[RunResults], None]:
-    """Records how the run ended, which report.md's verdict section agrees with."""
+    """Records how the run ended, which report.md's verdict section agrees with, and each
+    depth that judged nothing as its no-baseline verdict."""
 
     def change(results: RunResults) -> None:
         results.exit_status = int(exit_status)
         results.exit_reasons = [no_verdict] if no_verdict else []
         results.exit_notes = [exploratory] if exploratory else []
+        for verdict in not_judged:
+            run = results.depth(verdict.depth)
+            if run is not None and verdict not in run.verdicts:
+                run.verdicts.append(verdict)
 
     return change
 

@@ -16,8 +16,9 @@ from pytest_specperf.results.stats import is_min_max
 from pytest_specperf.results.tables import md_table
 
 # Verdicts are listed in this order: what needs attention first.
-# "unjudged" fails its test too (the load generator, not the server, was measured).
-VERDICT_ORDER = ("regression", "unjudged", "improvement", "pass", "recorded", "no-baseline")
+# "unjudged" fails its test too (the load generator, not the server, was measured);
+# "no-baseline" (a point or depth the baseline could not judge) fails a gating run.
+VERDICT_ORDER = ("regression", "unjudged", "no-baseline", "improvement", "pass", "recorded")
 
 
 def interval_text(interval: Interval | None, digits: int = 1) -> str:
@@ -38,7 +39,7 @@ _FIGURE_GROUPS = {"regression": "Regressions", "improvement": "Improvements", "p
 _MESSAGE_GROUPS = {
     "unjudged": "Not judged (these tests fail)",
     "recorded": "Recorded",
-    "no-baseline": "No baseline",
+    "no-baseline": "Not judged by the baseline: a gating run fails on these",
 }
 _FAILING = ("regression", "unjudged")
 _AB_RED = ("regression", "undecided", "failed", "interrupted")
@@ -47,6 +48,7 @@ _AB_RED = ("regression", "undecided", "failed", "interrupted")
 _AB_RED_VERDICTS = ("regression", "undecided")
 _AB_GREEN_VERDICTS = ("improvement", "no-regression")
 _PLURALS = {"regression": "regressions", "improvement": "improvements", "pass": "passes"}
+_SHOWN = {"no-baseline": "not judged"}
 VERDICT_HEADER = (
     "point",
     "metric",
@@ -144,13 +146,17 @@ def _refresh_commands(verdicts: Sequence[Verdict]) -> str:
     return f"After review, refresh the baseline:\n\n```\n{block}\n```"
 
 
+def _outcome_name(outcome: str, count: int) -> str:
+    shown = _SHOWN.get(outcome, outcome)
+    return shown if count == 1 else _PLURALS.get(outcome, shown)
+
+
 def _verdict_summary(verdicts: Sequence[Verdict]) -> str:
     counts: dict[str, int] = {}
     for verdict in verdicts:
         counts[verdict.outcome] = counts.get(verdict.outcome, 0) + 1
     summary = ", ".join(
-        f"{count} {outcome if count == 1 else _PLURALS.get(outcome, outcome)}"
-        for outcome, count in counts.items()
+        f"{count} {_outcome_name(outcome, count)}" for outcome, count in counts.items()
     )
     return f"**{summary}**" if any(counts.get(outcome) for outcome in _FAILING) else summary
 
@@ -182,7 +188,9 @@ def _red_run(
     if interrupted and not any(interrupted in r for r in reasons):
         reasons.append(interrupted)
     outcomes = {comparison.outcome for comparison in ab}
-    if verdicts:
+    if any(v.outcome == "no-baseline" for v in verdicts):
+        tail = " on what it could not judge:"
+    elif verdicts:
         tail = ", although no verdict failed:"
     elif outcomes & set(_AB_RED_VERDICTS):
         tail = ": its A/B verdict:"

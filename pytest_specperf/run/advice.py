@@ -9,6 +9,13 @@ concurrency sweep, the tokens per request, an explicit hardware key) and nothing
 what a baseline should hold). When the baseline to be replaced was calibrated, the command
 calibrates again with as many boots and samples, so it is not refused as a downgrade.
 
+One rule for every printed command (issue 49): it keeps the run's ``--specperf-out``, its
+``--specperf-run-profile`` and its samples per point (``--specperf-repeats``, never fewer than
+the run took), and it never writes into a baselines directory the repository ships (one git
+tracks files in, ``repository_baselines``): a recording the run's own directory would take
+goes to a directory of the user's own (``own_baselines_dir``) instead, and the message says
+how to gate against it (``then_gate``).
+
 No printed command replaces a baseline with one measured at other settings: when a run is not
 comparable with its baseline (another workload, tokens, endpoint, or none of its
 concurrencies), the first command runs at the baseline's settings (``gate_command``), and the
@@ -21,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import shlex
+import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,12 +61,19 @@ class Recording:
     repeats: int = 1
 
     def flags(self, *, attached: bool) -> list[str]:
+        """The recording flags (the samples per point are a run option: ``run_options``)."""
         flags = ["--specperf-calibrate"] if self.calibrate else ["--specperf-update-baselines"]
         if self.calibrate and self.boots > 1 and not attached:
             flags.append(f"--specperf-calibrate-boots={self.boots}")
-        if self.repeats > 1:
-            flags.append(f"--specperf-repeats={self.repeats}")
         return flags
+
+    def joined(self, other: Recording) -> Recording:
+        """As much as both ask: a recording that downgrades neither."""
+        return Recording(
+            calibrate=self.calibrate or other.calibrate,
+            boots=max(self.boots, other.boots),
+            repeats=max(self.repeats, other.repeats),
+        )
 
 
 def recording_like(old: Baseline | None) -> Recording:
@@ -70,6 +85,53 @@ def recording_like(old: Baseline | None) -> Recording:
     boots = max(found.boots, 1)
     repeats = max(-(-found.samples // boots), 1)  # samples per boot, rounded up
     return Recording(calibrate=found.source == "calibrated", boots=boots, repeats=repeats)
+
+
+def repository_baselines(directory: Path) -> bool:
+    """Whether git tracks files in ``directory``: baselines a repository ships, reviewed and
+    committed, which no printed command writes. False outside a git work tree, without git,
+    or for a directory not there yet."""
+    if not directory.is_dir():
+        return False
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "--", "."],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return listed.returncode == 0 and bool(listed.stdout.strip())
+
+
+def records_elsewhere(settings: Settings) -> bool:
+    """Whether a printed recording goes to a directory of the user's own rather than the run's
+    baselines directory: the run's is the repository's (``repository_baselines``)."""
+    return repository_baselines(settings.baselines_dir)
+
+
+def then_gate(settings: Settings) -> str:
+    """What a message says after a recording command that ``records_elsewhere``: where it
+    records and how to gate against it; empty when it records into the run's directory."""
+    if not records_elsewhere(settings):
+        return ""
+    typed, _ = own_baselines_dir(settings)
+    return (
+        f" (into a directory of your own: git tracks {settings.baselines_option}, which no "
+        f"printed command writes; then gate with --specperf-baselines={typed})"
+    )
+
+
+def run_options(settings: Settings, repeats: int) -> list[str]:
+    """Where the command writes its results and how many samples per point: the run's own out
+    directory, ``repeats`` (at least the run's)."""
+    return [
+        f"--specperf-out={settings.out_option}",
+        f"--specperf-repeats={max(repeats, settings.repeats)}",
+    ]
 
 
 def key_options(
@@ -121,24 +183,45 @@ def key_options(
 def record_command(
     settings: Settings,
     depths: Iterable[int],
+    hardware: str,
     *,
     old: Baseline | None = None,
     recording: Recording | None = None,
-    baselines: str | None = None,
 ) -> str:
     """The pytest command that (re-)records the baselines of ``depths`` as the run keyed them.
 
-    ``old``: the baseline it replaces; its sweep is kept and its provenance matched.
-    ``baselines``: another baselines directory than the run's (as typed).
+    ``old``: the baseline it replaces; its sweep is kept and its provenance matched;
+    ``recording``: at least this much (a calibration). Into the run's baselines directory, or,
+    when that is the repository's (``records_elsewhere``), into a directory of the user's own,
+    keeping what an earlier recording there holds (messages add ``then_gate``).
     """
-    how = recording if recording is not None else recording_like(old)
-    concurrency = (
-        sorted({int(c) for c in old.points} | set(settings.concurrency))
-        if old is not None and old.points
-        else None
+    olds = [old]
+    baselines = None
+    if records_elsewhere(settings):
+        baselines, _ = own_baselines_dir(settings)
+        olds.append(_earlier_own(settings, depths, hardware))
+    return _recording_command(
+        settings, depths, [b for b in olds if b is not None], recording, baselines
     )
-    parts = ["pytest", TEST_PATH, _steps(depths)]
-    parts += key_options(settings, concurrency=concurrency, baselines=baselines)
+
+
+def _recording_command(
+    settings: Settings,
+    depths: Iterable[int],
+    olds: Sequence[Baseline],
+    recording: Recording | None,
+    baselines: str | None,
+) -> str:
+    """A recording that downgrades none of ``olds``: their sweeps and this run's, as many boots
+    and samples as any of them (and the run) took."""
+    how = recording if recording is not None else Recording()
+    levels = set(settings.concurrency)
+    for found in olds:
+        how = how.joined(recording_like(found))
+        levels |= {int(c) for c in found.points}
+    parts = _pytest(settings, depths)
+    parts += key_options(settings, concurrency=levels, baselines=baselines)
+    parts += run_options(settings, how.repeats)
     parts += how.flags(attached=settings.url is not None)
     return shlex.join(parts)
 
@@ -154,7 +237,15 @@ def record_hint(
         old = load_baseline(
             baseline_path(s.baselines_dir, s.profile.name, hardware, depth, s.workload.name)
         )
-    return record_command(s, tuple(depths) if depths else (depth,), old=old)
+    return record_command(s, tuple(depths) if depths else (depth,), hardware, old=old)
+
+
+def record_advice(
+    settings: Settings, hardware: str, depth: int, depths: Iterable[int] | None = None
+) -> str:
+    """``record_hint``'s command as a message says it: with where it records and how to gate
+    against it when that is a directory of the user's own (``then_gate``)."""
+    return record_hint(settings, hardware, depth, depths) + then_gate(settings)
 
 
 def deliberate_slowdown(settings: Settings) -> str | None:
@@ -202,13 +293,11 @@ def gate_command(settings: Settings, depths: Iterable[int], baseline: Baseline) 
     workload = baseline_workload(settings, baseline)
     if workload is None:
         return None
-    parts = ["pytest", TEST_PATH]
-    if settings.run_profile:
-        parts.append(f"--specperf-run-profile={settings.run_profile}")
-    parts.append(_steps(depths))
+    parts = _pytest(settings, depths)
     parts += key_options(
         settings, concurrency=comparable_concurrency(settings, baseline), workload=workload
     )
+    parts += run_options(settings, settings.repeats)
     return shlex.join(parts)
 
 
@@ -229,8 +318,14 @@ def own_record_command(settings: Settings, depths: Iterable[int], hardware: str)
     """The command that records ``depths`` at this run's settings into the user's own
     baselines directory (``own_baselines_dir``), keeping what an earlier such recording there
     holds (its sweep, its samples)."""
-    typed, root = own_baselines_dir(settings)
-    old: Baseline | None = None
+    typed, _ = own_baselines_dir(settings)
+    earlier = _earlier_own(settings, depths, hardware)
+    return _recording_command(settings, depths, [earlier] if earlier else [], None, typed)
+
+
+def _earlier_own(settings: Settings, depths: Iterable[int], hardware: str) -> Baseline | None:
+    """A baseline an earlier recording left in the user's own directory for these settings."""
+    _, root = own_baselines_dir(settings)
     for depth in sorted(set(depths)):
         try:
             found = load_baseline(
@@ -239,9 +334,15 @@ def own_record_command(settings: Settings, depths: Iterable[int], hardware: str)
         except BaselineError:
             continue
         if found is not None and not workload_mismatch(settings.workload.key(), found):
-            old = found
-            break
-    return record_command(settings, depths, old=old, baselines=typed)
+            return found
+    return None
+
+
+def promote_command(settings: Settings, results: Path) -> str:
+    """``specperf baseline promote`` of a reviewed run (``specperf bench``'s), into the user's
+    own baselines directory: never a directory the repository ships."""
+    typed, _ = own_baselines_dir(settings)
+    return shlex.join(["specperf", "baseline", "promote", str(results), "--baselines", typed])
 
 
 def not_comparable_advice(
@@ -324,8 +425,9 @@ def no_verdict_advice(settings: Settings, unjudged: Sequence[Unjudged]) -> str:
     advice: list[str] = []
     if rest:
         old = next((item.baseline for item in rest if item.baseline is not None), None)
-        command = record_command(settings, [item.depth for item in rest], old=old)
-        advice.append(f"record the baseline with: {command}")
+        depths = [item.depth for item in rest]
+        command = record_command(settings, depths, rest[0].hardware, old=old)
+        advice.append(f"record the baseline with: {command}{then_gate(settings)}")
     for group in incomparable.values():
         depths = [item.depth for item in group]
         baseline = group[0].baseline
@@ -335,6 +437,14 @@ def no_verdict_advice(settings: Settings, unjudged: Sequence[Unjudged]) -> str:
             said = f"for steps={','.join(map(str, depths))}: {said}"
         advice.append(said)
     return "; ".join(advice)
+
+
+def _pytest(settings: Settings, depths: Iterable[int]) -> list[str]:
+    """``pytest perf_tests``, the run's profile when it has one, then the depths."""
+    parts = ["pytest", TEST_PATH]
+    if settings.run_profile:
+        parts.append(f"--specperf-run-profile={settings.run_profile}")
+    return [*parts, _steps(depths)]
 
 
 def _steps(depths: Iterable[int]) -> str:

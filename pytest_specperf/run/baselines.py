@@ -32,8 +32,10 @@ from pytest_specperf.results.speedup import control_run
 from pytest_specperf.run.advice import (
     not_comparable_advice,
     other_backend_advice,
+    own_baselines_dir,
     own_record_command,
     record_command,
+    records_elsewhere,
 )
 from pytest_specperf.run.depth_session import DepthSession
 
@@ -134,15 +136,23 @@ def _downgrade_refusal(settings: Settings, new: Baseline, hardware: str) -> str 
     # "As it was" repeats this run's backend and workload options: it would be refused again,
     # for the same reason, if this recording changes the backend (another backend's figures
     # go to a directory of the user's own) or a workload field the old one records.
+    # A baselines directory the repository ships is rewritten by no printed command: only
+    # the recording into a directory of the user's own is offered there.
+    own = own_record_command(settings, [new.depth], hardware)
     if backend_change(old, new) is not None:
         advice = other_backend_advice(settings, [new.depth], old, hardware)
+    elif records_elsewhere(settings):
+        typed, _ = own_baselines_dir(settings)
+        advice = (
+            f"record this run's settings in a directory of your own with: {own} (then gate "
+            f"with --specperf-baselines={typed})"
+        )
     elif (
         not workload_mismatch(settings.workload.key(), old)
         and not workload_changes(old, new)
         and any(old.point(c) is not None for c in settings.concurrency)
     ):
-        like_before = record_command(settings, [new.depth], old=old)
-        own = own_record_command(settings, [new.depth], hardware)
+        like_before = record_command(settings, [new.depth], hardware, old=old)
         advice = (
             f"re-record it as it was with: {like_before}; or record this run's settings "
             f"in a directory of your own with: {own}"

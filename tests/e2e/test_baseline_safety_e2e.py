@@ -20,6 +20,7 @@ import pytest
 
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
 from tests.support.data import REPO
+from tests.support.repository import c1_baseline
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
 
@@ -141,7 +142,8 @@ def test_a_recording_does_not_silently_downgrade_a_calibrated_baseline(
             "C=4, 16, 32, 64, lower samples per point 9 -> 1, lower boots 3 -> 1, lose its "
             "calibration and replace its workload (max_new_tokens 1000 -> 100); gate at the "
             "baseline's settings with: pytest perf_tests --spec-steps=3 *"
-            "--specperf-max-new-tokens=1000 --specperf-concurrency=1; or record a baseline at "
+            "--specperf-max-new-tokens=1000 --specperf-concurrency=1 --specperf-out=.specperf "
+            "--specperf-repeats=1; or record a baseline at "
             "this run's settings in a directory of your own with: *"
             "--specperf-baselines=.specperf/baselines/greedy-synthetic-100-tokens *"
             "replacing it anyway, and losing that, takes an option you type yourself "
@@ -422,7 +424,7 @@ def test_issue_34_case_1_replayed_as_written_changes_no_shipped_baseline(
         "gate at the baseline's settings with: pytest perf_tests --specperf-run-profile=nightly "
         "--spec-steps=3 --specperf-backend=sim --specperf-sim-speedup=5 "
         "--specperf-baselines=baselines --specperf-max-new-tokens=1000 "
-        "--specperf-concurrency=1,4;"
+        "--specperf-concurrency=1,4 --specperf-out=.specperf --specperf-repeats=1;"
     ), advice
     for command in _printed_commands(out):
         argv = shlex.split(command)
@@ -464,3 +466,39 @@ def test_every_printed_command_of_a_mismatched_run_profile_leaves_baselines_as_s
     tokens = 64 if "--specperf-max-new-tokens=64" in mismatch else 1000
     outputs = _replay_every_printed_command(pytester, project, out)
     _check_the_advice(project, outputs, tokens=tokens)
+
+
+def test_a_point_its_baseline_lacks_fails_a_gating_run_and_is_named_in_an_exploratory_one(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """Issue 49, item 5, at small settings: a baseline of C=1, then C=1,2 in the nightly run
+    profile. Before, exit 0 with C=2 measured and never judged (only -rs said so). Now red,
+    the last line naming C=2; with --specperf-allow-no-baseline green, the last line saying
+    C=2 was not judged; report.md says it either way."""
+    small = [
+        *TINY[:3],
+        "--specperf-max-new-tokens=32",
+        "--specperf-min-point-seconds=0",
+        "--specperf-warmup-rounds=0",
+        "--specperf-repeats=1",
+        "-p",
+        "no:cacheprovider",
+    ]
+    c1_baseline(suite_dir / "baselines", tokens=32)
+    path = suite_dir / "baselines" / DEFAULT_PROFILE / "sim-x10" / "steps-3.json"
+    said = f"steps=3 C=2: not judged: no baseline point [{path}]"
+    report = suite_dir / ".specperf" / "report.md"
+    nightly = [*small, "--specperf-run-profile=nightly", "--specperf-concurrency=1,2"]
+
+    gated = pytester.runpytest_subprocess("perf_tests", *nightly)
+    assert gated.ret == pytest.ExitCode.TESTS_FAILED, gated.stdout.str()
+    last = gated.stdout.lines[-2]  # the line before pytest's own summary line
+    assert last.startswith(f"specperf: not judged, so the run fails: {said}; "), last
+    assert last.endswith("or, for an exploratory run, add --specperf-allow-no-baseline")
+    assert said in report.read_text()
+
+    allowed = pytester.runpytest_subprocess("perf_tests", *nightly, "--specperf-allow-no-baseline")
+    assert allowed.ret == pytest.ExitCode.OK, allowed.stdout.str()
+    last = allowed.stdout.lines[-2]
+    assert last.startswith("specperf: not judged: an exploratory run "), last
+    assert said in last and said in report.read_text()

@@ -326,3 +326,25 @@ def test_a_re_measured_verdict_reads_its_changes_from_their_ratios() -> None:
     assert "(-20.0% first, -25.0% with the new samples)" in point.message
     assert "every point (-20.0% first, -25.0% with the new samples)" in depth.message
     assert "throughput -25.0% vs baseline" in depth.message
+
+
+def test_a_point_the_baseline_has_no_figures_for_gets_a_no_baseline_verdict_naming_it() -> None:
+    """C=2 measured, absent from the baseline: not passed over in silence, but a no-baseline
+    verdict whose line names the point and the file; the judged point keeps its verdicts."""
+    lacking = PointInput(concurrency=2, samples={"agg_tok_s": [100.0] * 5}, references={})
+    verdicts = judge_depth(
+        3, [*_points({1: 100.0}), lacking], SETTINGS, path="b.json", refresh_hint="r"
+    )
+    (no_baseline,) = [v for v in verdicts if v.outcome == "no-baseline"]
+    assert (no_baseline.depth, no_baseline.concurrency) == (3, 2)
+    assert no_baseline.message == "steps=3 C=2: not judged: no baseline point [b.json]"
+    assert {v.outcome for v in verdicts if v.concurrency == 1} == {"pass"}
+
+
+def test_an_open_loop_point_the_baseline_lacks_is_named_by_its_load() -> None:
+    lacking = PointInput(
+        concurrency=0, samples={"agg_tok_s": [100.0]}, references={}, load="rate=4"
+    )
+    (verdict,) = judge_depth(3, [lacking], SETTINGS, path="b.json", refresh_hint="r")
+    assert verdict.outcome == "no-baseline" and verdict.load == "rate=4"
+    assert verdict.message.startswith("steps=3 rate=4: not judged: no baseline point")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from pytest_specperf.config.settings import Settings
 from pytest_specperf.gate.baselines import Baseline, load_baseline
 from pytest_specperf.gate.floors import workload_mismatch
 from pytest_specperf.run.advice import (
@@ -20,11 +22,16 @@ from pytest_specperf.run.advice import (
     no_verdict_advice,
     not_comparable_advice,
     own_record_command,
+    promote_command,
+    record_advice,
     record_command,
+    record_hint,
     recording_like,
+    repository_baselines,
 )
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
 from tests.support.data import REPO
+from tests.support.repository import shipped_in_a_repository
 from tests.unit.config.test_settings import settings_from
 
 SHIPPED_CALIBRATED = REPO / "baselines" / DEFAULT_PROFILE / "sim-x5" / "steps-3.json"
@@ -66,7 +73,7 @@ def test_record_command_repeats_every_option_of_the_baselines_key_and_location(
         workload="realistic",
         hardware="my-box",
     )
-    argv = _argv(record_command(settings, [3]))
+    argv = _argv(record_command(settings, [3], "my-box"))
     assert argv[:3] == ["pytest", "perf_tests", "--spec-steps=3"]
     for option in (
         "--specperf-backend=sim",
@@ -84,7 +91,7 @@ def test_record_command_repeats_every_option_of_the_baselines_key_and_location(
 
 def test_record_command_with_url_names_the_server_not_a_backend(tmp_path: Path) -> None:
     settings = settings_from(tmp_path, url="http://gpu:30000")
-    argv = _argv(record_command(settings, [3]))
+    argv = _argv(record_command(settings, [3], "external"))
     assert "--specperf-url=http://gpu:30000" in argv
     assert not any(arg.startswith("--specperf-backend") for arg in argv)
 
@@ -95,7 +102,7 @@ def test_replacing_a_calibrated_baseline_calibrates_again_as_it_was(tmp_path: Pa
     old = load_baseline(SHIPPED_CALIBRATED)
     assert old is not None
     settings = settings_from(tmp_path, backend="sim", concurrency="1,4")
-    argv = _argv(record_command(settings, [3], old=old))
+    argv = _argv(record_command(settings, [3], "sim-x5", old=old))
     assert "--specperf-calibrate" in argv
     assert "--specperf-calibrate-boots=3" in argv and "--specperf-repeats=3" in argv
     assert "--specperf-concurrency=1,4,16,32,64" in argv
@@ -222,5 +229,114 @@ def test_no_verdict_advice_records_where_there_is_no_baseline_and_gates_where_in
             Unjudged(3, "sim-x5", _shipped(), comparable=False),
         ],
     )
-    assert advice.startswith("record the baseline with: pytest perf_tests --spec-steps=9 ")
+    assert advice.startswith(
+        "record the baseline with: pytest perf_tests --specperf-run-profile=nightly --spec-steps=9 "
+    )
     assert "; for steps=3: gate at the baseline's settings with: " in advice
+
+
+def test_a_baselines_directory_is_the_repositorys_when_git_tracks_files_in_it(
+    tmp_path: Path,
+) -> None:
+    assert not repository_baselines(tmp_path / "baselines")  # not there
+    (tmp_path / "baselines").mkdir()
+    assert not repository_baselines(tmp_path / "baselines")  # not in a git work tree
+    shutil.rmtree(tmp_path / "baselines")
+    shipped_in_a_repository(tmp_path)
+    assert repository_baselines(tmp_path / "baselines")
+    assert repository_baselines(tmp_path / "baselines" / DEFAULT_PROFILE)
+
+
+def test_a_re_recording_of_the_repositorys_baseline_goes_to_a_directory_of_the_users_own(
+    tmp_path: Path,
+) -> None:
+    """Issue 49, item 6: the shipped baselines/ of a clone is never what a printed recording
+    writes; the recording keeps the shipped one's sweep and calibration, in the user's own
+    directory, so it can be reviewed (and committed in its place by hand)."""
+    shipped_in_a_repository(tmp_path)
+    settings = settings_from(tmp_path, backend="sim", concurrency="1,2")
+    argv = _argv(record_hint(settings, "sim-x5", 3))
+    assert "--specperf-baselines=.specperf/baselines/greedy-synthetic-1000-tokens" in argv
+    assert not any(arg == "--specperf-baselines=baselines" for arg in argv)
+    assert "--specperf-concurrency=1,2,4,16,32,64" in argv
+    assert "--specperf-calibrate" in argv and "--specperf-calibrate-boots=3" in argv
+
+
+def test_a_message_with_a_recording_into_the_users_own_directory_says_how_to_gate_there(
+    tmp_path: Path,
+) -> None:
+    shipped_in_a_repository(tmp_path)
+    said = record_advice(settings_from(tmp_path, backend="sim"), "sim-x5", 3)
+    assert said.endswith(
+        " (into a directory of your own: git tracks baselines, which no printed command "
+        "writes; then gate with --specperf-baselines=.specperf/baselines/"
+        "greedy-synthetic-1000-tokens)"
+    )
+
+
+def test_a_recording_into_a_directory_git_does_not_track_goes_where_the_run_was_told(
+    tmp_path: Path,
+) -> None:
+    settings = settings_from(tmp_path, backend="sim", baselines="bl")
+    assert "--specperf-baselines=bl" in _argv(record_hint(settings, "sim-x5", 3))
+    assert record_advice(settings, "sim-x5", 3) == record_hint(settings, "sim-x5", 3)
+
+
+def _printed_commands_of(settings: Settings) -> dict[str, str]:
+    """Every pytest command run/advice.py builds for ``settings``, by the function."""
+    old = _shipped()
+    incomparable = not_comparable_advice(settings, [3], old, "sim-x5")
+    return {
+        "record_command": record_command(settings, [3], "sim-x5"),
+        "record_hint": record_hint(settings, "sim-x5", 3),
+        "gate_command": gate_command(settings, [3], old) or "",
+        "own_record_command": own_record_command(settings, [3], "sim-x5"),
+        "not_comparable_advice (gate)": incomparable.split("with: ")[1].split(";")[0],
+        "not_comparable_advice (record)": incomparable.split("with: ")[2].split(" (then")[0],
+    }
+
+
+def test_every_printed_command_keeps_the_runs_out_directory_run_profile_and_samples(
+    tmp_path: Path,
+) -> None:
+    """Issue 49's friction: printed re-record commands dropped --specperf-out and the run
+    profile's samples (one overwrote the quick start's .specperf/ and recorded 1 sample for
+    a nightly that takes 5)."""
+    settings = settings_from(tmp_path, **CASE_1, out="nightly-out")
+    assert settings.repeats == 5
+    for name, command in _printed_commands_of(settings).items():
+        argv = _argv(command)
+        assert argv[:3] == ["pytest", "perf_tests", "--specperf-run-profile=nightly"], name
+        assert "--specperf-out=nightly-out" in argv, name
+        assert "--specperf-repeats=5" in argv, name
+
+
+def test_a_recording_never_takes_fewer_samples_per_point_than_the_run(tmp_path: Path) -> None:
+    """Re-recording the shipped 3 boots x 3 samples from a run of 5 samples per point: 5."""
+    settings = settings_from(tmp_path, backend="sim", repeats="5")
+    argv = _argv(record_command(settings, [3], "sim-x5", old=_shipped()))
+    assert "--specperf-repeats=5" in argv and "--specperf-calibrate-boots=3" in argv
+
+
+def test_bench_promotes_a_run_into_a_directory_of_the_users_own(tmp_path: Path) -> None:
+    """specperf bench's refresh: pasteable (no placeholder DIR), never the shipped baselines."""
+    settings = settings_from(tmp_path, out="bench-out", max_new_tokens="60")
+    assert promote_command(settings, Path("bench-out/results.json")) == (
+        "specperf baseline promote bench-out/results.json "
+        "--baselines bench-out/baselines/greedy-synthetic-60-tokens"
+    )
+
+
+def test_only_run_advice_builds_the_commands_the_suite_prints() -> None:
+    """A command printed for the user (``pytest perf_tests ...``, ``specperf baseline
+    promote ...``) is built by run/advice.py alone, so the rule it keeps (the run's out
+    directory, run profile and samples; never the repository's baselines) holds for every
+    one (tests/e2e/test_printed_commands_e2e.py runs them)."""
+    # A string that starts a command, or the list run/advice.py joins one from.
+    building = re.compile(r"[\"']pytest perf_tests|\bTEST_PATH\b|[\"']specperf[\"'], [\"']baseline")
+    naming = sorted(
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if building.search(path.read_text())
+    )
+    assert naming == ["run/advice.py"]

@@ -17,6 +17,7 @@ from pytest_specperf.run.baselines import REFUSED_DOWNGRADE, write_baselines
 from pytest_specperf.run.depth_session import DepthSession
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
 from tests.support.data import REPO
+from tests.support.repository import SHIPPED_CALIBRATED, shipped_in_a_repository
 from tests.unit.run.test_depth_session import Recorder, settings
 
 PUBLISHED_HARDWARE = "4x-rtx-pro-6000-blackwell"
@@ -130,3 +131,23 @@ def test_simulator_figures_never_replace_a_gpu_baseline_and_the_advice_differs(
     advised = advised_commands(line)
     assert advised and command not in advised
     assert all(f"--specperf-baselines={tmp_path / 'bl'}" not in a for a in advised)
+
+
+@pytest.mark.usefixtures("recorder")
+def test_a_refusal_in_the_repositorys_baselines_offers_no_command_that_writes_there(
+    tmp_path: Path,
+) -> None:
+    """A one-sample recording at C=1 into a clone's committed baselines/ is refused (it would
+    drop the shipped calibrated file's points and samples); "re-record it as it was" would
+    rewrite the repository's file, so the only recording offered is into the user's own
+    directory, with how to gate against it."""
+    shipped = shipped_in_a_repository(tmp_path)
+    options = {"concurrency": "1", "hardware": "sim-x5", "warmup_rounds": "0"}
+    run = recorded(tmp_path, options)
+    [line] = write_baselines(settings(tmp_path, **options), list(run.runs))
+    assert REFUSED_DOWNGRADE in line and "re-record it as it was" not in line
+    advised = advised_commands(line)
+    assert len(advised) == 1
+    assert "--specperf-baselines=.specperf/baselines/greedy-synthetic-1000-tokens" in advised[0]
+    assert "then gate with --specperf-baselines=.specperf/baselines/" in line
+    assert shipped.read_bytes() == SHIPPED_CALIBRATED.read_bytes()

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from pytest_specperf.gate.not_judged import no_baseline
 from pytest_specperf.results.schema import RunResults
-from pytest_specperf.run.ending import exploratory_no_verdict, no_verdict
+from pytest_specperf.run.ending import depths_not_judged, exploratory_no_verdict, no_verdict
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
 from tests.support.data import REPO
 from tests.unit.config.test_settings import settings_from
@@ -77,3 +78,73 @@ def test_no_exploratory_line_when_every_gated_depth_was_judged(tmp_path: Path) -
     settings = settings_from(tmp_path, **SMOKE)
     assert exploratory_no_verdict(settings, _judged(3), {3}) is None
     assert exploratory_no_verdict(settings, None, set()) is None  # no throughput test ran
+
+
+# Issue 49, item 5: the nightly run profile at C=1,2 against the shipped steps-3 (C=1..64).
+NIGHTLY_C2 = {
+    "run_profile": "nightly",
+    "backend": "sim",
+    "spec_steps": "3",
+    "concurrency": "1,2",
+    "hardware": "sim-x5",
+}
+
+
+def _c1_judged_c2_not(baseline: Path) -> RunResults:
+    verdicts = [sample_verdict(3, 1, "agg_tok_s", "pass"), no_baseline(3, 2, str(baseline))]
+    return RunResults(
+        run_id="r", started_at="t", tool_version="v", runs=[sample_run(3, verdicts=verdicts)]
+    )
+
+
+def test_a_gating_run_whose_baseline_lacks_a_point_it_measured_fails_naming_it(
+    tmp_path: Path,
+) -> None:
+    """C=1 judged, C=2 not (the baseline has no C=2): red, one line naming C=2, with the
+    command that records the baseline with C=2 added, or the exploratory flag."""
+    baseline = _with_shipped_baseline(tmp_path)
+    settings = settings_from(tmp_path, **NIGHTLY_C2)
+    line = no_verdict(settings, _c1_judged_c2_not(baseline), {3})
+    assert line is not None and "\n" not in line
+    assert line.startswith(
+        f"specperf: not judged, so the run fails: steps=3 C=2: not judged: no baseline point "
+        f"[{baseline}]; record the baseline with: pytest perf_tests "
+    )
+    assert "--specperf-concurrency=1,2,4,16,32,64" in line
+    assert line.endswith("; or, for an exploratory run, add --specperf-allow-no-baseline")
+    assert exploratory_no_verdict(settings, _c1_judged_c2_not(baseline), {3}) is None
+
+
+def test_an_exploratory_run_whose_baseline_lacks_a_point_passes_and_names_it(
+    tmp_path: Path,
+) -> None:
+    baseline = _with_shipped_baseline(tmp_path)
+    settings = settings_from(tmp_path, **NIGHTLY_C2, allow_no_baseline=True)
+    results = _c1_judged_c2_not(baseline)
+    assert no_verdict(settings, results, {3}) is None
+    line = exploratory_no_verdict(settings, results, {3})
+    assert line == (
+        "specperf: not judged: an exploratory run (--specperf-allow-no-baseline): steps=3 C=2: "
+        f"not judged: no baseline point [{baseline}]; every other point was gated"
+    )
+
+
+def test_a_point_not_judged_is_named_in_a_run_that_failed_already(tmp_path: Path) -> None:
+    """A regression elsewhere made the run red: the point is still named (not the depths,
+    which a failure may have left without a verdict)."""
+    baseline = _with_shipped_baseline(tmp_path)
+    settings = settings_from(tmp_path, **NIGHTLY_C2)
+    line = no_verdict(settings, _c1_judged_c2_not(baseline), {3, 9}, depths_too=False)
+    assert line is not None and "steps=3 C=2: not judged" in line and "steps=9" not in line
+
+
+def test_a_depth_that_judged_nothing_becomes_a_verdict_saying_why(tmp_path: Path) -> None:
+    """For results.json and report.md: the smoke run's steps=3 (another workload than the
+    baseline's) as a no-baseline verdict of the depth, in an exploratory run too."""
+    baseline = _with_shipped_baseline(tmp_path)
+    (verdict,) = depths_not_judged(settings_from(tmp_path, **SMOKE), None, {3})
+    assert (verdict.depth, verdict.concurrency, verdict.outcome) == (3, None, "no-baseline")
+    assert verdict.message.startswith("steps=3: not judged: baseline workload differs")
+    assert str(baseline) in verdict.message
+    recording = settings_from(tmp_path, **SMOKE, update_baselines=True)
+    assert depths_not_judged(recording, None, {3}) == []
