@@ -78,10 +78,36 @@ def test_plot_draws_the_changed_series(tmp_path: Path) -> None:
     assert (
         main(["history", "plot", "--history", str(tmp_path / "h.sqlite"), "--out", str(out)]) == 0
     )
-    assert sorted(p.name for p in out.glob("*.png")) == [
-        "trend-greedy-synthetic-steps3-c16-agg_tok_s.png",
-        "trend-greedy-synthetic-steps3-c16-per_req_tok_s.png",
-    ]
+    names = sorted(p.name for p in out.glob("*.png"))
+    assert len(names) == 2
+    assert names[0].startswith("trend-test-profile-test-hw-greedy-synthetic-steps3-c16-agg_tok_s-")
+    assert names[1].startswith("trend-test-profile-test-hw-greedy-synthetic-steps3-c16-per_req_")
+
+
+def test_plot_all_writes_one_file_per_series_and_prints_exactly_those(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two hardware keys of one profile, workload, depth and point (sim-x5 and sim-x10) are
+    two series each: --all writes a file for every series (none overwrites another) and
+    prints the paths of exactly the files it wrote."""
+    pytest.importorskip("matplotlib")
+    store = HistoryStore.open(tmp_path / "h.sqlite")
+    for night in range(3):
+        for hardware in ("sim-x5", "sim-x10"):
+            results = sample_results(f"{hardware}-{night}", [sample_point(16)], commit=f"n{night}")
+            results.runs[0].hardware = hardware
+            store.record(results, RunContext(run_profile="nightly"))
+            store.finish_run(results.run_id)
+    store.close()
+    out = tmp_path / "plots"
+    args = ["history", "plot", "--history", str(tmp_path / "h.sqlite"), "--out", str(out), "--all"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out.splitlines()
+    written = sorted(str(p) for p in out.iterdir())
+    assert sorted(printed) == written
+    assert len(written) == 4  # 2 hardware keys x 2 metrics (agg and per-request tok/s)
+    assert {name for name in written if "sim-x5-" in name} != set()
+    assert {name for name in written if "sim-x10-" in name} != set()
 
 
 def test_show_keeps_every_column_apart_however_wide_its_values(
