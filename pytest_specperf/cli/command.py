@@ -60,7 +60,7 @@ def _add_table_options(command: argparse.ArgumentParser, name: str) -> None:
             action=actions[spec.kind],
             required=required,
             default=None,
-            help=spec.help + shown,
+            help=spec.help_for(name) + shown,
         )
 
 
