@@ -126,8 +126,8 @@ def summary_lines(
     end = run.end
     red = [(end.no_verdict, True)] if end.no_verdict is not None else []
     exploratory = [(end.exploratory, False)] if end.exploratory is not None else []
-    if results is None:
-        return exploratory + red
+    if results is None:  # nothing measured; the history store still holds the run
+        return [(line, False) for line in end.history] + exploratory + red
     out_dir = run.settings.out_dir
     lines = [
         full_report(
@@ -175,6 +175,8 @@ def header_lines(run: SpecperfRun, config: pytest.Config) -> list[str]:
             "(the lowest median pair spread on record, across machines); "
             "--specperf-server-cpu=none leaves the scheduler where the OS puts it"
         )
+    if run.history is not None and run.history.created:
+        lines.append(f"specperf: {run.history.new_store_line()}")
     if run.estimate is not None:
         lines.append(f"specperf: {run.estimate.line()}")
     dist = getattr(config.option, "dist", "no")

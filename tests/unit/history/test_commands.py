@@ -226,6 +226,32 @@ def test_import_creates_the_store_it_is_given(
     assert [r["run_id"] for r in HistoryStore.open(DEFAULT_HISTORY).runs()] == ["r1"]
 
 
+def test_import_into_a_folder_that_does_not_exist_fails_creating_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistyped --history for import: exit 2, one line naming the folder, nothing created."""
+    results = sample_results("r1", [sample_point(4)])
+    (tmp_path / "results.json").write_bytes(msgspec.json.encode(results))
+    store = tmp_path / "nodir" / "h.sqlite"
+    assert main(["history", "import", "--history", str(store), str(tmp_path / "results.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"its folder {store.parent} does not exist" in err and err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]
+
+
+def test_import_says_when_it_created_the_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The import that creates a store says the store is new; the next one does not."""
+    results = sample_results("r1", [sample_point(4)])
+    (tmp_path / "results.json").write_bytes(msgspec.json.encode(results))
+    args = ["history", "import", "--history", str(tmp_path / "h.sqlite")]
+    assert main([*args, str(tmp_path / "results.json")]) == 0
+    assert f"history store {tmp_path / 'h.sqlite'}: new, created empty" in capsys.readouterr().out
+    assert main([*args, str(tmp_path / "results.json")]) == 0
+    assert "new" not in capsys.readouterr().out
+
+
 def test_plot_writes_under_specperf_by_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
