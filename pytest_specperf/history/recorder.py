@@ -21,12 +21,7 @@ from pytest_specperf.history.store import HistoryStore
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.version import __version__
 
-__all__ = [
-    "TESTED_COMMIT_ENV",
-    "HistoryRecorder",
-    "Outcome",
-    "tested_commit_override",
-]
+__all__ = ["TESTED_COMMIT_ENV", "HistoryRecorder", "Outcome", "tested_commit_override"]
 # Said with a store this run created: a path meant to be an existing store is noticed.
 NEW_STORE_HINT = "no earlier runs in it; if you meant an existing store, this path is not it"
 

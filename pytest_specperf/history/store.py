@@ -2,12 +2,14 @@
 
 Opened by URL (``sqlite:///path``, ``postgresql://...``) or by a plain file path (SQLite).
 A writer's opening creates the store and migrates an older schema to the newest (Alembic,
-migrations/ shipped in the package); a reader's (``read_only``: the history commands that
-only read) needs a store that exists, writes nothing (SQLite opens the file ``mode=ro``, so a
-store in a read-only folder can be read) and refuses another schema revision. Both refuse a
-newer one. A run's row is written when it starts (status
-``incomplete``), its points as they finish, and it is marked ``complete`` at the end: a run
-killed midway stays in the store as incomplete.
+migrations/ shipped in the package); it creates no folder but the suite's own ``.specperf/``
+(a store whose folder is missing is a mistyped path, refused), refuses a file that is not a
+store before writing anything, and says whether it created the store (``created``). A
+reader's (``read_only``: the history commands that only read) needs a store that exists,
+writes nothing (SQLite opens the file ``mode=ro``, so a store in a read-only folder can be
+read) and refuses another schema revision. Both refuse a newer one. A run's row is written
+when it starts (status ``incomplete``), its points as they finish, and it is marked
+``complete`` at the end: a run killed midway stays in the store as incomplete.
 
 Several writers at once: every write is one short transaction. SQLite runs in WAL mode with
 a busy timeout, writes take the write lock at BEGIN (``BEGIN IMMEDIATE``: no deadlock
