@@ -27,7 +27,7 @@ from pytest_specperf.measure.progress import LiveProgress, PointLines, StatusLin
 from pytest_specperf.results.ab_comment import ab_comment_from_file
 from pytest_specperf.results.run_lock import OutDirLock, this_process
 from pytest_specperf.results.speedup import control_run
-from pytest_specperf.results.store import REPORT_FILE, RESULTS_FILE
+from pytest_specperf.results.store import PREVIOUS_RUN_DIR, REPORT_FILE, RESULTS_FILE
 from pytest_specperf.server.launch import build_launch
 from pytest_specperf.server.model_factory import build_model
 from pytest_specperf.server.profiles import available_profiles
@@ -56,7 +56,7 @@ def _add_table_options(command: argparse.ArgumentParser, name: str) -> None:
             action=actions[spec.kind],
             required=required,
             default=None,
-            help=spec.help + shown,
+            help=spec.help_for(name) + shown,
         )
 
 
@@ -316,6 +316,11 @@ def _bench(args: argparse.Namespace) -> int:
     for line in outcome.notes:
         print(line)
     print(f"results: {settings.out_dir / RESULTS_FILE}  report: {settings.out_dir / REPORT_FILE}")
+    if lock.set_aside:
+        print(
+            f"the previous run's files: {settings.out_dir / PREVIOUS_RUN_DIR} "
+            f"({len(lock.set_aside)} moved there when this run began)"
+        )
     for line in outcome.problems:
         print(f"FAILED {line}", file=sys.stderr)
     return 1 if outcome.problems else 0

@@ -24,6 +24,9 @@ class OptionSpec:
     commands: tuple[str, ...] = ()  # `specperf` subcommands that take it
     short: str | None = None  # the `specperf` CLI's own name for it, e.g. "--url"
     env: str | None = None  # an environment variable read when the command line gives none
+    # (subcommand, help) where a subcommand takes the option otherwise than pytest does (one
+    # depth where pytest takes several): its --help must say what it takes.
+    command_help: tuple[tuple[str, str], ...] = ()
 
     @property
     def dest(self) -> str:
@@ -32,6 +35,10 @@ class OptionSpec:
     @property
     def ini_name(self) -> str:
         return f"specperf_{self.key}"
+
+    def help_for(self, command: str) -> str:
+        """The help ``specperf <command> --help`` shows."""
+        return dict(self.command_help).get(command, self.help)
 
     def cli_flags(self) -> tuple[str, ...]:
         return (self.short, self.flag) if self.short else (self.flag,)

@@ -14,6 +14,7 @@ from pytest_specperf.depth import MAX_DEPTH, MIN_DEPTH
 from pytest_specperf.errors import UsageError
 from pytest_specperf.measure.number_list import parse_number_list
 from pytest_specperf.measure.workload import WORKLOADS, Endpoint
+from pytest_specperf.server.hardware import key_problem
 from pytest_specperf.server.launch import BACKENDS, Backend
 
 MAX_CONCURRENCY = 4096
@@ -110,6 +111,18 @@ def parse_workload(raw: str, option: str = "--specperf-workload") -> str:
             "shipped with the package)"
         )
     return parse_choice(option, raw, WORKLOADS)
+
+
+def parse_hardware_key(option: str, raw: Any) -> str | None:
+    """A hardware key exactly as typed (None: found from the server); anything that is not
+    a key is refused, never turned into another one (``../../etc`` was once ``etc``)."""
+    if raw is None or raw == "":
+        return None
+    text = str(raw)
+    problem = key_problem(text)
+    if problem is not None:
+        raise UsageError(f"{option}: {problem}")
+    return text
 
 
 def parse_url(raw: str, option: str = "--specperf-url") -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from pytest_specperf.config.run_profiles import RunProfile, resolve_run_profile,
 from pytest_specperf.config.table import DEFAULT_CALIBRATE_BOOTS, OPTIONS_BY_KEY, option_values
 from pytest_specperf.errors import UsageError
 from pytest_specperf.measure.arrivals import TRACE_LOAD, rate_key
-from pytest_specperf.measure.trace import resolve_trace_path
+from pytest_specperf.measure.trace import read_trace, resolve_trace_path
 from pytest_specperf.measure.warmup import WarmupPlan
 from pytest_specperf.measure.workload import Workload, trace_workload, workload_preset
 from pytest_specperf.results.schema import Slo
@@ -205,22 +205,52 @@ def workload_from(values: Mapping[str, Any], rootdir: Path | None = None) -> Wor
     )
 
 
+def _model_context(server_args: Sequence[str], profile: Profile) -> tuple[int, str] | None:
+    """The context a request must fit and where it comes from: --context-length given to the
+    server (as one word or two), else the profile's ``context_length``, else the context of
+    the model the suite builds for it; None: unknown."""
+    given: str | None = None
+    for index, arg in enumerate(server_args):
+        if arg.startswith("--context-length="):
+            given = arg.split("=", 1)[1]
+        elif arg == "--context-length" and index + 1 < len(server_args):
+            given = server_args[index + 1]
+    if given is not None:
+        with contextlib.suppress(ValueError):
+            return int(given), "given by --context-length"
+    known = profile.context_length
+    if known is None and profile.model_factory:
+        known = factory_context_length(profile.model_factory)
+    return None if known is None else (known, f"of profile {profile.name}")
+
+
 def _fitting_workload(values: Mapping[str, Any], rootdir: Path) -> Workload:
     """The workload, refused in one line when its longest request cannot fit the context of
-    the profile's model (known for the models the suite builds itself)."""
+    the profile's model (where known); a trace's request is named by its line."""
     workload = workload_from(values, rootdir)
     profile = resolve_profile_option(values["profile"], values["profile_dir"], rootdir)
-    context = factory_context_length(profile.model_factory) if profile.model_factory else None
-    given = [a for a in values["server_arg"] or () if a.startswith("--context-length=")]
-    if given:
-        with contextlib.suppress(ValueError):
-            context = int(given[-1].split("=", 1)[1])
+    context = _model_context(values["server_arg"] or (), profile)
+    if context is None:
+        return workload
+    limit, source = context
+    option = f"--specperf-workload={values['workload']}"
+    name = str(values["workload"]).strip()
+    if name.startswith("trace:"):
+        path = resolve_trace_path(name.removeprefix("trace:").strip(), rootdir)
+        tokens, line = read_trace(path).longest_request()
+        if tokens > limit:
+            raise UsageError(
+                f"{option}: trace {path} line {line}: its request needs {tokens:,} tokens "
+                f"(input_length + output_length), more than the {limit:,}-token context "
+                f"{source}; shorten that line or pick a profile with a longer context"
+            )
+        return workload
     longest = workload.longest_request_tokens
-    if context is not None and longest > context:
+    if longest > limit:
         raise UsageError(
-            f"--specperf-workload={values['workload']}: its longest request needs {longest:,} "
-            f"tokens (prompt words and output), more than the {context:,}-token context of "
-            f"profile {profile.name}; pick a shorter workload or a profile with a longer context"
+            f"{option}: its longest request needs {longest:,} tokens (prompt words and "
+            f"output), more than the {limit:,}-token context {source}; pick a shorter "
+            "workload or a profile with a longer context"
         )
     return workload
 

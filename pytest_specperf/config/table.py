@@ -24,6 +24,7 @@ from pytest_specperf.config.parsers import (
     parse_depths,
     parse_dir_list,
     parse_endpoint,
+    parse_hardware_key,
     parse_positive_int,
     parse_server_args,
     parse_url,
@@ -31,6 +32,7 @@ from pytest_specperf.config.parsers import (
     positive_int_or_none,
     required_text,
 )
+from pytest_specperf.depth import MAX_DEPTH
 from pytest_specperf.measure.arrivals import parse_rates
 from pytest_specperf.measure.goodput import parse_slo
 from pytest_specperf.measure.procs import STREAMS_PER_PROCESS
@@ -89,6 +91,13 @@ OPTIONS: tuple[OptionSpec, ...] = (
         default="3",
         parse=lambda option, raw: parse_depths(raw, option),
         commands=(LAUNCH_CMD,),
+        command_help=(
+            (
+                LAUNCH_CMD,
+                f"the speculation depth of the server, one of 0 to {MAX_DEPTH} (0: no "
+                "speculation); one command is one server, so one depth",
+            ),
+        ),
     ),
     OptionSpec(
         "--specperf-backend",
@@ -167,6 +176,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "artifact directory: results.json, report.md, server logs",
         default=".specperf",
         parse=required_text,
+        command_help=((BENCH, "artifact directory: results.json, report.md, plots"),),
     ),
     OptionSpec(
         "--specperf-launch-timeout",
@@ -195,7 +205,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     _bench(
         "--specperf-hardware",
         "hardware",
-        "hardware key for baselines (default: from nvidia-smi or the simulator)",
+        "hardware key for baselines, a name such as 1x-h200 (lowercase letters and digits "
+        "joined by '-', '+' or '.'; default: from nvidia-smi or the simulator)",
+        parse=parse_hardware_key,
     ),
     _bench(
         "--specperf-workload",

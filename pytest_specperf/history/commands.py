@@ -250,6 +250,8 @@ def run_history(args: argparse.Namespace) -> int:
             else:
                 args.output.write_text(text, encoding="utf-8")
             return 0
+        if store.created:
+            print(f"history store {store.name}: new, created empty by this import")
         context = RunContext(run_profile=args.run_profile, kind=args.kind)
         for line in import_results(store, args.files, context):
             print(line)

@@ -6,6 +6,7 @@ without it no plot is drawn and the caller says so.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -28,11 +29,28 @@ def have_matplotlib() -> bool:
     return True
 
 
+# Room left in a file name (255 bytes) for the digest and the suffix.
+_READABLE_CHARS = 200
+
+
 def plot_name(series: Series) -> str:
+    """The series' trend plot file: every part of its key, readable, then a digest of the key.
+
+    The readable part alone can collide (a name's characters outside ``[A-Za-z0-9_.=-]``
+    become ``_``, parts may hold the ``-`` that joins them, a filesystem may ignore case);
+    the digest of the exact key cannot, so no plot overwrites another series' plot.
+    """
     key = series.key
     point = key.load.replace("=", "") if key.load else f"c{key.concurrency}"
-    raw = f"trend-{key.workload}-steps{key.depth}-{point}-{key.metric}.png"
-    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", raw)
+    readable = re.sub(
+        r"[^A-Za-z0-9_.=-]+",
+        "_",
+        f"trend-{key.profile}-{key.hardware}-{key.workload}-steps{key.depth}-{point}-{key.metric}",
+    )[:_READABLE_CHARS]
+    exact = json.dumps(
+        [key.profile, key.hardware, key.workload, key.depth, key.concurrency, key.metric, key.load]
+    )
+    return f"{readable}-{hashlib.sha256(exact.encode()).hexdigest()[:10]}.png"
 
 
 def _interval_bounds(

@@ -22,6 +22,8 @@ from pytest_specperf.results.schema import RunResults
 from pytest_specperf.version import __version__
 
 __all__ = ["TESTED_COMMIT_ENV", "HistoryRecorder", "Outcome", "tested_commit_override"]
+# Said with a store this run created: a path meant to be an existing store is noticed.
+NEW_STORE_HINT = "no earlier runs in it; if you meant an existing store, this path is not it"
 
 
 @dataclass
@@ -42,6 +44,15 @@ class HistoryRecorder:
         if self._store is None:
             self._store = HistoryStore.open(self.target)
         return self._store
+
+    @property
+    def created(self) -> bool:
+        """Whether this run's opening created the store: a new, empty history."""
+        return self.store.created
+
+    def new_store_line(self) -> str:
+        """What the run's header says when its opening created the store."""
+        return f"history store {self.target}: new, created empty by this run ({NEW_STORE_HINT})"
 
     def start(self, run_id: str, tested_commit: str | None) -> None:
         """The run's row before anything is measured (status incomplete)."""
@@ -64,15 +75,16 @@ class HistoryRecorder:
     ) -> Outcome:
         """Mark the run; with a complete nightly run, its change points into report.md."""
         store = self.store
+        new = f", a new store: its first run ({NEW_STORE_HINT})" if store.created else ""
         if not complete:
-            return Outcome(["history: run left incomplete (interrupted)"], False, [])
+            return Outcome([f"history: run left incomplete (interrupted){new}"], False, [])
         store.finish_run(run_id)
         if self.context.run_profile != "nightly":
-            return Outcome([f"history: run {run_id} recorded in {self.target}"], False, [])
+            return Outcome([f"history: run {run_id} recorded in {self.target}{new}"], False, [])
         found = findings(store, settings, kind="nightly")
         plots = write_trend_plots(store, found, out_dir)
         _append_section(out_dir / "report.md", found, plots)
-        lines = [f"history ({self.target}):", *(f"  {line}" for line in text_lines(found))]
+        lines = [f"history ({self.target}{new}):", *(f"  {line}" for line in text_lines(found))]
         return Outcome(lines, found.has_new, plots)
 
     def close(self) -> None:

@@ -2,12 +2,14 @@
 
 Opened by URL (``sqlite:///path``, ``postgresql://...``) or by a plain file path (SQLite).
 A writer's opening creates the store and migrates an older schema to the newest (Alembic,
-migrations/ shipped in the package); a reader's (``read_only``: the history commands that
-only read) needs a store that exists, writes nothing (SQLite opens the file ``mode=ro``, so a
-store in a read-only folder can be read) and refuses another schema revision. Both refuse a
-newer one. A run's row is written when it starts (status
-``incomplete``), its points as they finish, and it is marked ``complete`` at the end: a run
-killed midway stays in the store as incomplete.
+migrations/ shipped in the package); it creates no folder but the suite's own ``.specperf/``
+(a store whose folder is missing is a mistyped path, refused), refuses a file that is not a
+store before writing anything, and says whether it created the store (``created``). A
+reader's (``read_only``: the history commands that only read) needs a store that exists,
+writes nothing (SQLite opens the file ``mode=ro``, so a store in a read-only folder can be
+read) and refuses another schema revision. Both refuse a newer one. A run's row is written
+when it starts (status ``incomplete``), its points as they finish, and it is marked
+``complete`` at the end: a run killed midway stays in the store as incomplete.
 
 Several writers at once: every write is one short transaction. SQLite runs in WAL mode with
 a busy timeout, writes take the write lock at BEGIN (``BEGIN IMMEDIATE``: no deadlock
@@ -18,6 +20,8 @@ retried; PostgreSQL serialises the same writes in its own transactions.
 from __future__ import annotations
 
 import random
+import shlex
+import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -40,6 +44,12 @@ from pytest_specperf.history.rows import RunContext, now_iso, point_rows, run_ro
 from pytest_specperf.results.schema import RunResults
 
 DEFAULT_HISTORY = ".specperf/history.sqlite"
+# The one folder a writer creates for its store: the suite's own, which every run makes. Any
+# other missing folder is a mistyped path, refused rather than starting a new history.
+SUITE_FOLDER = Path(DEFAULT_HISTORY).parent.name
+SQLITE_HEADER = b"SQLite format 3\x00"
+# The tables a history store holds; a database with tables and none of these is another's.
+_STORE_TABLES = frozenset({"alembic_version", "runs", "points"})
 MIGRATIONS = "pytest_specperf.history:migrations"
 _BUSY_TIMEOUT_MS = 30_000
 _WRITE_ATTEMPTS = 8
@@ -113,6 +123,62 @@ def _missing_store(path: Path) -> SpecperfError:
     )
 
 
+def _check_writer_path(path: Path) -> None:
+    """Refuse, before anything is written, a path a writer must not make a store of: a
+    folder that does not exist (a mistyped path; only the suite's own folder is created), a
+    folder, a file that is not an SQLite database, another program's database."""
+    folder = path.parent
+    if not folder.is_dir():
+        if folder.exists():
+            raise SpecperfError(f"history store {path}: {folder} is not a folder")
+        if folder.name != SUITE_FOLDER or not folder.parent.is_dir():
+            raise SpecperfError(
+                f"history store {path}: its folder {folder} does not exist (a mistyped path "
+                "would start a new, empty history); to start a store there, create the folder "
+                f"first: mkdir -p {shlex.quote(str(folder))}"
+            )
+        return
+    if path.is_dir():
+        raise SpecperfError(f"history store {path}: a folder, not a store file")
+    try:
+        with path.open("rb") as file:
+            header = file.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise SpecperfError(f"history store {path}: {exc.strerror or exc}") from None
+    if not header:
+        return  # an empty file: SQLite makes a new database of it
+    if header != SQLITE_HEADER:
+        raise SpecperfError(
+            f"history store {path}: not an SQLite database, so not a history store; give the "
+            "store's path, or a new file's"
+        )
+    tables = _sqlite_tables(path)
+    if tables and not tables & _STORE_TABLES:
+        raise SpecperfError(
+            f"history store {path}: its tables are another program's "
+            f"({', '.join(sorted(tables))}), not a history store's; give the store's path, or a "
+            "new file's"
+        )
+
+
+def _sqlite_tables(path: Path) -> set[str]:
+    """The tables of the SQLite file. A read, so nothing is written to another program's
+    database; not ``immutable``, which reads a store another writer is creating as corrupt."""
+    try:
+        connection = sqlite3.connect(path, timeout=_BUSY_TIMEOUT_MS / 1000)
+    except sqlite3.Error as exc:
+        raise SpecperfError(f"history store {path}: {_one_line(exc)}") from None
+    try:
+        rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        return {str(row[0]) for row in rows}
+    except sqlite3.Error as exc:
+        raise SpecperfError(f"history store {path}: {_one_line(exc)}") from None
+    finally:
+        connection.close()
+
+
 def _is_transient(exc: sa.exc.DBAPIError) -> bool:
     text = str(exc.orig).lower()
     return any(
@@ -148,21 +214,28 @@ class HistoryStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.shown_as: str | None = None  # how errors name it (default: its URL)
+        # Whether this opening created the store (its schema was not there): a new, empty
+        # history, which a run says so that a mistyped path is noticed.
+        self.created = False
 
     @classmethod
     def open(cls, target: str | Path, *, read_only: bool = False) -> HistoryStore:
         """The store at ``target``: created and migrated for a writer; for a reader
-        (``read_only``), one that exists, opened without a write of any kind."""
+        (``read_only``), one that exists, opened without a write of any kind. A path that is
+        not a store is refused before anything is written."""
         url = sa.make_url(database_url(target))
         path = _sqlite_path(url)
         if read_only:
             return cls._open_for_reading(url, path)
-        try:
-            if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise SpecperfError(f"history store {_shown(url)}: {exc}") from None
+        if path is not None:
+            _check_writer_path(path)
+            try:
+                path.parent.mkdir(exist_ok=True)
+            except OSError as exc:
+                raise SpecperfError(f"history store {_shown(url)}: {exc}") from None
         store = cls(_engine(url, read_only=False))
+        if path is not None:
+            store.shown_as = str(path)
         store._migrate(path)
         return store
 
@@ -191,7 +264,11 @@ class HistoryStore:
         config = _alembic_config()
         script = ScriptDirectory.from_config(config)
         head = script.get_current_head()
-        lock = FileLock(f"{sqlite_path}.migrate.lock") if sqlite_path is not None else None
+        lock_path = Path(f"{sqlite_path}.migrate.lock") if sqlite_path is not None else None
+        lock = FileLock(str(lock_path)) if lock_path is not None else None
+        # A refused store is left as it was: a lock file this opening made goes with it.
+        lock_was_there = lock_path is not None and lock_path.exists()
+        refused = True
         try:
             if lock is not None:
                 lock.acquire(timeout=120)
@@ -213,6 +290,8 @@ class HistoryStore:
                 if current != head:
                     config.attributes["connection"] = connection
                     command.upgrade(config, "head")
+                self.created = current is None
+            refused = False
         except SpecperfError:
             raise
         except (sa.exc.DBAPIError, CommandError) as exc:
@@ -224,6 +303,8 @@ class HistoryStore:
         finally:
             if lock is not None and lock.is_locked:
                 lock.release()
+            if refused and lock_path is not None and not lock_was_there:
+                lock_path.unlink(missing_ok=True)
 
     def _check_readable_schema(self) -> None:
         """A reader's check: a store of this version's schema, changing nothing."""

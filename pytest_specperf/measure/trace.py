@@ -41,6 +41,11 @@ MOONCAKE_BLOCK_TOKENS = 512
 FIELDS = ("timestamp", "input_length", "output_length")
 # The synthetic trace that ships with the package (tools/make_synthetic_trace.py writes it).
 SHIPPED_TRACE = "synthetic-mooncake.jsonl"
+# The most tokens (prompt and output) one request of a trace may ask for: each prompt is
+# built as text in memory and sent as one body, so a line of 50,000,000 is refused when the
+# trace is read (before any prompt is built or server booted), not answered by an HTTP 413
+# after the boot. Four times the longest context of the shipped profiles (262,144).
+MAX_REQUEST_TOKENS = 1_048_576
 
 
 class TraceRequest(msgspec.Struct, frozen=True):
@@ -58,6 +63,16 @@ class Trace(msgspec.Struct, frozen=True):
     name: str
     requests: tuple[TraceRequest, ...]
     digest: str
+    # The file's line of each request (in file order), for messages that name it.
+    lines: tuple[int, ...] = ()
+
+    def longest_request(self) -> tuple[int, int]:
+        """The tokens (input and output) of the trace's longest request and its line (the
+        first such line)."""
+        lengths = [r.input_length + r.output_length for r in self.requests]
+        index = lengths.index(max(lengths))
+        line = self.lines[index] if index < len(self.lines) else index + 1
+        return lengths[index], line
 
     def replay_order(self) -> list[int]:
         """Indices in send order: by timestamp, file order among equals (a stable sort, as
@@ -108,14 +123,19 @@ def read_trace(path: Path) -> Trace:
     except UnicodeDecodeError:
         raise UsageError(f"trace {path}: not UTF-8 text") from None
     rows = _csv_rows(path, text) if path.suffix.lower() == ".csv" else _jsonl_rows(path, text)
-    requests = tuple(_request(path, where, row) for where, row in rows)
+    requests = tuple(_request(path, number, row) for number, row in rows)
     if not requests:
         raise UsageError(f"trace {path}: no requests in it")
-    return Trace(name=path.name, requests=requests, digest=hashlib.sha256(raw).hexdigest()[:16])
+    return Trace(
+        name=path.name,
+        requests=requests,
+        digest=hashlib.sha256(raw).hexdigest()[:16],
+        lines=tuple(number for number, _ in rows),
+    )
 
 
-def _jsonl_rows(path: Path, text: str) -> list[tuple[str, dict[str, Any]]]:
-    rows: list[tuple[str, dict[str, Any]]] = []
+def _jsonl_rows(path: Path, text: str) -> list[tuple[int, dict[str, Any]]]:
+    rows: list[tuple[int, dict[str, Any]]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -125,23 +145,24 @@ def _jsonl_rows(path: Path, text: str) -> list[tuple[str, dict[str, Any]]]:
             raise UsageError(f"trace {path} line {number}: not JSON ({exc})") from None
         if not isinstance(row, dict):
             raise UsageError(f"trace {path} line {number}: not a JSON object")
-        rows.append((f"line {number}", row))
+        rows.append((number, row))
     return rows
 
 
-def _csv_rows(path: Path, text: str) -> list[tuple[str, dict[str, Any]]]:
+def _csv_rows(path: Path, text: str) -> list[tuple[int, dict[str, Any]]]:
     reader = csv.DictReader(io.StringIO(text))
     missing = [name for name in FIELDS if name not in (reader.fieldnames or ())]
     if missing:
         raise UsageError(f"trace {path}: its CSV header lacks {', '.join(missing)}")
-    rows: list[tuple[str, dict[str, Any]]] = []
+    rows: list[tuple[int, dict[str, Any]]] = []
     for number, row in enumerate(reader, start=2):
         ids = (row.get("hash_ids") or "").replace(";", " ").replace(",", " ").split()
-        rows.append((f"line {number}", {**row, "hash_ids": ids}))
+        rows.append((number, {**row, "hash_ids": ids}))
     return rows
 
 
-def _request(path: Path, where: str, row: dict[str, Any]) -> TraceRequest:
+def _request(path: Path, number: int, row: dict[str, Any]) -> TraceRequest:
+    where = f"line {number}"
     missing = [name for name in FIELDS if name not in row]
     if missing:
         raise UsageError(f"trace {path} {where}: no {', '.join(missing)}")
@@ -158,6 +179,12 @@ def _request(path: Path, where: str, row: dict[str, Any]) -> TraceRequest:
     if timestamp < 0 or input_length < 1 or output_length < 1:
         raise UsageError(
             f"trace {path} {where}: timestamp must be >= 0, input_length and output_length >= 1"
+        )
+    if input_length + output_length > MAX_REQUEST_TOKENS:
+        raise UsageError(
+            f"trace {path} {where}: input_length {input_length:,} + output_length "
+            f"{output_length:,} tokens is more than the {MAX_REQUEST_TOKENS:,} the suite sends "
+            "in one request"
         )
     return TraceRequest(timestamp, input_length, output_length, hash_ids)
 

@@ -21,6 +21,7 @@ from pytest_specperf.measure.progress import LiveProgress, StatusLine
 from pytest_specperf.plugin.xdist import SPLITTING_DIST_MODES
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import RunResults
+from pytest_specperf.results.store import PREVIOUS_RUN_DIR
 from pytest_specperf.results.verdict_report import floor_lines
 
 if TYPE_CHECKING:
@@ -126,8 +127,8 @@ def summary_lines(
     end = run.end
     red = [(end.no_verdict, True)] if end.no_verdict is not None else []
     exploratory = [(end.exploratory, False)] if end.exploratory is not None else []
-    if results is None:
-        return exploratory + red
+    if results is None:  # nothing measured; the history store still holds the run
+        return [(line, False) for line in end.history] + exploratory + red
     out_dir = run.settings.out_dir
     lines = [
         full_report(
@@ -141,6 +142,7 @@ def summary_lines(
         *(line for _, ab in sorted(run.ab_runs.items()) for line in ab.summary_lines()),
         f"\nresults: {out_dir / 'results.json'}  report: {out_dir / 'report.md'}"
         " (plots and github-action-benchmark files beside it)",
+        *previous_run_lines(run),
         *end.artifacts,
         *settle_recorded(stats, end.written, stopped),
         *(f"baseline {line}" for line in end.written),
@@ -153,6 +155,17 @@ def summary_lines(
         lines.append("specperf regressions (report.md has the evidence):")
         lines += [f"  {line}" for line in headlines]
     return [(line, False) for line in lines] + exploratory + red
+
+
+def previous_run_lines(run: SpecperfRun) -> list[str]:
+    """Where the previous run's files went when this run took its out dir, if it found any."""
+    if run.lock is None or not run.lock.set_aside:
+        return []
+    moved = len(run.lock.set_aside)
+    return [
+        f"the previous run's files: {run.settings.out_dir / PREVIOUS_RUN_DIR} ({moved} moved "
+        "there when this run began)"
+    ]
 
 
 def header_lines(run: SpecperfRun, config: pytest.Config) -> list[str]:
@@ -175,6 +188,8 @@ def header_lines(run: SpecperfRun, config: pytest.Config) -> list[str]:
             "(the lowest median pair spread on record, across machines); "
             "--specperf-server-cpu=none leaves the scheduler where the OS puts it"
         )
+    if run.history is not None and run.history.created:
+        lines.append(f"specperf: {run.history.new_store_line()}")
     if run.estimate is not None:
         lines.append(f"specperf: {run.estimate.line()}")
     dist = getattr(config.option, "dist", "no")

@@ -45,6 +45,18 @@ PARETO_PNG = "pareto.png"
 CAPACITY_PNG = "kv-capacity.png"
 FLOORS_PNG = "floors.png"
 ACCEPT_PNG = "accept-length.png"
+# Every PNG a run may draw beside report.md (a new run sets the previous run's aside).
+PLOT_FILES = (
+    THROUGHPUT_PNG,
+    PARETO_PNG,
+    CAPACITY_PNG,
+    FLOORS_PNG,
+    ACCEPT_PNG,
+    SPEEDUP_PNG,
+    POSITION_ACCEPT_PNG,
+    RECOMMENDATION_PNG,
+    AB_FOREST_PNG,
+)
 _DPI = 110
 
 

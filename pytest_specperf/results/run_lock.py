@@ -27,6 +27,7 @@ from filelock import FileLock, Timeout
 
 from pytest_specperf.errors import UsageError
 from pytest_specperf.files import atomic_write_bytes
+from pytest_specperf.results.previous_run import set_aside_previous_run
 
 LOCK_FILE = ".specperf-run.lock"
 OWNER_FILE = ".specperf-run.json"
@@ -75,13 +76,17 @@ class OutDirLock:
         self.owner = owner
         self.option = option  # the flag that named the directory, for the refusal's line
         self._lock = FileLock(str(out_dir / LOCK_FILE), timeout=0)
+        # The previous run's files this run moved into previous/ when it took the folder.
+        self.set_aside: list[str] = []
 
     @property
     def held(self) -> bool:
         return self._lock.is_locked
 
     def acquire(self) -> None:
-        """Take the lock, or raise UsageError naming the run that holds it."""
+        """Take the folder for this run: the lock, then the previous run's files set aside
+        into previous/, so that the folder holds only what this run writes; or raise
+        UsageError naming the run that holds it (changing nothing)."""
         if self.held:
             return
         if not (self.out_dir / LOCK_FILE).exists():
@@ -105,6 +110,7 @@ class OutDirLock:
             break
         try:
             atomic_write_bytes(self.out_dir / OWNER_FILE, msgspec.json.encode(self.owner))
+            self.set_aside = set_aside_previous_run(self.out_dir)
         except OSError as exc:
             self._lock.release()
             raise UsageError(

@@ -28,6 +28,8 @@ from pytest_specperf.version import __version__
 
 RESULTS_FILE = "results.json"
 REPORT_FILE = "report.md"
+# Where an out dir keeps the run before the one it holds (results/previous_run.py).
+PREVIOUS_RUN_DIR = "previous"
 _encoder = msgspec.json.Encoder()
 
 
@@ -127,8 +129,11 @@ class ResultsStore:
         with interrupts.deferred(), self._lock:
             results = self._read_or_move_aside()
             if results is not None and results.run_id != self.run_id:
-                # The first write of a run keeps the last run's file beside it.
-                self.path.replace(self.out_dir / "results.previous.json")
+                # Another run's file, left where no run took the folder first (that sets the
+                # previous run aside): kept where the folder keeps the run before.
+                previous = self.out_dir / PREVIOUS_RUN_DIR
+                previous.mkdir(exist_ok=True)
+                self.path.replace(previous / RESULTS_FILE)
                 results = None
             if results is None:
                 results = RunResults(

@@ -13,8 +13,26 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_specperf.errors import UsageError
+
 UNKNOWN_HARDWARE = "unknown-hardware"
 _EDITION_SUFFIX = re.compile(r"-(max-q-)?(workstation|server)-edition$")
+# A key as the suite makes them: groups of lowercase letters and digits joined by '-', '+'
+# (mixed cards: 1x-a100+2x-h200) or '.' (a simulator's speedup: sim-x2.5). One path segment
+# under the baselines directory, never '.', '..' or a path.
+_KEY = re.compile(r"[a-z0-9]+(?:[-+.][a-z0-9]+)*")
+MAX_KEY_CHARS = 255  # a file name's limit
+KEY_RULE = (
+    "a key is a name: lowercase letters and digits joined by '-', '+' or '.', "
+    "e.g. 1x-h200 or sim-x5"
+)
+
+
+def key_problem(text: str) -> str | None:
+    """Why ``text`` cannot be a hardware key; None when it is one."""
+    if len(text) <= MAX_KEY_CHARS and _KEY.fullmatch(text):
+        return None
+    return f"{text!r} is not a hardware key ({KEY_RULE})"
 
 
 def slug(text: str) -> str:
@@ -57,12 +75,16 @@ def sim_key(sim: Mapping[str, Any]) -> str:
 def hardware_key(
     server_info: Mapping[str, Any], *, override: str | None = None, tp_size: int | None = None
 ) -> str:
-    """The key for this server: explicit override, the simulator's own, or local nvidia-smi.
+    """The key for this server: explicit override (a key as typed), the simulator's own, or
+    local nvidia-smi.
 
     With ``tp_size`` only that many GPUs count (a runner may have more than the server uses).
     """
     if override:
-        return slug(override)
+        problem = key_problem(override)
+        if problem is not None:
+            raise UsageError(f"hardware key: {problem}")
+        return override
     sim = server_info.get("sim")
     if isinstance(sim, Mapping):
         return sim_key(sim)

@@ -89,6 +89,9 @@ class Profile(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=T
     draft_model_path: str | None = None
     # Names a generator that builds the model folder locally (e.g. a tiny dummy-weight model).
     model_factory: str | None = None
+    # The model's context in tokens (its max_position_embeddings): a workload or trace line
+    # longer than this is refused before anything boots. None: the built model's, if any.
+    context_length: PositiveInt | None = None
     args: tuple[ServerFlag, ...] = ()
     env: dict[str, str] = {}
     # Depth (as a string key) -> the accept length SGLang is told to simulate at that depth

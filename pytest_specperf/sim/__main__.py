@@ -16,6 +16,11 @@ from pytest_specperf.sim.routes import build_app
 from pytest_specperf.sim.scheduler import Scheduler
 from pytest_specperf.sim.state import SimState
 
+# Seconds a stop waits for requests in flight before it cuts them: none can finish once the
+# scheduler has stopped, and aiohttp's default (60 s) held the exit until the suite's SIGKILL.
+# Not 0: aiohttp reads a timeout of 0 as none.
+SHUTDOWN_GRACE_S = 0.1
+
 
 def _log(msg: str) -> None:
     print(f"[sim] {msg}", file=sys.stderr, flush=True)
@@ -26,7 +31,9 @@ async def serve(config: SimConfig) -> None:
     scheduler = Scheduler(config)
     state = SimState(config=config, scheduler=scheduler, started_wall=time.time())
     app = build_app(state)
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    runner = web.AppRunner(
+        app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE_S
+    )
     await runner.setup()
     site = web.TCPSite(runner, config.host, config.port, backlog=2048, reuse_address=True)
     await site.start()
@@ -51,7 +58,9 @@ async def serve(config: SimConfig) -> None:
         state.ready = True
         _log("The server is fired up and ready to roll!")
     await stop.wait()
-    _log("shutting down")
+    in_flight = len(scheduler.running) + len(scheduler.waiting)
+    # One line for every request the stop cuts, however many: each ends quietly (routes.py).
+    _log(f"shutting down: {in_flight} requests in flight cut" if in_flight else "shutting down")
     await scheduler.stop()
     await runner.cleanup()
 

@@ -218,7 +218,10 @@ async def _whole(
     body = renderer.whole()
     action = ACTIONS[fault].whole if fault is not None else None
     if action is not None:
-        return await action(request, ENCODER.encode(body))
+        try:
+            return await action(request, ENCODER.encode(body))
+        except ConnectionError:
+            return web.Response()  # the client is gone: nobody to answer, nothing to log
     return json_response(body)
 
 
@@ -254,7 +257,11 @@ async def _stream(
             await resp.write(renderer.usage_chunk())
         await resp.write(DONE)
         await resp.write_eof()
-    except (ConnectionError, asyncio.CancelledError):
+    except ConnectionError:
+        # The client went away (closed, killed by a Ctrl-C): its stream ends here, quietly;
+        # raised, aiohttp logged a traceback per stream ("Cannot write to closing transport").
+        sched.abort(req)
+    except asyncio.CancelledError:
         sched.abort(req)
         raise
     return resp

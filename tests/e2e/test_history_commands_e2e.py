@@ -60,6 +60,7 @@ def test_pytest_and_the_command_read_one_specperf_history(
     """SPECPERF_HISTORY set once: the run records into it, the command reads it back."""
     pytester.makepyfile("def test_point(specperf_depth): pass")
     store = tmp_path / "team" / "history.sqlite"
+    store.parent.mkdir()
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--spec-steps=3", "-p", "no:cacheprovider"],
         cwd=pytester.path,

@@ -63,3 +63,37 @@ def test_without_matplotlib_the_run_says_once_how_to_get_plots(
     assert hint in (out / "report.md").read_text(encoding="utf-8")
     for name in ("results.json", "benchmark-bigger-is-better.json", "server-steps3.log"):
         assert (out / name).is_file()
+
+
+def _tree(folder: Path) -> set[str]:
+    """Every file under ``folder`` (relative), the out dir's own lock files left out."""
+    locks = {".specperf-run.lock", ".specperf-run.json", ".results.lock"}
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()} - locks
+
+
+def test_a_second_run_into_one_out_dir_leaves_only_its_own_files_there(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """A steps=1 run, then a steps=3 run into the same --specperf-out: the folder holds what
+    the steps=3 run wrote and nothing else (the steps=1 server log once stayed beside it, and
+    an undocumented results.previous.json appeared), the same files a steps=3 run writes into
+    an empty folder; the steps=1 run's files are whole in previous/."""
+    first = pytester.runpytest_subprocess("perf_tests", "--spec-steps=1", *FAST_ARGS)
+    assert first.ret == 0
+    out = suite_dir / ".specperf"
+    first_files = {name: (out / name).read_bytes() for name in _tree(out)}
+    assert "server-steps1.log" in first_files
+
+    second = pytester.runpytest_subprocess("perf_tests", "--spec-steps=3", *FAST_ARGS)
+    assert second.ret == 0
+    alone = pytester.runpytest_subprocess(
+        "perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-out=alone"
+    )
+    assert alone.ret == 0
+
+    previous = out / "previous"
+    assert {name for name in _tree(out) if not name.startswith("previous/")} == _tree(
+        suite_dir / "alone"
+    )
+    assert {name: (previous / name).read_bytes() for name in _tree(previous)} == first_files
+    second.stdout.fnmatch_lines([f"*the previous run's files: {previous}*"])

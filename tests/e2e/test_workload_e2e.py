@@ -54,3 +54,22 @@ def test_realistic_workload_with_slos_gives_goodput_and_a_schedule(
         )
 
     assert accept(deep) < accept(greedy_deep)
+
+
+def test_a_trace_line_no_request_can_hold_is_refused_before_anything_boots(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """A trace line of input_length 50,000,000 on the simulator: a usage error naming the file,
+    the line and the limit, no server started, no server log (it was an HTTP 413 after the
+    boot, naming no line)."""
+    trace = suite_dir / "long.jsonl"
+    trace.write_text(
+        '{"timestamp": 0, "input_length": 100, "output_length": 10}\n'
+        '{"timestamp": 5, "input_length": 50000000, "output_length": 10}\n'
+    )
+    result = pytester.runpytest_subprocess(
+        "perf_tests", *FAST_ARGS, "--spec-steps=1", "--specperf-workload=trace:long.jsonl"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*trace {trace} line 2: input_length 50,000,000*1,048,576*"])
+    assert not list(suite_dir.glob(".specperf/server-steps*.log"))

@@ -77,10 +77,11 @@ def test_bad_baselines_are_left_untouched(bad_baselines_run: SuiteRun) -> None:
         assert path.read_text(encoding="utf-8") == content
 
 
-def test_hardware_name_cannot_escape_the_baselines_dir(
+def test_a_hardware_key_that_is_a_path_is_refused_before_anything_boots(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    """--specperf-hardware=../../../outside records under baselines/<profile>/outside, no higher."""
+    """--specperf-hardware=../../../outside: a usage error on one line, no baseline anywhere
+    (it once recorded under baselines/<profile>/outside, a key the user never typed)."""
     workdir = prepare_workdir(tmp_path_factory.mktemp("escape") / "project")
     run = run_suite(
         workdir,
@@ -92,9 +93,10 @@ def test_hardware_name_cannot_escape_the_baselines_dir(
             "--specperf-update-baselines",
         ],
     )
-    assert run.returncode == 0, run.output[-3000:]
-    written = sorted(p for p in workdir.parent.rglob("steps-*.json"))
-    assert written == [workdir / "baselines" / PROFILE / "outside" / "steps-3.json"]
+    assert run.returncode == 4, run.output[-3000:]
+    assert "--specperf-hardware: '../../../outside' is not a hardware key" in run.output
+    assert sorted(workdir.parent.rglob("steps-*.json")) == []
+    assert not (workdir / ".specperf" / "server-steps3.log").exists()
 
 
 def test_xdist_workers_recording_two_depths_leave_whole_files(

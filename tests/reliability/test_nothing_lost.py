@@ -87,6 +87,19 @@ def test_interrupt_prints_the_report_of_the_points_measured(
     assert "\n1 | " in table and "| 4/4 |" in table
 
 
+@pytest.mark.parametrize("scenario", params(INTERRUPTS))
+def test_an_interrupt_leaves_no_traceback_in_the_server_log(
+    scenario_run: ScenarioRunner, scenario: Scenario
+) -> None:
+    """The streams an interrupt cuts end quietly in the simulator's log (a Ctrl-C at C=16
+    left 16 aiohttp tracebacks, "Cannot write to closing transport"): one line at most after
+    its own "shutting down"."""
+    log = (scenario_run(scenario).out_dir / "server-steps3.log").read_text(encoding="utf-8")
+    assert "Traceback" not in log and "Error handling request" not in log, log[-2000:]
+    _, _, after = log.partition("[sim] shutting down")
+    assert after.count("\n") <= 1, log[-2000:]
+
+
 def test_sigterm_is_reported_as_sigterm(scenario_run: ScenarioRunner) -> None:
     """pytest names the SIGTERM it turned into an interrupt, instead of dying silently."""
     output = scenario_run(BY_NAME["sigterm-mid-sweep"]).output

@@ -59,6 +59,29 @@ def test_launch_cmd_rejects_a_depth_past_the_maximum(capsys: pytest.CaptureFixtu
     assert "--spec-steps: 17 is out of range" in capsys.readouterr().err
 
 
+def test_launch_cmd_help_promises_the_one_depth_it_takes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """launch-cmd prints one server's command: its --spec-steps help asks for one depth, and
+    a list is refused in one line."""
+    with pytest.raises(SystemExit):
+        main([LAUNCH_CMD, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "0,1,2,3" not in help_text and "depth(s)" not in help_text
+    assert "--spec-steps SPEC_STEPS the speculation depth of the server" in help_text
+    assert main([LAUNCH_CMD, "--spec-steps", "0,1"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_bench_refuses_a_hardware_key_that_is_not_a_name(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """specperf bench --hardware=../../etc: one line, exit 2, before it reaches any server."""
+    assert main([BENCH, "--url", "http://127.0.0.1:9", "--hardware", "../../etc"]) == 2
+    err = capsys.readouterr().err
+    assert "--hardware: '../../etc' is not a hardware key" in err and err.count("\n") == 1
+
+
 def test_bench_bad_value_is_an_error_naming_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
     """A bad bench value fails before any request, naming the CLI's own flag."""
     assert main([BENCH, "--url", "http://127.0.0.1:9", "--temperature", "9"]) == 2

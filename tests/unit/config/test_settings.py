@@ -534,3 +534,46 @@ def test_why_auto_reads_no_stack_of_a_real_server_is_kept_for_the_header(
     monkeypatch.setattr(settings_module, "find_py_spy", lambda: "/opt/bin/py-spy")
     monkeypatch.setattr(settings_module, "ptrace_problem", lambda: None)
     assert settings_from(tmp_path).server_stacks_off is None
+
+
+def _trace(path: Path, lengths: list[tuple[int, int]]) -> Path:
+    path.write_text(
+        "".join(
+            f'{{"timestamp": {i}, "input_length": {prompt}, "output_length": {output}}}\n'
+            for i, (prompt, output) in enumerate(lengths)
+        )
+    )
+    return path
+
+
+def test_a_trace_line_longer_than_the_models_context_is_refused_naming_its_line(
+    tmp_path: Path,
+) -> None:
+    """A trace on the default profile (its model's context: 262,144 tokens) with one request
+    longer than that: refused when the settings are built, before any boot, naming the
+    trace's file, the line and the context."""
+    trace = _trace(tmp_path / "t.jsonl", [(100, 10), (100, 10), (300_000, 10)])
+    with pytest.raises(UsageError) as caught:
+        settings_from(tmp_path, workload="trace:t.jsonl")
+    message = str(caught.value)
+    assert_one_line(caught.value, "--specperf-workload=trace:t.jsonl")
+    assert f"trace {trace} line 3: its request needs 300,010 tokens" in message
+    assert f"262,144-token context of profile {DEFAULT_PROFILE}" in message
+
+
+def test_a_trace_line_longer_than_a_smoke_models_context_names_its_line(tmp_path: Path) -> None:
+    """The tiny smoke model's context (8,192): the request over it is named by its line."""
+    trace = _trace(tmp_path / "t.jsonl", [(9000, 10), (100, 10)])
+    with pytest.raises(UsageError, match=f"trace {trace} line 1: its request needs 9,010"):
+        settings_from(tmp_path, workload="trace:t.jsonl", profile="smoke-tiny-qwen3-ngram")
+
+
+@pytest.mark.parametrize("given", [["--context-length=1000"], ["--context-length 1000"]])
+def test_a_context_length_given_to_the_server_bounds_the_workload(
+    tmp_path: Path, given: list[str]
+) -> None:
+    """--context-length passed to the server, as one word or two, is the context the longest
+    request is held to, and the message says it came from there."""
+    with pytest.raises(UsageError) as caught:
+        settings_from(tmp_path, workload="realistic", server_arg=given)
+    assert "1,000-token context given by --context-length" in str(caught.value)

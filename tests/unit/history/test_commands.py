@@ -78,10 +78,36 @@ def test_plot_draws_the_changed_series(tmp_path: Path) -> None:
     assert (
         main(["history", "plot", "--history", str(tmp_path / "h.sqlite"), "--out", str(out)]) == 0
     )
-    assert sorted(p.name for p in out.glob("*.png")) == [
-        "trend-greedy-synthetic-steps3-c16-agg_tok_s.png",
-        "trend-greedy-synthetic-steps3-c16-per_req_tok_s.png",
-    ]
+    names = sorted(p.name for p in out.glob("*.png"))
+    assert len(names) == 2
+    assert names[0].startswith("trend-test-profile-test-hw-greedy-synthetic-steps3-c16-agg_tok_s-")
+    assert names[1].startswith("trend-test-profile-test-hw-greedy-synthetic-steps3-c16-per_req_")
+
+
+def test_plot_all_writes_one_file_per_series_and_prints_exactly_those(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two hardware keys of one profile, workload, depth and point (sim-x5 and sim-x10) are
+    two series each: --all writes a file for every series (none overwrites another) and
+    prints the paths of exactly the files it wrote."""
+    pytest.importorskip("matplotlib")
+    store = HistoryStore.open(tmp_path / "h.sqlite")
+    for night in range(3):
+        for hardware in ("sim-x5", "sim-x10"):
+            results = sample_results(f"{hardware}-{night}", [sample_point(16)], commit=f"n{night}")
+            results.runs[0].hardware = hardware
+            store.record(results, RunContext(run_profile="nightly"))
+            store.finish_run(results.run_id)
+    store.close()
+    out = tmp_path / "plots"
+    args = ["history", "plot", "--history", str(tmp_path / "h.sqlite"), "--out", str(out), "--all"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out.splitlines()
+    written = sorted(str(p) for p in out.iterdir())
+    assert sorted(printed) == written
+    assert len(written) == 4  # 2 hardware keys x 2 metrics (agg and per-request tok/s)
+    assert {name for name in written if "sim-x5-" in name} != set()
+    assert {name for name in written if "sim-x10-" in name} != set()
 
 
 def test_show_keeps_every_column_apart_however_wide_its_values(
@@ -198,6 +224,32 @@ def test_import_creates_the_store_it_is_given(
     monkeypatch.chdir(tmp_path)
     assert main(["history", "import", "results.json"]) == 0
     assert [r["run_id"] for r in HistoryStore.open(DEFAULT_HISTORY).runs()] == ["r1"]
+
+
+def test_import_into_a_folder_that_does_not_exist_fails_creating_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistyped --history for import: exit 2, one line naming the folder, nothing created."""
+    results = sample_results("r1", [sample_point(4)])
+    (tmp_path / "results.json").write_bytes(msgspec.json.encode(results))
+    store = tmp_path / "nodir" / "h.sqlite"
+    assert main(["history", "import", "--history", str(store), str(tmp_path / "results.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"its folder {store.parent} does not exist" in err and err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]
+
+
+def test_import_says_when_it_created_the_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The import that creates a store says the store is new; the next one does not."""
+    results = sample_results("r1", [sample_point(4)])
+    (tmp_path / "results.json").write_bytes(msgspec.json.encode(results))
+    args = ["history", "import", "--history", str(tmp_path / "h.sqlite")]
+    assert main([*args, str(tmp_path / "results.json")]) == 0
+    assert f"history store {tmp_path / 'h.sqlite'}: new, created empty" in capsys.readouterr().out
+    assert main([*args, str(tmp_path / "results.json")]) == 0
+    assert "new" not in capsys.readouterr().out
 
 
 def test_plot_writes_under_specperf_by_default(

@@ -68,3 +68,52 @@ def test_specperf_history_in_the_environment_is_the_default_store(
 
 def test_pytest_and_the_command_name_one_environment_variable() -> None:
     assert OPTIONS_BY_KEY["history"].env == HISTORY_ENV == commands.HISTORY_ENV
+
+
+def test_a_store_in_a_folder_that_does_not_exist_is_a_usage_error_creating_nothing(
+    pytester: pytest.Pytester,
+) -> None:
+    """A nightly pointed at a mistyped store (nodir/sub/h.sqlite) stops at once, in one line
+    naming the folder, instead of starting a new history and staying green."""
+    pytester.makepyfile("def test_first(specperf_depth): pass")
+    result = pytester.runpytest("--spec-steps=3", "--specperf-history=nodir/sub/h.sqlite")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*history store *nodir/sub/h.sqlite: its folder *does not exist*"])
+    assert not (pytester.path / "nodir").exists()
+
+
+def test_a_file_that_is_not_a_store_is_a_usage_error_leaving_no_lock_beside_it(
+    pytester: pytest.Pytester,
+) -> None:
+    """--specperf-history=README.md: refused; README.md as it was, no README.md.migrate.lock."""
+    pytester.makepyfile("def test_first(specperf_depth): pass")
+    readme = pytester.path / "README.md"
+    readme.write_text("# notes\n")
+    before = sorted(p.name for p in pytester.path.iterdir())
+    result = pytester.runpytest("--spec-steps=3", "--specperf-history=README.md")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*history store *README.md: not an SQLite database*"])
+    assert sorted(p.name for p in pytester.path.iterdir()) == before
+    assert readme.read_text() == "# notes\n"
+
+
+def test_a_run_that_creates_the_store_says_so_in_its_header_and_summary(
+    pytester: pytest.Pytester,
+) -> None:
+    """The first run into a store says, at its start and its end, that the store is new and
+    empty (so a path that was meant to be an existing store is noticed); the next does not."""
+    pytester.makepyfile("def test_first(specperf_depth): pass")
+    first = pytester.runpytest("--spec-steps=3", "--specperf-history=h.sqlite")
+    first.assert_outcomes(passed=1)
+    store = pytester.path / "h.sqlite"
+    first.stdout.fnmatch_lines(
+        [
+            f"specperf: history store {store}: new, created empty by this run*",
+            f"history: run * recorded in {store}, a new store: its first run*",
+        ]
+    )
+    second = pytester.runpytest("--spec-steps=3", "--specperf-history=h.sqlite")
+    second.assert_outcomes(passed=1)
+    assert "new" not in " ".join(line for line in second.stdout.lines if "history" in line), (
+        second.stdout.str()
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,7 @@ def test_each_write_replaces_the_runs_points(tmp_path: Path) -> None:
 
 
 def test_a_file_path_and_its_sqlite_url_are_one_store(tmp_path: Path) -> None:
-    path = tmp_path / "sub" / "h.sqlite"
+    path = tmp_path / "h.sqlite"
     HistoryStore.open(path).record(sample_results("r1", []), CONTEXT)
     assert database_url(path) == f"sqlite:///{path}"
     assert [r["run_id"] for r in HistoryStore.open(f"sqlite:///{path}").runs()] == ["r1"]
@@ -100,6 +101,10 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in folder.iterdir()}
 
 
+def _files_and_folders(folder: Path) -> dict[str, bytes | None]:
+    return {p.name: p.read_bytes() if p.is_file() else None for p in folder.iterdir()}
+
+
 def _recorded_store(path: Path) -> None:
     store = HistoryStore.open(path)
     store.record(sample_results("r1", [sample_point(1)]), CONTEXT)
@@ -113,9 +118,82 @@ def test_a_reader_of_a_missing_store_is_refused_and_creates_nothing(tmp_path: Pa
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_writer_creates_the_store_and_its_folder(tmp_path: Path) -> None:
-    HistoryStore.open(tmp_path / "sub" / "h.sqlite").close()
-    assert (tmp_path / "sub" / "h.sqlite").is_file()
+def test_a_writer_in_a_folder_that_does_not_exist_is_refused_creating_nothing(
+    tmp_path: Path,
+) -> None:
+    """A mistyped path (.../nodir/sub/h.sqlite) is refused in one line naming the folder and
+    how to create it on purpose, instead of silently starting a new, empty history there."""
+    path = tmp_path / "nodir" / "sub" / "h.sqlite"
+    with pytest.raises(SpecperfError) as caught:
+        HistoryStore.open(path)
+    message = str(caught.value)
+    assert message.startswith(f"history store {path}: its folder {path.parent} does not exist")
+    assert f"mkdir -p {path.parent}" in message and "\n" not in message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_writer_creates_the_suites_own_folder_for_its_store(tmp_path: Path) -> None:
+    """The default store's folder, .specperf (every run makes it), is created when missing."""
+    store = HistoryStore.open(tmp_path / ".specperf" / "history.sqlite")
+    store.close()
+    assert (tmp_path / ".specperf" / "history.sqlite").is_file()
+
+
+def test_a_writer_says_whether_it_created_the_store(tmp_path: Path) -> None:
+    """The first opening creates a new, empty store and says so; the next finds it."""
+    first = HistoryStore.open(tmp_path / "h.sqlite")
+    first.close()
+    second = HistoryStore.open(tmp_path / "h.sqlite")
+    second.close()
+    assert (first.created, second.created) == (True, False)
+
+
+def _another_programs_database(path: Path) -> None:
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as connection:
+        connection.exec_driver_sql("CREATE TABLE notes (body TEXT)")
+    engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda path: path.write_text("# README\n"), "not an SQLite database"),
+        (_another_programs_database, "its tables are another program's (notes)"),
+        (lambda path: path.mkdir(), "a folder"),
+    ],
+    ids=["text-file", "another-database", "folder"],
+)
+def test_a_writer_refuses_a_path_that_is_not_a_store_leaving_nothing_beside_it(
+    tmp_path: Path, make: Callable[[Path], object], message: str
+) -> None:
+    """--specperf-history=README.md (or another program's database, or a folder): refused in
+    one line, the file untouched and nothing left beside it (no README.md.migrate.lock, no
+    -wal or -shm)."""
+    path = tmp_path / "README.md"
+    make(path)
+    before = _files_and_folders(tmp_path)
+    with pytest.raises(SpecperfError) as caught:
+        HistoryStore.open(path)
+    assert str(caught.value).startswith(f"history store {path}: ")
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+    assert _files_and_folders(tmp_path) == before
+
+
+def test_a_refused_newer_store_is_left_as_it_was(tmp_path: Path) -> None:
+    """A store of a newer schema is refused and nothing is added beside it."""
+    path = tmp_path / "new.sqlite"
+    HistoryStore.open(path).close()
+    engine = sa.create_engine(f"sqlite:///{path}")
+    with engine.begin() as connection:
+        connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0099'")
+    engine.dispose()
+    for extra in tmp_path.iterdir():
+        if extra != path:
+            extra.unlink()
+    with pytest.raises(SpecperfError, match="newer"):
+        HistoryStore.open(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.sqlite"]
 
 
 def test_a_reader_of_a_file_that_is_no_store_is_one_line(tmp_path: Path) -> None:

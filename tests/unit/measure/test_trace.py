@@ -10,6 +10,7 @@ import pytest
 
 from pytest_specperf.errors import UsageError
 from pytest_specperf.measure.trace import (
+    MAX_REQUEST_TOKENS,
     MOONCAKE_BLOCK_TOKENS,
     TraceRequest,
     read_trace,
@@ -99,3 +100,34 @@ def test_a_bad_trace_is_one_line_naming_file_and_line(
 def test_synthetic_names_the_shipped_trace_and_paths_are_from_the_root(tmp_path: Path) -> None:
     assert resolve_trace_path("synthetic") == shipped_trace_path()
     assert resolve_trace_path("a/t.jsonl", tmp_path) == tmp_path / "a/t.jsonl"
+
+
+def test_a_request_past_the_suites_limit_is_refused_naming_file_line_and_limit(
+    tmp_path: Path,
+) -> None:
+    """input_length 50,000,000 is refused as the trace is read, before a prompt of it is
+    built (which takes minutes and gigabytes) or a server boots: the file, the line and the
+    limit in one line."""
+    path = tmp_path / "long.jsonl"
+    path.write_text(
+        '{"timestamp": 0, "input_length": 10, "output_length": 5}\n'
+        "\n"
+        '{"timestamp": 1, "input_length": 50000000, "output_length": 5}\n'
+    )
+    with pytest.raises(UsageError) as caught:
+        read_trace(path)
+    message = str(caught.value)
+    assert message.startswith(f"trace {path} line 3: input_length 50,000,000")
+    assert f"{MAX_REQUEST_TOKENS:,}" in message and "\n" not in message
+
+
+def test_a_trace_names_the_line_of_its_longest_request(tmp_path: Path) -> None:
+    """Blank lines count: the longest request is reported on the line it is written."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        '{"timestamp": 0, "input_length": 10, "output_length": 5}\n'
+        "\n"
+        '{"timestamp": 1, "input_length": 900, "output_length": 100}\n'
+        '{"timestamp": 2, "input_length": 20, "output_length": 5}\n'
+    )
+    assert read_trace(path).longest_request() == (1000, 3)

@@ -76,7 +76,7 @@ def _header(tmp_path: Path, **fields: Any) -> list[str]:
     """The header of a simulator run whose Settings carry ``fields``."""
     values = {"backend": "sim"}
     settings = dataclasses.replace(build_settings(lambda key: values.get(key), tmp_path), **fields)
-    run = SimpleNamespace(settings=settings, estimate=None)
+    run = SimpleNamespace(settings=settings, estimate=None, history=None)
     config = SimpleNamespace(option=SimpleNamespace(dist="no", tx=None))
     return header_lines(run, config)  # type: ignore[arg-type]
 

@@ -129,3 +129,29 @@ def test_throughput_plot_draws_intervals_only_from_repeats(repeated: bool) -> No
     bars = [c for c in agg_ax.containers if isinstance(c, ErrorbarContainer)]
     assert [c.has_yerr for c in bars] == [repeated]
     plt.close(figure)
+
+
+def test_every_plot_a_run_can_draw_is_listed_in_plot_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PLOT_FILES names every PNG write_plots can draw: a new run sets exactly those of the
+    previous run aside (results/previous_run.py), so a plot missing from it would stay
+    beside the next run's report."""
+    drawers = [
+        "_throughput_figure",
+        "_pareto_figure",
+        "_capacity_figure",
+        "_floors_figure",
+        "_accept_figure",
+        "speedup_figure",
+        "position_acceptance_figure",
+        "recommendation_figure",
+        "ab_forest_figure",
+    ]
+    for name in drawers:
+        monkeypatch.setattr(plots, name, lambda *args, **kwargs: plt.figure())
+    saved: list[str] = []
+    monkeypatch.setattr(plots, "_save", lambda figure, path: saved.append(path.name))
+    written = write_plots(_runs_with_verdicts(), tmp_path)
+    plt.close("all")
+    assert sorted(saved) == sorted(plots.PLOT_FILES) == sorted(p.file for p in written.plots)

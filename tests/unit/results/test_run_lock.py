@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_specperf.errors import UsageError
+from pytest_specperf.results.previous_run import PREVIOUS_RUN_DIR
 from pytest_specperf.results.run_lock import LOCK_FILE, OWNER_FILE, OutDirLock, this_process
 
 HOLD = (
@@ -119,3 +120,33 @@ def test_the_note_shows_no_secret_of_the_command_line(monkeypatch: pytest.Monkey
     command = this_process().command
     assert "sk-123" not in command and "sk-456" not in command and "pw" not in command
     assert "--api-key=***" in command and "http://***@host:1" in command
+
+
+def test_taking_the_out_dir_sets_the_previous_runs_files_aside(tmp_path: Path) -> None:
+    """The run that takes the folder finds it holding only what it will write: the previous
+    run's files are in previous/, and the lock says which it moved."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.json").write_text("{}")
+    (out / "server-steps1.log").write_text("log")
+    lock = OutDirLock(out, this_process("next"))
+    lock.acquire()
+    try:
+        assert sorted(p.name for p in out.iterdir()) == sorted(
+            [LOCK_FILE, OWNER_FILE, PREVIOUS_RUN_DIR]
+        )
+        assert (out / PREVIOUS_RUN_DIR / "server-steps1.log").read_text() == "log"
+        assert lock.set_aside == ["results.json", "server-steps1.log"]
+    finally:
+        lock.release()
+
+
+def test_a_refused_run_sets_nothing_of_the_running_ones_aside(
+    tmp_path: Path, holder: subprocess.Popen[str]
+) -> None:
+    """The files of the run that holds the folder stay where it writes them."""
+    (tmp_path / "out" / "server-steps3.log").write_text("the holder's")
+    before = _snapshot(tmp_path / "out")
+    with pytest.raises(UsageError):
+        OutDirLock(tmp_path / "out", this_process("second")).acquire()
+    assert _snapshot(tmp_path / "out") == before

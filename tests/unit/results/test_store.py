@@ -12,6 +12,7 @@ import msgspec
 import pytest
 
 from pytest_specperf import interrupts
+from pytest_specperf.results.previous_run import PREVIOUS_RUN_DIR
 from pytest_specperf.results.schema import DepthRun, RunResults
 from pytest_specperf.results.store import (
     RESULTS_FILE,
@@ -90,22 +91,26 @@ def test_a_signal_during_a_write_is_raised_once_written_and_the_lock_is_free(
     assert read(tmp_path / "out" / RESULTS_FILE).interrupted == "interrupted (SIGTERM)"
 
 
-def test_new_run_rotates_old_file_to_previous(tmp_path: Path) -> None:
-    """A new run's first write keeps the last run's file as results.previous.json."""
+def test_a_new_runs_first_write_moves_another_runs_file_into_previous(tmp_path: Path) -> None:
+    """Written without a run taking the folder first (which sets the previous run aside), a
+    new run's first write still keeps the last run's file: in previous/, where a run's
+    out dir keeps the run before it (no results.previous.json beside it)."""
     ResultsStore(tmp_path, run_id="run-a").update(add_run(1))
     ResultsStore(tmp_path, run_id="run-b").update(add_run(2))
-    assert read(tmp_path / "results.previous.json").run_id == "run-a"
+    assert read(tmp_path / PREVIOUS_RUN_DIR / RESULTS_FILE).run_id == "run-a"
+    assert not (tmp_path / "results.previous.json").exists()
     current = read(tmp_path / RESULTS_FILE)
     assert current.run_id == "run-b" and [run.depth for run in current.runs] == [2]
 
 
-def test_second_write_of_a_run_does_not_rotate_again(tmp_path: Path) -> None:
-    """Only the first write of a run rotates; later ones keep the previous file."""
+def test_second_write_of_a_run_does_not_move_its_own_file(tmp_path: Path) -> None:
+    """Only another run's file is moved; a run's later writes keep the previous one."""
     ResultsStore(tmp_path, run_id="run-a").update(add_run(1))
     store = ResultsStore(tmp_path, run_id="run-b")
     store.update(add_run(2))
     store.update(add_run(3))
-    assert read(tmp_path / "results.previous.json").run_id == "run-a"
+    assert read(tmp_path / PREVIOUS_RUN_DIR / RESULTS_FILE).run_id == "run-a"
+    assert [run.depth for run in read(tmp_path / RESULTS_FILE).runs] == [2, 3]
 
 
 def test_load_ignores_another_runs_file(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_specperf.errors import UsageError
 from pytest_specperf.server.hardware import UNKNOWN_HARDWARE, gpu_key, hardware_key, sim_key, slug
 
 
@@ -67,9 +68,15 @@ def test_sim_key_defaults_to_speedup_one() -> None:
     assert sim_key({}) == "sim-x1"
 
 
-def test_hardware_key_override_wins_and_is_slugged() -> None:
-    """An explicit override beats the simulator's key and is made path-safe."""
-    assert hardware_key({"sim": {"speedup": 5}}, override="My Box/GPU") == "my-box-gpu"
+def test_hardware_key_override_wins_as_given() -> None:
+    """An explicit override beats the simulator's key and is the key as typed."""
+    assert hardware_key({"sim": {"speedup": 5}}, override="my-box") == "my-box"
+
+
+def test_hardware_key_refuses_an_override_that_is_not_a_name() -> None:
+    """An override that is not a key (a path here) is an error, never some other key."""
+    with pytest.raises(UsageError, match=r"'\.\./\.\./etc' is not a hardware key"):
+        hardware_key({"sim": {"speedup": 5}}, override="../../etc")
 
 
 def test_hardware_key_reads_nvidia_smi_limited_to_tp_size(

@@ -21,6 +21,7 @@ from pytest_specperf.server.profiles import (
     load_profile_file,
     resolve_profile,
 )
+from pytest_specperf.sim.model import PROFILES as SIM_PROFILES
 
 MINIMAL = 'name = "mine"\nmodel_path = "org/model"\n'
 
@@ -252,3 +253,16 @@ def test_seed_class_profile_simulates_a_falling_per_step_gain() -> None:
     one, two, three = (float(length or 0) for length in lengths)
     assert 1 < one < two < three
     assert three - two < two - one
+
+
+def test_a_shipped_profiles_context_is_the_one_its_simulator_reports() -> None:
+    """A shipped profile that states its model's context states the one the simulator that
+    emulates it serves: a workload refused for one is refused by the other."""
+    stated = {
+        name: profile
+        for name, profile in builtin_profiles().items()
+        if profile.context_length is not None
+    }
+    assert stated, "no shipped profile states its context"
+    for name, profile in stated.items():
+        assert profile.context_length == SIM_PROFILES[profile.sim_profile].context_length, name
