@@ -14,7 +14,7 @@
 #   slow5    the nightly with that sleep, against the merged baseline: should be red
 #   trace    the shipped trace replayed open-loop at depths 1 and 3
 # ORDER picks the phases (default: all, in that order); MACHINES the results.json files the
-# shipped baseline rests on (default: lab/runs/seed-class-nightly-machines/*.results.json).
+# shipped baseline rests on (default: lab/runs/seed-class-nightly-machines/<hardware key>/).
 # Everything lands in /tmp/proof (driver.log, each phase's folder); a poll tars it into $OUT.
 # A dry run on the simulator: LENT_H200= BACKEND=sim EXTRA="--specperf-max-new-tokens=64
 #   --specperf-concurrency=4 --specperf-warmup-rounds=0" (the shipped baseline is not
@@ -29,7 +29,12 @@ profile=qwen3-next-real-width-fp8-mtp
 plugin="-p pytest_specperf.plugin"
 python -c 'import importlib.metadata as m; import sys; sys.exit(0 if any(e.value.startswith("pytest_specperf") for e in m.entry_points(group="pytest11")) else 1)' && plugin=""
 nightly="$python -m pytest perf_tests $plugin -p no:cacheprovider -rsf --spec-steps=3 --specperf-backend=$backend --specperf-profile=$profile --specperf-run-profile=seed-class-nightly ${EXTRA:-}"
-machines=${MACHINES-$(ls lab/runs/seed-class-nightly-machines/*.results.json)}
+# The runs on record for this machine's hardware key (read from the nightly's results).
+machines_on_record() {
+  local hardware
+  hardware=$($python -c 'import json, sys; print(json.load(open(sys.argv[1]))["runs"][0]["hardware"])' "$proof/nightly/results.json")
+  ls lab/runs/seed-class-nightly-machines/"$hardware"/*.results.json 2>/dev/null
+}
 {
   date -u +"start %FT%TZ"
   lent_gpu_banner
@@ -43,6 +48,7 @@ machines=${MACHINES-$(ls lab/runs/seed-class-nightly-machines/*.results.json)}
         echo "nightly exit $?"; tail -25 "$proof/nightly.txt" ;;
       merge)
         rm -rf "$proof/baselines" && cp -r baselines "$proof/baselines"
+        machines=${MACHINES-$(machines_on_record)}
         $python -m pytest_specperf.cli baseline merge $machines "$proof/nightly/results.json" \
           --spec-steps 3 --baselines "$proof/baselines" --force 2>&1 | tee "$proof/merge.txt" ;;
       ladder)

@@ -33,7 +33,7 @@ from pytest_specperf.gate.baselines import (
     baseline_from_runs,
     metric_samples,
 )
-from pytest_specperf.gate.noise import estimate_noise
+from pytest_specperf.gate.noise import NoiseSource, estimate_noise
 from pytest_specperf.results.schema import DepthRun
 from pytest_specperf.results.spread import robust_spread, run_levels
 
@@ -77,13 +77,14 @@ def merge_across_machines(
         raise BaselineError("a merged baseline needs at least one run")
     _same_key(runs)
     machines = by_machine(runs)
+    # One machine says nothing of the spread between machines: its repeats, as promote records.
+    source: NoiseSource = "calibrated" if len(machines) > 1 else "recorded repeats"
     base = baseline_from_runs(
-        [r.run for r in runs],
-        tolerance=tolerance,
-        how_recorded=how_recorded,
-        source="calibrated",
+        [r.run for r in runs], tolerance=tolerance, how_recorded=how_recorded, source=source
     )
-    points = {key: _machine_point(point, int(key), machines) for key, point in base.points.items()}
+    points = {
+        key: _machine_point(point, int(key), machines, source) for key, point in base.points.items()
+    }
     testbed = base.testbed and msgspec.structs.replace(base.testbed, gpu_uuid=None)
     return msgspec.structs.replace(
         base,
@@ -132,14 +133,17 @@ def _groups(
 
 
 def _machine_point(
-    point: BaselinePoint, concurrency: int, machines: Sequence[Sequence[LabelledRun]]
+    point: BaselinePoint,
+    concurrency: int,
+    machines: Sequence[Sequence[LabelledRun]],
+    source: NoiseSource,
 ) -> BaselinePoint:
     noise = dict(point.noise)
     for metric in THROUGHPUT_METRICS:
         groups = _groups(machines, concurrency, metric)
         if not groups:
             continue
-        estimate = estimate_noise(groups, "calibrated")
+        estimate = estimate_noise(groups, source)
         between = estimate.boot_to_boot_cv
         if between is not None:
             means = [statistics.fmean(math.log(v) for v in group) for group in groups]

@@ -161,3 +161,14 @@ def test_the_spread_text_names_the_machines_and_both_estimates() -> None:
     text = spread_text(merged.machines)
     assert text.startswith("2 machine(s) (NVIDIA H200): agg tok/s between machines")
     assert "(MAD)" in text and "(SD)" in text
+
+
+def test_one_machine_is_recorded_repeats_not_a_calibration() -> None:
+    """A first runner of a new hardware key: its repeats, held to the fixed tolerance until
+    more machines join."""
+    merged = merge_across_machines(
+        labelled(machine_run(4000, 4010, uuid="GPU-h")), how_recorded="t"
+    )
+    noise = merged.points["64"].noise["agg_tok_s"]
+    assert (noise.source, noise.machines) == ("recorded repeats", 1)
+    assert noise_for(noise) is None
