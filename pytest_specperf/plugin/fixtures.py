@@ -14,8 +14,7 @@ import pytest
 
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.errors import SpecperfError
-from pytest_specperf.gate.ab import AbRun
-from pytest_specperf.gate.ab_prior import PairPrior
+from pytest_specperf.gate.ab.prior import PairPrior
 from pytest_specperf.plugin.benchmark import add_gate_figures, record_point
 from pytest_specperf.plugin.configure import server_gpus, worker_slot
 from pytest_specperf.plugin.gate import SpecperfGate
@@ -24,7 +23,7 @@ from pytest_specperf.plugin.terminal import live_progress
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RateSearch
 from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.run.ab.comparison import ab_head_point, run_and_record_ab
-from pytest_specperf.run.ab.pairs import PriorLookup
+from pytest_specperf.run.ab.pairs import AbRun, PriorLookup
 from pytest_specperf.run.depth_session import DepthSession
 from pytest_specperf.run.sampling import ServerDied
 

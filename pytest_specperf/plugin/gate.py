@@ -22,8 +22,8 @@ from pytest_specperf.config.settings import Settings
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.gate import checks
 from pytest_specperf.gate import floors as gate
-from pytest_specperf.gate.ab import AbRun, PointSummary, change_percent
-from pytest_specperf.gate.ab_advice import undecided_advice
+from pytest_specperf.gate.ab.undecided import undecided_advice
+from pytest_specperf.gate.ab.verdict import PointSummary, change_percent
 from pytest_specperf.gate.attribution import explain_verdicts
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.gate.checks import Outcome
@@ -42,6 +42,7 @@ from pytest_specperf.results.speculation_report import self_test_line
 from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.testbed import differs_line
 from pytest_specperf.run import depth_checks
+from pytest_specperf.run.ab.pairs import AbRun
 from pytest_specperf.run.advice import (
     Recording,
     deliberate_slowdown,
@@ -492,7 +493,7 @@ class SpecperfGate(OpenLoopChecks):
 
 
 class AbGate(SpecperfGate):
-    """A/B mode's gate: throughput judged against the base side (gate/ab.py); every check
+    """A/B mode's gate: throughput judged against the base side (gate/ab/); every check
     that needs a baseline file skips."""
 
     ab: AbRun

@@ -16,13 +16,13 @@ import pytest
 
 from pytest_specperf import interrupts
 from pytest_specperf.config.settings import Settings
-from pytest_specperf.gate.ab import AbRun
 from pytest_specperf.gate.coverage import throughput_test_depth
 from pytest_specperf.plugin.benchmark import without_benchmark_banner
 from pytest_specperf.results.run_lock import OutDirLock
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.store import ResultsStore, git_commit, new_run_id, start_time
+from pytest_specperf.run.ab.pairs import AbRun
 from pytest_specperf.run.budget import RunEstimate
 from pytest_specperf.run.depth_session import DepthSession
 from pytest_specperf.server.gpus import PresentGpus

@@ -85,7 +85,7 @@ RULES: tuple[Rule, ...] = (
     _never_imports("measure", "server", "gate", "config", "run"),
     Rule(
         "gate/ only decides: it never imports config/, run/, plugin/ or cli/ (plugin/gate.py, "
-        "the pytest-facing side, imports gate/; A/B boots are run by run/ab/, gate/ab.py only "
+        "the pytest-facing side, imports gate/; A/B boots are run by run/ab/, gate/ab/ only "
         "decides).",
         importers=_p("gate"),
         forbidden=_p("config", "run", "plugin", "cli"),
@@ -238,7 +238,7 @@ def test_the_package_keeps_every_import_rule() -> None:
         ("pytest_specperf.server.process", "pytest_specperf.measure.fields"),
         ("pytest_specperf.gate.floors", "pytest_specperf.run.depth_session"),
         ("pytest_specperf.gate.floors", "pytest_specperf.run.advice"),
-        ("pytest_specperf.gate.ab", "pytest_specperf.run.ab.boots"),
+        ("pytest_specperf.gate.ab.verdict", "pytest_specperf.run.ab.pairs"),
         ("pytest_specperf.gate.baselines", "pytest_specperf.measure.point"),
         ("pytest_specperf.gate.baselines", "pytest_specperf.server.process"),
         ("pytest_specperf.config.table", "pytest_specperf.gate.baselines"),
