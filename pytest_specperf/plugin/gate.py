@@ -5,8 +5,7 @@ what to do about it. Each check also leaves its figures (measured, floor, baseli
 as the test's user properties, which ``--junitxml`` writes as ``<property>`` elements. In a
 recording run (``--specperf-update-baselines``) a check does not gate: the test passes with a
 ``specperf.recorded`` property saying what was recorded (shown as RECORDED / R). In A/B mode
-the gate is an ``AbGate``: throughput is judged against the base side, and every check that
-needs a baseline file skips.
+the ``specperf_gate`` fixture makes an ``AbGate`` instead (plugin/ab_gate.py).
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from __future__ import annotations
 import warnings
 import weakref
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,8 +20,6 @@ from pytest_specperf.config.settings import Settings
 from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.gate import checks
 from pytest_specperf.gate import floors as gate
-from pytest_specperf.gate.ab.undecided import undecided_advice
-from pytest_specperf.gate.ab.verdict import PointSummary, change_percent
 from pytest_specperf.gate.attribution import explain_verdicts
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.gate.checks import Outcome
@@ -42,7 +38,6 @@ from pytest_specperf.results.speculation_report import self_test_line
 from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.testbed import differs_line
 from pytest_specperf.run import depth_checks
-from pytest_specperf.run.ab.pairs import AbRun
 from pytest_specperf.run.advice import (
     Recording,
     deliberate_slowdown,
@@ -156,27 +151,19 @@ def _skip_unless_judged(verdicts: list[Verdict]) -> None:
 
 
 class SpecperfGate(OpenLoopChecks):
-    def __new__(cls, *args: Any, ab: AbRun | None = None, **kwargs: Any) -> SpecperfGate:
-        """``SpecperfGate(session, properties, ab=comparison)`` is an AbGate (A/B mode)."""
-        chosen = AbGate if ab is not None and cls is SpecperfGate else cls
-        return super().__new__(chosen)
-
     def __init__(
         self,
         session: DepthSession,
         properties: list[tuple[str, object]] | None = None,
-        ab: AbRun | None = None,
         runner: RunnerSpread | None = None,
     ) -> None:
         """``properties``: where figures go (a test's ``user_properties``, as record_property);
-        ``ab``: in A/B mode, the depth's comparison (the gate is then an AbGate);
         ``runner``: the spread between this runner's earlier runs, from --specperf-history
         (issue 38), None without one."""
         self.session = session
         self.settings = session.settings
         self.properties = properties if properties is not None else []
         self.figures: Figures = Figures(self.properties)
-        self.ab = ab
         self.runner = runner
 
     def _recording(self, what: str) -> bool:
@@ -490,89 +477,3 @@ class SpecperfGate(OpenLoopChecks):
             pytest.skip("no --specperf-slo: no SLO capacity to check")
         path, baseline = self.baseline()
         _settle(checks.slo_capacity(run, baseline, self.settings.slo, path))
-
-
-class AbGate(SpecperfGate):
-    """A/B mode's gate: throughput judged against the base side (gate/ab/); every check
-    that needs a baseline file skips."""
-
-    ab: AbRun
-
-    def baseline(self) -> tuple[Path, Baseline]:
-        pytest.skip(
-            "A/B mode: no baseline file is read; throughput is judged against the base "
-            "side (test_throughput_depth, test_throughput_floor)"
-        )
-
-    def require_throughput(self, point: PointMetrics) -> None:
-        self.figures.point(self.session.depth, point)
-        self._ab_point(point)
-
-    def require_depth_throughput(self, run: DepthRun) -> None:
-        self.figures.record("depth", self.session.depth)
-        self._ab_depth()
-
-    def require_kv_capacity(self) -> None:
-        self.baseline()
-
-    def require_accept_length(self, run: DepthRun) -> None:
-        self.baseline()
-
-    def require_position_acceptance(self, run: DepthRun) -> None:
-        self.baseline()
-
-    def require_speedup(self) -> None:
-        self.baseline()
-
-    def require_lossless(self) -> None:
-        self.baseline()
-
-    def require_self_test(self) -> None:
-        self.baseline()
-
-    def _record_ab(self, summary: PointSummary) -> None:
-        change, low, high = change_percent(summary.estimate)
-        self.figures.record("ab.change", change)
-        self.figures.record("ab.change.low", low)
-        self.figures.record("ab.change.high", high)
-        self.figures.record("ab.base_median", summary.base_median)
-        self.figures.record("ab.head_median", summary.head_median)
-        self.figures.record("ab.why", summary.attribution.text())
-        self.figures.record("ab.pairs", len(self.ab.pairs))
-        self.figures.record("ab.server_seconds", round(self.ab.server_seconds, 1))
-
-    def _ab_point(self, point: PointMetrics) -> None:
-        """A/B mode: this point's change over the pairs, recorded; the verdict is the depth's
-        (test_throughput_depth): judging each point at the depth's alpha would add their
-        false alarms up."""
-        found = self.ab.last
-        summary = (
-            next((p for p in found.points if p.concurrency == point.concurrency), None)
-            if found is not None
-            else None
-        )
-        if summary is None:
-            pytest.skip(f"C={point.concurrency}: not measured on both sides of a pair")
-        self._record_ab(summary)
-
-    def _ab_depth(self) -> None:
-        """A/B mode: the depth's verdict: red on a regression or when undecided."""
-        found = self.ab.last
-        if self.ab.failure is not None or found is None:
-            pytest.fail(self.ab.failure or "A/B: no pair was measured", pytrace=False)
-        self._record_ab(found.pooled)
-        self.figures.record("ab.outcome", found.outcome)
-        line = (
-            f"{found.message(self.ab.settings.min_effect, self.ab.settings.beta)}; {self.ab.cost()}"
-        )
-        if found.outcome == "regression":
-            pytest.fail(line, pytrace=False)
-        if found.outcome in ("undecided", "continue"):
-            pytest.fail(
-                f"{line}: too noisy to tell a {self.ab.settings.min_effect:.0%} change from "
-                f"none in {self.ab.settings.max_pairs} pairs: "
-                f"{undecided_advice(self.ab.judged_pairs(), self.ab.settings)}",
-                pytrace=False,
-            )
-        if found.outcome == "improvement":
-            warnings.warn(BaselineImprovement(line), stacklevel=3)

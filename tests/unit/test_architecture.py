@@ -7,6 +7,7 @@ holds the two together), so changing a rule means changing both.
 from __future__ import annotations
 
 import ast
+import itertools
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
@@ -336,6 +337,46 @@ def test_a_loop_is_found() -> None:
     """The loop finder itself, on a loop of three and a module outside it."""
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert import_cycles(graph) == [["a", "b", "c"]]
+
+
+# -- One A/B pair, from --specperf-base-python to the verdict (issue 51) ----------------------
+# A straight way down: each module imports the next, none is entered twice.
+AB_WALK = _p(
+    "plugin",  # pytest_addoption, pytest_configure
+    "plugin.configure",  # the option's row as a pytest option; Settings.base; the SpecperfRun
+    "plugin.session",  # SpecperfRun.start_depth: in A/B mode, the depth's comparison
+    "run.ab.comparison",  # run, and recorded into results.json after every pair
+    "run.ab.pairs",  # pairs of boots (run/ab/boots.py), ABBA, until decided; AbRun
+    "gate.ab.verdict",  # the look after each pair: the verdict
+)
+MAX_WALK_MODULES = 10
+
+
+def source_path(module: str) -> str:
+    """A module's file as ARCHITECTURE.md names it: ``plugin/__init__.py``, ``run/ab/pairs.py``."""
+    return str(package_sources()[module].relative_to(REPO / PACKAGE))
+
+
+def broken_steps(walk: tuple[str, ...], imports: Mapping[str, set[str]]) -> list[str]:
+    """Each step of ``walk`` whose module does not import the next one."""
+    return [f"{a} -> {b}" for a, b in itertools.pairwise(walk) if b not in imports.get(a, set())]
+
+
+def test_an_ab_pair_walks_straight_down_from_the_option_to_the_verdict() -> None:
+    assert len(AB_WALK) <= MAX_WALK_MODULES
+    assert len(set(AB_WALK)) == len(AB_WALK)
+    assert broken_steps(AB_WALK, package_imports()) == []
+
+
+def test_a_step_that_climbs_back_up_breaks_the_walk() -> None:
+    """The walk checker itself: a module that does not import the next one is named."""
+    imports = {"a": {"b"}, "b": {"a"}, "c": {"b"}}
+    assert broken_steps(("a", "b", "c"), imports) == ["b -> c"]
+
+
+def test_architecture_md_gives_the_same_walk() -> None:
+    doc = " ".join((REPO / "ARCHITECTURE.md").read_text(encoding="utf-8").split())
+    assert " -> ".join(f"`{source_path(m)}`" for m in AB_WALK) in doc
 
 
 # -- The sizes issue 35 set: a later change that outgrows them fails here ---------------------
