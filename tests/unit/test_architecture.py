@@ -10,7 +10,7 @@ import ast
 import itertools
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -379,12 +379,13 @@ def test_architecture_md_gives_the_same_walk() -> None:
     assert " -> ".join(f"`{source_path(m)}`" for m in AB_WALK) in doc
 
 
-# -- The sizes issue 35 set: a later change that outgrows them fails here ---------------------
+# -- Sizes: the top and the hook modules are rules; the other sizes are figures --------------
+# A module or a class is as large as its role needs (issue 51): the largest are reported
+# (pytest -s, and the test's JUnit properties), so that growth is seen, never failed on.
 MAX_TOP_LEVEL_MODULES = 6  # at the package's top, __init__.py included
-MAX_MODULE_LINES = 600
 MAX_HOOK_MODULE_LINES = 400  # the plugin's hook-defining modules together stay under it
-MAX_CLASS_METHODS = 20
 HOOK_MODULES = _p("plugin", "plugin.session")  # ARCHITECTURE.md: only these define hooks
+REPORTED_SIZES = 5  # how many of the largest modules and classes are reported
 
 
 def top_level_modules(paths: Iterable[Path], package_dir: Path) -> list[str]:
@@ -396,10 +397,9 @@ def line_count(source: str) -> int:
     return len(source.splitlines())
 
 
-def modules_over(sources: Mapping[str, str], limit: int) -> dict[str, int]:
-    """Each module longer than ``limit`` lines, with its length."""
-    counts = {module: line_count(source) for module, source in sources.items()}
-    return {module: lines for module, lines in counts.items() if lines > limit}
+def largest(counts: Mapping[str, int], count: int) -> list[tuple[str, int]]:
+    """The ``count`` largest of ``counts``, largest first (a tie by name)."""
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:count]
 
 
 def defines_hooks(source: str) -> bool:
@@ -447,13 +447,29 @@ def test_a_module_of_a_part_is_not_counted_at_the_top() -> None:
     assert len(top_level_modules(paths, root)) == 7 > MAX_TOP_LEVEL_MODULES
 
 
-def test_no_module_is_over_600_lines() -> None:
-    assert modules_over(_sources(), MAX_MODULE_LINES) == {}
+def test_the_largest_modules_and_classes_are_reported(
+    record_property: Callable[[str, object], None],
+) -> None:
+    """Lines per module and methods per class, the largest of each, as figures."""
+    sources = _sources()
+    lines = largest({m: line_count(source) for m, source in sources.items()}, REPORTED_SIZES)
+    methods = largest(
+        {
+            f"{module}.{name}": count
+            for module, source in sources.items()
+            for name, count in method_counts(source).items()
+        },
+        REPORTED_SIZES,
+    )
+    for kind, figures in (("lines", lines), ("methods", methods)):
+        for name, count in figures:
+            record_property(f"{kind}.{name}", count)
+            print(f"{kind} {count:5d} {name}")
+    assert len(lines) == len(methods) == REPORTED_SIZES
 
 
-def test_a_module_of_601_lines_is_named_with_its_length() -> None:
-    sources = {"long": "x = 1\n" * 601, "short": "x = 1\n" * 600}
-    assert modules_over(sources, MAX_MODULE_LINES) == {"long": 601}
+def test_the_largest_are_named_with_their_size() -> None:
+    assert largest({"short": 600, "long": 601, "tie": 600}, 2) == [("long", 601), ("short", 600)]
 
 
 def test_the_plugins_hooks_are_in_two_modules_under_400_lines_in_all() -> None:
@@ -476,16 +492,6 @@ def test_a_hook_is_found_as_a_function_or_a_method() -> None:
     assert defines_hooks("def pytest_configure(config):\n    pass\n")
     assert defines_hooks(method)
     assert not defines_hooks("def header_lines(run):\n    return []\n")
-
-
-def test_no_class_has_over_20_methods() -> None:
-    crowded = {
-        f"{module}.{name}": count
-        for module, source in _sources().items()
-        for name, count in method_counts(source).items()
-        if count > MAX_CLASS_METHODS
-    }
-    assert crowded == {}
 
 
 def test_a_class_of_21_methods_is_counted_so() -> None:
