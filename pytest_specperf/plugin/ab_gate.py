@@ -15,6 +15,7 @@ from pytest_specperf.gate.ab.undecided import undecided_advice
 from pytest_specperf.gate.ab.verdict import PointSummary, change_percent
 from pytest_specperf.gate.baselines import Baseline
 from pytest_specperf.plugin.gate import BaselineImprovement, SpecperfGate
+from pytest_specperf.plugin.session import DepthVerdicts
 from pytest_specperf.results.schema import DepthRun, PointMetrics
 from pytest_specperf.run.ab.pairs import AbRun
 from pytest_specperf.run.depth_session import DepthSession
@@ -29,9 +30,10 @@ class AbGate(SpecperfGate):
         session: DepthSession,
         ab: AbRun,
         properties: list[tuple[str, object]] | None = None,
+        depth_verdicts: DepthVerdicts | None = None,
     ) -> None:
         """``ab``: the depth's comparison, run to its verdict when the depth started."""
-        super().__init__(session, properties)
+        super().__init__(session, properties, depth_verdicts)
         self.ab = ab
 
     def baseline(self) -> tuple[Path, Baseline]:

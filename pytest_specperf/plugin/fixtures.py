@@ -17,7 +17,7 @@ from pytest_specperf.plugin.ab_gate import AbGate
 from pytest_specperf.plugin.benchmark import add_gate_figures, record_point
 from pytest_specperf.plugin.configure import server_gpus, worker_slot
 from pytest_specperf.plugin.gate import SpecperfGate
-from pytest_specperf.plugin.session import SpecperfRun
+from pytest_specperf.plugin.session import DepthVerdicts, SpecperfRun
 from pytest_specperf.plugin.terminal import live_progress
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RateSearch
 from pytest_specperf.run.ab.comparison import ab_head_point
@@ -62,6 +62,7 @@ def specperf_session(request: pytest.FixtureRequest, specperf_depth: int) -> Ite
     session = DepthSession(settings, specperf_depth, run.store())
     session.observer = live_progress(config)
     run.sessions[specperf_depth] = session
+    run.verdicts[specperf_depth] = DepthVerdicts()
     keep_for_refine = settings.refine and not run.is_worker
     try:
         session.worker = worker_slot(config)
@@ -211,7 +212,9 @@ def specperf_gate(request: pytest.FixtureRequest, specperf_session: DepthSession
     _stop_if_failed(specperf_session, "not checked")
     run = _run(request.config)
     properties = request.node.user_properties
+    verdicts = run.verdicts[specperf_session.depth]
     ab = _comparison(request.config, specperf_session)
     if ab is not None:
-        return AbGate(specperf_session, ab, properties)
-    return SpecperfGate(specperf_session, properties, runner=run.runner_spread(specperf_session))
+        return AbGate(specperf_session, ab, properties, verdicts)
+    runner = run.runner_spread(specperf_session)
+    return SpecperfGate(specperf_session, properties, verdicts, runner=runner)

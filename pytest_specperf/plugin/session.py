@@ -1,6 +1,6 @@
 """The run's one session object: registered at pytest_configure, it holds the run's state
-(settings, run id, the depths' sessions, A/B comparisons, what the end of the run said),
-starts each depth (its server booted, or in A/B mode its comparison run) and wires
+(settings, run id, the depths' sessions, their verdicts, A/B comparisons, what the end of the
+run said), starts each depth (its server booted, or in A/B mode its comparison run) and wires
 the signal policy (interrupts.py) into pytest's run.
 
 Like xdist's DSession or pytest-benchmark's BenchmarkSession: the hooks in ``__init__.py``
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Generator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,7 @@ from pytest_specperf.gate.ab.prior import PairPrior
 from pytest_specperf.gate.coverage import throughput_test_depth
 from pytest_specperf.plugin.benchmark import without_benchmark_banner
 from pytest_specperf.results.run_lock import OutDirLock
-from pytest_specperf.results.schema import RunResults
+from pytest_specperf.results.schema import RunResults, Verdict
 from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.store import ResultsStore, git_commit, new_run_id, start_time
 from pytest_specperf.run.ab.comparison import run_and_record_ab
@@ -48,6 +49,15 @@ class EndLines:
         self.history: list[str] = []
         self.no_verdict: str | None = None  # red: a gate that judged nothing fails the run
         self.exploratory: str | None = None  # an exploratory run that judged nothing: said
+
+
+@dataclass
+class DepthVerdicts:
+    """One depth session's verdicts, each family judged once, when a test first asks
+    (plugin/gate.py): the closed-loop points and the depth pooled, and the open-loop points."""
+
+    closed_loop: list[Verdict] | None = None
+    open_loop: list[Verdict] | None = None
 
 
 class SpecperfRun:
@@ -80,6 +90,8 @@ class SpecperfRun:
         self.benchmark_output = True
         self.session: pytest.Session | None = None
         self.sessions: dict[int, DepthSession] = {}
+        # Each depth's verdicts, for the session in ``sessions`` (a new one judges anew).
+        self.verdicts: dict[int, DepthVerdicts] = {}
         # The depths whose throughput tests ran (reports reach the xdist controller too).
         self.gated_depths: set[int] = set()
         # --specperf-refine: sessions whose servers stay up until the boundaries are measured.
