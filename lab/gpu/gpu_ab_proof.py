@@ -37,7 +37,7 @@ from pathlib import Path
 import msgspec
 from _lent_gpu import run_suite
 
-from pytest_specperf.gate.ab import pair_spread_line
+from pytest_specperf.gate.ab.verdict import pair_spread_line
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.server.profiles import resolve_profile
 

@@ -18,8 +18,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from pytest_specperf.gate.ab import look, pair_record, pair_spread_line
-from pytest_specperf.gate.ab_pairs import AbSettings, BootPoint, Pair, boot_points
+from pytest_specperf.gate.ab.estimate import AbSettings, BootPoint, Pair, boot_points
+from pytest_specperf.gate.ab.verdict import look, pair_record, pair_spread_line
 from pytest_specperf.gate.review import read_results
 
 PAIR_FOLDER = re.compile(r"pair(\d+)-(base|head)$")

@@ -1,4 +1,4 @@
-"""The A/B's stalled-sample rule (gate/ab_stalls.py): what it leaves out, and what that does.
+"""The A/B's stalled-sample rule (gate/ab/stalls.py): what it leaves out, and what that does.
 
 Monte Carlo over the simulator's noise model, with ab_study.py's pairs (each boot its own
 boot factor, every sample its own within-boot draw; log-normal, so no stall of its own). The
@@ -27,9 +27,9 @@ from dataclasses import dataclass, replace
 from ab_study import CONCURRENCY, PairSource, boot_cv_for, scenario, share
 from detection_study import point_shapes
 
-from pytest_specperf.gate import ab_stalls
-from pytest_specperf.gate.ab import look, outcome_of
-from pytest_specperf.gate.ab_pairs import AbSettings, Pair, estimate, pooled_change
+from pytest_specperf.gate.ab import stalls as stall_rule
+from pytest_specperf.gate.ab.estimate import AbSettings, Pair, estimate, pooled_change
+from pytest_specperf.gate.ab.verdict import look, outcome_of
 
 STALL_PATTERNS = ("none", "base", "head", "head-half")
 HALF_POINT = 16
@@ -95,12 +95,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", default="stall-rule")
     args = parser.parse_args(argv)
     if args.floor is not None:
-        ab_stalls.STALL_FLOOR = args.floor
+        stall_rule.STALL_FLOOR = args.floor
     shapes = point_shapes(CONCURRENCY, 3, args.max_new_tokens)
     print(
         f"sequential A/B (looks from pair 3, at most {MAX_PAIRS} pairs, no prior), "
         f"R = {args.repeats}, C={','.join(map(str, CONCURRENCY))}; a stall cuts a sample to "
-        f"{args.stall:.2f} of its value; stall floor {ab_stalls.STALL_FLOOR:g}; "
+        f"{args.stall:.2f} of its value; stall floor {stall_rule.STALL_FLOOR:g}; "
         f"{args.trials} trials per cell (with the rule | without it)"
     )
     print(

@@ -3,8 +3,8 @@
 Monte Carlo over the simulator's noise model (pytest_specperf/sim/noise.py), in-process, in
 simulated time, reusing lab/studies/detection_study.py's boots and point shapes. Each A/B
 trial boots base and head in pairs (each boot its own noise seed, so its own boot factor),
-measures every point R times per boot, and after every pair asks gate.ab for a verdict on the
-pooled change (the decision of a depth), stopping as soon as there is one. Head's throughput
+measures every point R times per boot, and after every pair asks gate.ab.verdict for a verdict on
+the pooled change (the decision of a depth), stopping as soon as there is one. Head's throughput
 is cut by the true change (the sim's --sim-slowdown).
 
 Beside it, for the same noise:
@@ -22,7 +22,7 @@ Beside it, for the same noise:
 
 With ``--history-prior`` it prints issue 38's table instead: at pair spreads of 3% and 5% (the
 boot-to-boot noise set so that one pair's pooled change has that spread, within-boot 3%), the
-verdict with the runner's history as a prior for the pair spread (gate.ab_prior.estimate_with_prior)
+verdict with the runner's history as a prior for the pair spread (gate.ab.prior.estimate_with_prior)
 and without it (the verdict as it was), with the prior right and wrong by a factor of 2 either
 way: red over all looks, red at the first look (3 pairs), within 6 and within 12 pairs, each
 with its Monte-Carlo standard error.
@@ -47,11 +47,11 @@ from detection_study import (
 )
 from scipy import stats
 
-from pytest_specperf.gate.ab import outcome_of
-from pytest_specperf.gate.ab_advice import pairs_needed
-from pytest_specperf.gate.ab_pairs import AbSettings, BootPoint, Pair, estimate, pooled_change
-from pytest_specperf.gate.ab_prior import PRIOR_DATA_RATIO, PairPrior, estimate_with_prior
-from pytest_specperf.gate.ab_prior import PRIOR_DOF as PRIOR_DOF_SHOWN
+from pytest_specperf.gate.ab.estimate import AbSettings, BootPoint, Pair, estimate, pooled_change
+from pytest_specperf.gate.ab.prior import PRIOR_DATA_RATIO, PairPrior, estimate_with_prior
+from pytest_specperf.gate.ab.prior import PRIOR_DOF as PRIOR_DOF_SHOWN
+from pytest_specperf.gate.ab.undecided import pairs_needed
+from pytest_specperf.gate.ab.verdict import outcome_of
 from pytest_specperf.gate.decision import GateSettings
 
 CONCURRENCY = (1, 4, 16)

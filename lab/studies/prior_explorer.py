@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from pytest_specperf.gate.sequential import boundaries_for_spending
+from pytest_specperf.gate.ab.sequential import boundaries_for_spending
 
 ALPHA, BETA, MIN_EFFECT, MAX_PAIRS = 0.01, 0.05, 0.05, 12
 MARGIN = -math.log(1 - MIN_EFFECT)

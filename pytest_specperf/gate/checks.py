@@ -18,7 +18,14 @@ from pytest_specperf.results.acceptance import (
     accept_length_upper_bound,
     position_rate_upper_bounds,
 )
-from pytest_specperf.results.schema import DepthRun, PointMetrics, ServerSummary, Slo, Speedup
+from pytest_specperf.results.schema import (
+    DepthRun,
+    PointMetrics,
+    RateSearch,
+    ServerSummary,
+    Slo,
+    Speedup,
+)
 
 
 @dataclass(frozen=True)
@@ -130,3 +137,12 @@ def slo_capacity(run: DepthRun, baseline: Baseline, slo: Slo, path: Path) -> Out
     if baseline.slo_max_concurrency is None:
         return Outcome(skip=f"baseline {path} records no concurrency meeting the SLOs")
     return _failed(floors.slo_capacity_failure(run, baseline, path))
+
+
+def rate_capacity(
+    search: RateSearch, baseline: Baseline, slo: Slo | None, depth: int, path: Path
+) -> Outcome:
+    """The highest request rate meeting the SLOs, against the baseline's under the same SLOs."""
+    if baseline.slo_max_rate is None or baseline.slo != slo:
+        return Outcome(skip=f"baseline {path} records no SLO rate under these SLOs")
+    return _failed(floors.rate_capacity_failure(search, baseline, depth, path))

@@ -19,6 +19,7 @@ from pytest_specperf.results.formats import number, relative_change
 from pytest_specperf.results.schema import (
     DepthRun,
     PointMetrics,
+    RateSearch,
     ServerSummary,
     Slo,
     Speedup,
@@ -344,6 +345,25 @@ def goodput_failure(point: PointMetrics, baseline: Baseline, depth: int, path: P
         baseline.tolerance.throughput,
         f"steps={depth} C={point.concurrency}",
         path,
+    )
+
+
+def rate_capacity_failure(
+    search: RateSearch, baseline: Baseline, depth: int, path: Path
+) -> str | None:
+    """The highest request rate meeting the SLOs never falls below the baseline's less the
+    throughput tolerance (the search's own step is about 10%)."""
+    if baseline.slo_max_rate is None:
+        return None
+    least = floor(baseline.slo_max_rate, baseline.tolerance.throughput)
+    if search.max_rate is not None and search.max_rate >= least:
+        return None
+    found = "none met the SLOs" if search.max_rate is None else f"{search.max_rate:g}/s"
+    probes = ", ".join(f"{p.rate:g}/s {'met' if p.meets_slo else 'missed'}" for p in search.probes)
+    return (
+        f"steps={depth}: highest request rate meeting the SLOs {found} < floor "
+        f"{least:g}/s (baseline {baseline.slo_max_rate:g}/s - "
+        f"{baseline.tolerance.throughput:.0%}) [{path}]; probes: {probes}"
     )
 
 

@@ -6,7 +6,6 @@ with the reason, the others skip with its first line.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
@@ -14,17 +13,15 @@ import pytest
 
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.errors import SpecperfError
-from pytest_specperf.gate.ab import AbRun
-from pytest_specperf.gate.ab_prior import PairPrior
+from pytest_specperf.plugin.ab_gate import AbGate
 from pytest_specperf.plugin.benchmark import add_gate_figures, record_point
 from pytest_specperf.plugin.configure import server_gpus, worker_slot
 from pytest_specperf.plugin.gate import SpecperfGate
-from pytest_specperf.plugin.session import SpecperfRun
+from pytest_specperf.plugin.session import DepthVerdicts, SpecperfRun
 from pytest_specperf.plugin.terminal import live_progress
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RateSearch
-from pytest_specperf.results.spread import RunnerSpread
-from pytest_specperf.run.ab.comparison import ab_head_point, run_and_record_ab
-from pytest_specperf.run.ab.pairs import PriorLookup
+from pytest_specperf.run.ab.comparison import ab_head_point
+from pytest_specperf.run.ab.pairs import AbRun
 from pytest_specperf.run.depth_session import DepthSession
 from pytest_specperf.run.sampling import ServerDied
 
@@ -52,7 +49,8 @@ def specperf_concurrency(request: pytest.FixtureRequest) -> int:
 
 @pytest.fixture(scope="session")
 def specperf_session(request: pytest.FixtureRequest, specperf_depth: int) -> Iterator[DepthSession]:
-    """The server of one depth, booted once, torn down (whole process group) at the end.
+    """The server of one depth, booted once, torn down (whole process group) at the end; in
+    A/B mode, the depth's comparison, run here (SpecperfRun.start_depth) on fresh boots.
 
     A server that fails to boot does not raise here: the first test that uses the session
     fails with the reason, the others skip with its first line.
@@ -64,6 +62,7 @@ def specperf_session(request: pytest.FixtureRequest, specperf_depth: int) -> Ite
     session = DepthSession(settings, specperf_depth, run.store())
     session.observer = live_progress(config)
     run.sessions[specperf_depth] = session
+    run.verdicts[specperf_depth] = DepthVerdicts()
     keep_for_refine = settings.refine and not run.is_worker
     try:
         session.worker = worker_slot(config)
@@ -71,9 +70,8 @@ def specperf_session(request: pytest.FixtureRequest, specperf_depth: int) -> Ite
             session.gpus = server_gpus(config, run)
         except SpecperfError as exc:
             session.fail_run(str(exc))
-        if session.failure is None and not settings.ab_mode:  # A/B mode: fresh boots per pair
-            with contextlib.suppress(SpecperfError):  # kept in session.failure
-                session.open(fresh=fresh)
+        if session.failure is None:
+            run.start_depth(session, fresh=fresh)
         yield session
     finally:
         if keep_for_refine and session.failure is None:
@@ -82,14 +80,12 @@ def specperf_session(request: pytest.FixtureRequest, specperf_depth: int) -> Ite
             session.close()
 
 
-def _ab_run(config: pytest.Config, session: DepthSession) -> AbRun | None:
-    """A/B mode: the depth's comparison, run once (on first use); None outside A/B mode."""
+def _comparison(config: pytest.Config, session: DepthSession) -> AbRun | None:
+    """A/B mode: the depth's comparison, run when its session started; None outside A/B mode
+    (a session that failed before its comparison started stops its tests first)."""
     if not session.settings.ab_mode:
         return None
-    runs = _run(config).ab_runs
-    if session.depth not in runs:
-        runs[session.depth] = run_and_record_ab(session, _ab_prior(config, session))
-    return runs[session.depth]
+    return _run(config).ab_runs[session.depth]
 
 
 def _fail_or_skip(session: DepthSession, skip_verb: str) -> NoReturn:
@@ -116,8 +112,7 @@ def specperf_point(
     plugin/benchmark.py), completed with the gate's figures after the test.
     """
     _stop_if_failed(specperf_session, "not measured")
-    ab = _ab_run(request.config, specperf_session)
-    _stop_if_failed(specperf_session, "not measured")
+    ab = _comparison(request.config, specperf_session)
     try:
         point = (
             specperf_session.measure(specperf_concurrency)
@@ -202,8 +197,7 @@ def _benchmark_fixture(request: pytest.FixtureRequest) -> Any | None:
 def specperf_sweep(request: pytest.FixtureRequest, specperf_session: DepthSession) -> DepthRun:
     """Every planned point of this depth (measuring those not measured yet)."""
     _stop_if_failed(specperf_session, "not judged")
-    ab = _ab_run(request.config, specperf_session)
-    _stop_if_failed(specperf_session, "not judged")
+    ab = _comparison(request.config, specperf_session)
     if ab is not None and ab.head_run is not None:
         return ab.head_run
     run = specperf_session.measure_all()
@@ -213,51 +207,14 @@ def specperf_sweep(request: pytest.FixtureRequest, specperf_session: DepthSessio
 
 @pytest.fixture
 def specperf_gate(request: pytest.FixtureRequest, specperf_session: DepthSession) -> SpecperfGate:
-    """The checks; their figures become the test's user properties (JUnit <property>)."""
+    """The checks; their figures become the test's user properties (JUnit <property>). In A/B
+    mode an AbGate, which judges throughput against the base side."""
     _stop_if_failed(specperf_session, "not checked")
-    ab = _ab_run(request.config, specperf_session)
-    _stop_if_failed(specperf_session, "not checked")
-    runner = None if ab is not None else _runner_spread(request.config, specperf_session)
-    return SpecperfGate(specperf_session, request.node.user_properties, ab=ab, runner=runner)
-
-
-# -- issue 38: the history's spread between runs, handed to the gate as plain data ----------
-def _runner_spread(
-    config: pytest.Config, session: DepthSession, hardware: str | None = None
-) -> RunnerSpread | None:
-    """--specperf-history: the spread between this runner's earlier comparable runs of the
-    depth (None: no store, or too few such runs in it)."""
-    run = _run(config)
-    recorder = run.history
-    if recorder is None:
-        return None
-    from pytest_specperf.history.spread import depth_spread  # only with a store
-
-    key = (session.depth, hardware or session.hardware)
-    if key not in run.runner_spreads:
-        s = session.settings
-        run.runner_spreads[key] = depth_spread(
-            recorder.store,
-            profile=s.profile.name,
-            hardware=key[1],
-            backend=s.backend,
-            depth=session.depth,
-            workload=s.workload.key(),
-            concurrencies=set(s.concurrency),
-            exclude_run=run.run_id,
-            placement=s.server_cpu,
-        )
-    return run.runner_spreads[key]
-
-
-def _ab_prior(config: pytest.Config, session: DepthSession) -> PriorLookup | None:
-    """--specperf-history in A/B mode: the runner's pair spread, once the first boot has named
-    the hardware."""
-    if _run(config).history is None:
-        return None
-
-    def lookup(hardware: str) -> PairPrior | None:
-        found = _runner_spread(config, session, hardware)
-        return PairPrior.from_runner(found) if found is not None else None
-
-    return lookup
+    run = _run(request.config)
+    properties = request.node.user_properties
+    verdicts = run.verdicts[specperf_session.depth]
+    ab = _comparison(request.config, specperf_session)
+    if ab is not None:
+        return AbGate(specperf_session, ab, properties, verdicts)
+    runner = run.runner_spread(specperf_session)
+    return SpecperfGate(specperf_session, properties, verdicts, runner=runner)

@@ -4,26 +4,21 @@ Perf tests call these; every failure is one readable block (no traceback), every
 what to do about it. Each check also leaves its figures (measured, floor, baseline, interval)
 as the test's user properties, which ``--junitxml`` writes as ``<property>`` elements. In a
 recording run (``--specperf-update-baselines``) a check does not gate: the test passes with a
-``specperf.recorded`` property saying what was recorded (shown as RECORDED / R). In A/B mode
-the gate is an ``AbGate``: throughput is judged against the base side, and every check that
-needs a baseline file skips.
+``specperf.recorded`` property saying what was recorded (shown as RECORDED / R). A depth's
+verdicts are judged once, when a test first asks, and kept on the run's ``SpecperfRun``. In
+A/B mode the ``specperf_gate`` fixture makes an ``AbGate`` instead (plugin/ab_gate.py).
 """
 
 from __future__ import annotations
 
 import warnings
-import weakref
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.depth import CONTROL_DEPTH
-from pytest_specperf.gate import checks
-from pytest_specperf.gate import floors as gate
-from pytest_specperf.gate.ab import AbRun, PointSummary, change_percent
-from pytest_specperf.gate.ab_advice import undecided_advice
+from pytest_specperf.gate import checks, floors
 from pytest_specperf.gate.attribution import explain_verdicts
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
 from pytest_specperf.gate.checks import Outcome
@@ -34,10 +29,17 @@ from pytest_specperf.gate.decision import (
     points_to_confirm,
 )
 from pytest_specperf.measure import lossless
-from pytest_specperf.plugin.open_loop_gate import OpenLoopChecks
+from pytest_specperf.plugin.session import DepthVerdicts
 from pytest_specperf.plugin.terminal import RECORDED_PROPERTY
 from pytest_specperf.results.formats import count, number
-from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
+from pytest_specperf.results.schema import (
+    DepthRun,
+    Interval,
+    PointMetrics,
+    RateSearch,
+    RunResults,
+    Verdict,
+)
 from pytest_specperf.results.speculation_report import self_test_line
 from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.testbed import differs_line
@@ -79,10 +81,6 @@ class BaselineImprovement(UserWarning):
     """A figure is significantly better than its baseline: refresh it after review."""
 
 
-# The verdicts of each depth's session, decided once per run.
-_VERDICTS: weakref.WeakKeyDictionary[DepthSession, list[Verdict]] = weakref.WeakKeyDictionary()
-
-
 def _figure(value: float) -> float | int:
     return value if isinstance(value, int) else round(value, 3)
 
@@ -91,8 +89,10 @@ def interval_text(interval: Interval) -> str:
     return f"{interval.low:.3f}..{interval.high:.3f} ({interval.level:.0%} {interval.method})"
 
 
-class Figures:
+class TestProperties:
     """A check's figures, as the test's user properties (``record_property``'s list)."""
+
+    __test__ = False  # not a test class, whatever pytest's naming rules say
 
     def __init__(self, properties: list[tuple[str, object]]) -> None:
         self.properties = properties
@@ -154,28 +154,23 @@ def _skip_unless_judged(verdicts: list[Verdict]) -> None:
             pytest.skip(verdict.message)
 
 
-class SpecperfGate(OpenLoopChecks):
-    def __new__(cls, *args: Any, ab: AbRun | None = None, **kwargs: Any) -> SpecperfGate:
-        """``SpecperfGate(session, properties, ab=comparison)`` is an AbGate (A/B mode)."""
-        chosen = AbGate if ab is not None and cls is SpecperfGate else cls
-        return super().__new__(chosen)
-
+class SpecperfGate:
     def __init__(
         self,
         session: DepthSession,
         properties: list[tuple[str, object]] | None = None,
-        ab: AbRun | None = None,
+        depth_verdicts: DepthVerdicts | None = None,
         runner: RunnerSpread | None = None,
     ) -> None:
         """``properties``: where figures go (a test's ``user_properties``, as record_property);
-        ``ab``: in A/B mode, the depth's comparison (the gate is then an AbGate);
-        ``runner``: the spread between this runner's earlier runs, from --specperf-history
-        (issue 38), None without one."""
+        ``depth_verdicts``: where the depth's verdicts are kept once judged (the run's, on
+        ``SpecperfRun``; None: this gate's own); ``runner``: the spread between this runner's
+        earlier runs, from --specperf-history (issue 38), None without one."""
         self.session = session
         self.settings = session.settings
         self.properties = properties if properties is not None else []
-        self.figures: Figures = Figures(self.properties)
-        self.ab = ab
+        self.figures = TestProperties(self.properties)
+        self.depth_verdicts = depth_verdicts if depth_verdicts is not None else DepthVerdicts()
         self.runner = runner
 
     def _recording(self, what: str) -> bool:
@@ -202,16 +197,16 @@ class SpecperfGate(OpenLoopChecks):
                 f"record one with: {self._said()}"
             )
         run_backend = known_backend(self.settings, self.session.summary)
-        other = gate.backend_mismatch(run_backend, baseline)
+        other = floors.backend_mismatch(run_backend, baseline)
         if other:
             advice = other_backend_advice(
                 self.settings, (self.session.depth,), baseline, self.session.hardware, run_backend
             )
             pytest.fail(f"{other}: not comparable with {path}; {advice}", pytrace=False)
-        drift = gate.version_drift(self.session.summary, baseline)
+        drift = floors.version_drift(self.session.summary, baseline)
         if drift:
             warnings.warn(BaselineDriftWarning(drift), stacklevel=2)
-        mismatch = gate.workload_mismatch(self.settings.workload.key(), baseline)
+        mismatch = floors.workload_mismatch(self.settings.workload.key(), baseline)
         if mismatch:
             advice = not_comparable_advice(
                 self.settings, (self.session.depth,), baseline, self.session.hardware
@@ -220,7 +215,7 @@ class SpecperfGate(OpenLoopChecks):
         return path, baseline
 
     def require_success(self, point: PointMetrics) -> None:
-        message = gate.success_failure(point, self.settings.min_success_rate, self.session.depth)
+        message = floors.success_failure(point, self.settings.min_success_rate, self.session.depth)
         if message:
             pytest.fail(message, pytrace=False)
 
@@ -288,12 +283,12 @@ class SpecperfGate(OpenLoopChecks):
     def verdicts(self, path: Path, baseline: Baseline) -> list[Verdict]:
         """Every verdict of this depth, decided once (after every planned point is measured),
         with confirmation of borderline ones, and written into results.json."""
-        cached = _VERDICTS.get(self.session)
+        cached = self.depth_verdicts.closed_loop
         if cached is not None:
             return cached
         self.session.measure_all()
         points = [
-            gate.point_input(measured, baseline, self.runner)
+            floors.point_input(measured, baseline, self.runner)
             for concurrency in self.settings.concurrency
             if (measured := self.session.points.get(concurrency)) is not None
         ]
@@ -315,7 +310,7 @@ class SpecperfGate(OpenLoopChecks):
             positions=run.position_accept_rate,
             baseline_positions=baseline.position_accept_rate or (),
         )
-        _VERDICTS[self.session] = verdicts
+        self.depth_verdicts.closed_loop = verdicts
         depth = self.session.depth
 
         def record(results: RunResults) -> None:
@@ -332,7 +327,7 @@ class SpecperfGate(OpenLoopChecks):
             session.reboot()
         merged = {c: session.remeasure(c) for c in concurrencies}
         return {
-            c: Remeasured(gate.samples_by_metric(p), gate.boots_of(p), p.client_bound)
+            c: Remeasured(floors.samples_by_metric(p), floors.boots_of(p), p.client_bound)
             for c, p in merged.items()
         }
 
@@ -340,12 +335,12 @@ class SpecperfGate(OpenLoopChecks):
         unjudged = [v.message for v in verdicts if v.outcome == "unjudged"]
         if unjudged:
             pytest.fail("\n".join(dict.fromkeys(unjudged)), pytrace=False)
-        failures = gate.failure_lines(verdicts, point)
+        failures = floors.failure_lines(verdicts, point)
         # The machine first: a red on another runner than the baseline's may be the runner.
         testbed = _testbed_differs(self.session)
         if failures:
-            headlines = [gate.headline(v) for v in verdicts if v.outcome == "regression"]
-            advice = gate.what_to_do(
+            headlines = [floors.headline(v) for v in verdicts if v.outcome == "regression"]
+            advice = floors.what_to_do(
                 self.settings.out_dir / "report.md",
                 self._said(),
                 deliberate_slowdown(self.settings),
@@ -387,7 +382,7 @@ class SpecperfGate(OpenLoopChecks):
             self.figures.reference(
                 "accept_length",
                 baseline.accept_length,
-                gate.floor(baseline.accept_length, baseline.tolerance.accept_length),
+                floors.floor(baseline.accept_length, baseline.tolerance.accept_length),
             )
         _settle(
             checks.accept_length(
@@ -490,88 +485,81 @@ class SpecperfGate(OpenLoopChecks):
         path, baseline = self.baseline()
         _settle(checks.slo_capacity(run, baseline, self.settings.slo, path))
 
-
-class AbGate(SpecperfGate):
-    """A/B mode's gate: throughput judged against the base side (gate/ab.py); every check
-    that needs a baseline file skips."""
-
-    ab: AbRun
-
-    def baseline(self) -> tuple[Path, Baseline]:
-        pytest.skip(
-            "A/B mode: no baseline file is read; throughput is judged against the base "
-            "side (test_throughput_depth, test_throughput_floor)"
-        )
-
-    def require_throughput(self, point: PointMetrics) -> None:
-        self.figures.point(self.session.depth, point)
-        self._ab_point(point)
-
-    def require_depth_throughput(self, run: DepthRun) -> None:
+    # -- open-loop points: a trace replayed, --specperf-request-rate -------------------------
+    def require_open_throughput(self, point: PointMetrics) -> None:
+        """An open-loop point (``point.load``) is not a regression against the baseline's
+        point of the same load: judged as a closed-loop point is, its key the load."""
+        assert point.load is not None
         self.figures.record("depth", self.session.depth)
-        self._ab_depth()
-
-    def require_kv_capacity(self) -> None:
-        self.baseline()
-
-    def require_accept_length(self, run: DepthRun) -> None:
-        self.baseline()
-
-    def require_position_acceptance(self, run: DepthRun) -> None:
-        self.baseline()
-
-    def require_speedup(self) -> None:
-        self.baseline()
-
-    def require_lossless(self) -> None:
-        self.baseline()
-
-    def require_self_test(self) -> None:
-        self.baseline()
-
-    def _record_ab(self, summary: PointSummary) -> None:
-        change, low, high = change_percent(summary.estimate)
-        self.figures.record("ab.change", change)
-        self.figures.record("ab.change.low", low)
-        self.figures.record("ab.change.high", high)
-        self.figures.record("ab.base_median", summary.base_median)
-        self.figures.record("ab.head_median", summary.head_median)
-        self.figures.record("ab.why", summary.attribution.text())
-        self.figures.record("ab.pairs", len(self.ab.pairs))
-        self.figures.record("ab.server_seconds", round(self.ab.server_seconds, 1))
-
-    def _ab_point(self, point: PointMetrics) -> None:
-        """A/B mode: this point's change over the pairs, recorded; the verdict is the depth's
-        (test_throughput_depth): judging each point at the depth's alpha would add their
-        false alarms up."""
-        found = self.ab.last
-        summary = (
-            next((p for p in found.points if p.concurrency == point.concurrency), None)
-            if found is not None
-            else None
-        )
-        if summary is None:
-            pytest.skip(f"C={point.concurrency}: not measured on both sides of a pair")
-        self._record_ab(summary)
-
-    def _ab_depth(self) -> None:
-        """A/B mode: the depth's verdict: red on a regression or when undecided."""
-        found = self.ab.last
-        if self.ab.failure is not None or found is None:
-            pytest.fail(self.ab.failure or "A/B: no pair was measured", pytrace=False)
-        self._record_ab(found.pooled)
-        self.figures.record("ab.outcome", found.outcome)
-        line = (
-            f"{found.message(self.ab.settings.min_effect, self.ab.settings.beta)}; {self.ab.cost()}"
-        )
-        if found.outcome == "regression":
-            pytest.fail(line, pytrace=False)
-        if found.outcome in ("undecided", "continue"):
-            pytest.fail(
-                f"{line}: too noisy to tell a {self.ab.settings.min_effect:.0%} change from "
-                f"none in {self.ab.settings.max_pairs} pairs: "
-                f"{undecided_advice(self.ab.judged_pairs(), self.ab.settings)}",
-                pytrace=False,
+        self.figures.record("load", point.load)
+        self.figures.record("request_rate", point.request_rate)
+        self.figures.record("ok", point.ok)
+        self.figures.record("requests", point.requests)
+        for metric in ("agg_tok_s", "per_req_tok_s"):
+            self.figures.measured(metric, getattr(point, metric), point.intervals.get(metric))
+        if point.send_lag_s is not None:
+            self.figures.record("send_lag_p99_s", point.send_lag_s.p99)
+        if self._recording(
+            f"{point.load}: agg {number(point.agg_tok_s)} tok/s, "
+            f"per-req {number(point.per_req_tok_s)} tok/s, {point.ok}/{point.requests} ok"
+        ):
+            return
+        path, baseline = self.baseline()
+        if self.depth_verdicts.open_loop is None:
+            self.depth_verdicts.open_loop = judge_open_loop(
+                self.session, path, baseline, self._hint()
             )
-        if found.outcome == "improvement":
-            warnings.warn(BaselineImprovement(line), stacklevel=3)
+        verdicts = [v for v in self.depth_verdicts.open_loop if v.load == point.load]
+        _skip_unless_judged(verdicts)
+        for verdict in verdicts:
+            self.figures.reference(verdict.metric, verdict.baseline, verdict.floor)
+        self._fail_on(verdicts, point)
+
+    def require_rate_capacity(self, search: RateSearch) -> None:
+        """The highest request rate meeting the SLOs is not below the baseline's (under the
+        same SLOs), less the throughput tolerance: the search's own step is about 10%."""
+        self.figures.record("depth", self.session.depth)
+        self.figures.record("slo_max_rate", search.max_rate)
+        self.figures.record("slo_rate_probes", len(search.probes))
+        found = "none met the SLOs" if search.max_rate is None else f"{search.max_rate:g}/s"
+        if self._recording(f"highest rate meeting the SLOs {found}"):
+            return
+        path, baseline = self.baseline()
+        outcome = checks.rate_capacity(
+            search, baseline, self.settings.slo, self.session.depth, path
+        )
+        if outcome.skip is None and baseline.slo_max_rate is not None:
+            least = floors.floor(baseline.slo_max_rate, baseline.tolerance.throughput)
+            self.figures.reference("slo_max_rate", baseline.slo_max_rate, least)
+        _settle(outcome)
+
+
+def judge_open_loop(
+    session: DepthSession, path: Path, baseline: Baseline, refresh_hint: str
+) -> list[Verdict]:
+    """Every open-loop point of the depth judged together (one family of tests, as a depth's
+    closed-loop points; no pooled depth verdict, no re-measuring), once all are measured;
+    written into results.json beside the closed-loop verdicts."""
+    settings = session.settings
+    measured = [session.open_loop.measure(load) for load in settings.open_loads]
+    points = [floors.point_input(point, baseline) for point in measured]
+    verdicts = [
+        v
+        for v in judge_depth(
+            session.depth,
+            points,
+            GateSettings(alpha=settings.alpha, min_effect=settings.min_effect),
+            path=str(path),
+            refresh_hint=refresh_hint,
+        )
+        if v.load is not None
+    ]
+    depth = session.depth
+
+    def record(results: RunResults) -> None:
+        run = results.depth(depth)
+        if run is not None:
+            run.verdicts = [v for v in run.verdicts if v.load is None] + verdicts
+
+    session.store.update(record)
+    return verdicts

@@ -1,6 +1,7 @@
 """The run's one session object: registered at pytest_configure, it holds the run's state
-(settings, run id, the depths' sessions, A/B comparisons, what the end of the run said) and
-wires the signal policy (interrupts.py) into pytest's run.
+(settings, run id, the depths' sessions, their verdicts, A/B comparisons, what the end of the
+run said), starts each depth (its server booted, or in A/B mode its comparison run) and wires
+the signal policy (interrupts.py) into pytest's run.
 
 Like xdist's DSession or pytest-benchmark's BenchmarkSession: the hooks in ``__init__.py``
 find it with ``SpecperfRun.of(config)`` and ask it; the work itself is in run/.
@@ -8,7 +9,9 @@ find it with ``SpecperfRun.of(config)`` and ask it; the work itself is in run/.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Generator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,13 +19,16 @@ import pytest
 
 from pytest_specperf import interrupts
 from pytest_specperf.config.settings import Settings
-from pytest_specperf.gate.ab import AbRun
+from pytest_specperf.errors import SpecperfError
+from pytest_specperf.gate.ab.prior import PairPrior
 from pytest_specperf.gate.coverage import throughput_test_depth
 from pytest_specperf.plugin.benchmark import without_benchmark_banner
 from pytest_specperf.results.run_lock import OutDirLock
-from pytest_specperf.results.schema import RunResults
+from pytest_specperf.results.schema import RunResults, Verdict
 from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.store import ResultsStore, git_commit, new_run_id, start_time
+from pytest_specperf.run.ab.comparison import run_and_record_ab
+from pytest_specperf.run.ab.pairs import AbRun, PriorLookup
 from pytest_specperf.run.budget import RunEstimate
 from pytest_specperf.run.depth_session import DepthSession
 from pytest_specperf.server.gpus import PresentGpus
@@ -43,6 +49,15 @@ class EndLines:
         self.history: list[str] = []
         self.no_verdict: str | None = None  # red: a gate that judged nothing fails the run
         self.exploratory: str | None = None  # an exploratory run that judged nothing: said
+
+
+@dataclass
+class DepthVerdicts:
+    """One depth session's verdicts, each family judged once, when a test first asks
+    (plugin/gate.py): the closed-loop points and the depth pooled, and the open-loop points."""
+
+    closed_loop: list[Verdict] | None = None
+    open_loop: list[Verdict] | None = None
 
 
 class SpecperfRun:
@@ -75,6 +90,8 @@ class SpecperfRun:
         self.benchmark_output = True
         self.session: pytest.Session | None = None
         self.sessions: dict[int, DepthSession] = {}
+        # Each depth's verdicts, for the session in ``sessions`` (a new one judges anew).
+        self.verdicts: dict[int, DepthVerdicts] = {}
         # The depths whose throughput tests ran (reports reach the xdist controller too).
         self.gated_depths: set[int] = set()
         # --specperf-refine: sessions whose servers stay up until the boundaries are measured.
@@ -103,6 +120,51 @@ class SpecperfRun:
     def finished_results(self) -> RunResults | None:
         results = self.store().load()
         return results if results is not None and results.runs else None
+
+    def start_depth(self, session: DepthSession, *, fresh: bool) -> None:
+        """The depth's measuring begins: its server booted (or attached to), or in A/B mode
+        its comparison run to the verdict, fresh boots in pairs, and recorded. A failure is
+        kept in ``session.failure``: the first test that meets it fails with it."""
+        if not self.settings.ab_mode:
+            with contextlib.suppress(SpecperfError):
+                session.open(fresh=fresh)
+            return
+        prior = self._ab_prior(session) if self.history is not None else None
+        self.ab_runs[session.depth] = run_and_record_ab(session, prior)
+
+    def runner_spread(
+        self, session: DepthSession, hardware: str | None = None
+    ) -> RunnerSpread | None:
+        """--specperf-history: the spread between this runner's earlier comparable runs of the
+        depth (None: no store, or too few such runs in it)."""
+        if self.history is None:
+            return None
+        from pytest_specperf.history.spread import depth_spread  # only with a store
+
+        key = (session.depth, hardware or session.hardware)
+        if key not in self.runner_spreads:
+            s = session.settings
+            self.runner_spreads[key] = depth_spread(
+                self.history.store,
+                profile=s.profile.name,
+                hardware=key[1],
+                backend=s.backend,
+                depth=session.depth,
+                workload=s.workload.key(),
+                concurrencies=set(s.concurrency),
+                exclude_run=self.run_id,
+                placement=s.server_cpu,
+            )
+        return self.runner_spreads[key]
+
+    def _ab_prior(self, session: DepthSession) -> PriorLookup:
+        """The runner's pair spread as A/B's prior, once the first boot names the hardware."""
+
+        def lookup(hardware: str) -> PairPrior | None:
+            found = self.runner_spread(session, hardware)
+            return PairPrior.from_runner(found) if found is not None else None
+
+        return lookup
 
     # -- hooks: the signal policy, the gated depths, the header ---------------------------
     def pytest_sessionstart(self, session: pytest.Session) -> None:

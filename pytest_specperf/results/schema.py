@@ -459,7 +459,7 @@ class Recommendation(msgspec.Struct, kw_only=True):
 class AbChange(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A/B mode: one point's change head / base over the pairs of boots (concurrency None:
     the depth pooled), as fractions (-0.05: head 5% slower), with the interval over pairs and
-    its split into acceptance and step time (gate/ab.py, gate/attribution.py)."""
+    its split into acceptance and step time (gate/ab/verdict.py, gate/attribution.py)."""
 
     concurrency: int | None = None
     base_median: float | None = None
@@ -473,7 +473,7 @@ class AbChange(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class AbPair(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """A/B mode: one pair of boots, pooled over its points (gate/ab.py, pair_record), as
+    """A/B mode: one pair of boots, pooled over its points (gate/ab/verdict.py, pair_record), as
     fractions: its change head / base and that change's acceptance and step-time parts."""
 
     pair: int  # 1: the first pair booted
@@ -487,7 +487,7 @@ class AbPair(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class AbStall(msgspec.Struct, kw_only=True):
-    """A/B mode: one sample far slower than its boot's other samples (gate/ab_stalls.py)."""
+    """A/B mode: one sample far slower than its boot's other samples (gate/ab/stalls.py)."""
 
     pair: int
     side: str  # base or head
@@ -498,7 +498,7 @@ class AbStall(msgspec.Struct, kw_only=True):
 
 
 class AbComparison(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """A/B mode: one depth's comparison of base and head, booted in pairs (ab_suite.py)."""
+    """A/B mode: one depth's comparison of base and head, booted in pairs (run/ab/)."""
 
     depth: int
     # regression, improvement, no-regression, undecided, failed (a boot failed: see message),
@@ -521,7 +521,7 @@ class AbComparison(msgspec.Struct, kw_only=True, omit_defaults=True):
     # the last look; and which of the pooled change's intervals decided there, in words.
     interval_level: float | None = None
     decided_by: str = ""
-    # Stalled samples (gate/ab_stalls.py): those left out of the figures (the pairs' changes
+    # Stalled samples (gate/ab/stalls.py): those left out of the figures (the pairs' changes
     # above are without them) and those of head kept in them; the boots' own results keep
     # every sample.
     stalls: list[AbStall] = []

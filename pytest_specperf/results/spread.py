@@ -2,7 +2,7 @@
 
 The history store (history/spread.py) reads earlier complete runs of one profile, hardware key,
 workload and depth; this module turns their figures into one spread and carries it to the gate
-(gate/decision.py, gate/ab.py), which never imports history/. Pure: no I/O.
+(gate/decision.py, gate/ab/), which never imports history/. Pure: no I/O.
 
 Robust to a single bad night: a run's level is the median over its points of log(figure /
 that point's median over the runs), and the spread is the median absolute deviation of the

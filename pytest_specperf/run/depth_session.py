@@ -8,6 +8,7 @@ it. Its collaborators each do one job: ``Sampler`` (run/sampling.py) takes the s
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from pytest_specperf import interrupts
@@ -333,28 +334,14 @@ class DepthSession:
         this sample is the point's last, so recording it marks the point measured. Recording
         is one step for a Ctrl-C: results.json and the session agree on what was measured, so
         an interruption names the right point."""
-        target = self._target()
-        try:
-            self._warm_up_boot(target, concurrency)
-        except KeyboardInterrupt as exc:
-            self.interrupt(exc)
-            raise
-        finally:
-            self.activity = None
-        self.activity = label
-        try:
+        with self.sampling(label, warm_up_at=concurrency) as target:
             sample, durations = self.sampler.sample(
                 target, concurrency, self.observer, refined=refined
             )
-        except KeyboardInterrupt as exc:
-            self.interrupt(exc)
-            raise
-        finally:
-            self.activity = None
         earlier = self.points.get(concurrency)
         point = merge_samples([earlier, sample]) if earlier is not None else sample
         succeeded = f"; {sample.ok}/{sample.requests} requests had succeeded"
-        self._check_alive(label + succeeded, settle_after(sample), point)
+        self.check_alive(label + succeeded, settle_after(sample), point)
         with interrupts.deferred():
             self.points[concurrency] = point
             self.request_e2e_s.setdefault(concurrency, []).extend(durations)
@@ -362,6 +349,23 @@ class DepthSession:
             if completes:
                 self.complete.add(concurrency)
         return point
+
+    @contextlib.contextmanager
+    def sampling(self, label: str, *, warm_up_at: int) -> Iterator[Target]:
+        """One sample on the current boot, closed-loop or open-loop (run/open_loop.py): the
+        server to send it to, the boot warmed up first (at concurrency ``warm_up_at``, if it
+        was not yet), ``label`` the session's activity while it runs; a Ctrl-C meanwhile is
+        recorded as the run's failure. The caller checks the server lived (``check_alive``)."""
+        target = self._target()
+        try:
+            self._warm_up_boot(target, warm_up_at)
+            self.activity = label
+            yield target
+        except KeyboardInterrupt as exc:
+            self.interrupt(exc)
+            raise
+        finally:
+            self.activity = None
 
     def _target(self) -> Target:
         assert self.base_url is not None, "open() first"
@@ -376,9 +380,9 @@ class DepthSession:
         self.activity = doing
         warmup = self.sampler.warm_up(target, concurrency)
         self.record.warmup(warmup, self.hardware)
-        self._check_alive(doing, settle_after_warmup(warmup))
+        self.check_alive(doing, settle_after_warmup(warmup))
 
-    def _check_alive(self, doing: str, settle_s: float, point: PointMetrics | None = None) -> None:
+    def check_alive(self, doing: str, settle_s: float, point: PointMetrics | None = None) -> None:
         """ServerDied (recorded as the run's failure, with the log's tail) if the server this
         session started exited while ``doing``."""
         if self.server is None or self.server.alive(settle_s):

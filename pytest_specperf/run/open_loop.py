@@ -2,11 +2,13 @@
 search: each request sent at its scheduled time (measure/openloop.py), on the depth's server.
 
 ``OpenLoopPoints`` is a collaborator of ``DepthSession`` (``session.open_loop``): it measures
-on the session's server and records into the session's results.json.
+on the session's current boot through the session's public ``sampling`` and ``check_alive``,
+as the session's own closed-loop samples do, and records into the session's results.json.
 """
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from pytest_specperf import interrupts
@@ -30,33 +32,29 @@ from pytest_specperf.run.run_record import RunRecord
 from pytest_specperf.run.sampling import ServerGone, Target, settle_after
 
 
-class OpenLoopHost(Protocol):
-    """What of its depth's session the open-loop points use (run/depth_session.py)."""
+class MeasuringSession(Protocol):
+    """The public side of DepthSession (run/depth_session.py) that its open-loop points use,
+    named here because the session module imports this one."""
 
     settings: Settings
     depth: int
     failure: str | None
     boot: int
     hardware: str
-    activity: str | None
     store: ResultsStore
     record: RunRecord
 
-    def _target(self) -> Target: ...
+    def sampling(self, label: str, *, warm_up_at: int) -> AbstractContextManager[Target]: ...
 
-    def _warm_up_boot(self, target: Target, concurrency: int) -> None: ...
-
-    def _check_alive(
+    def check_alive(
         self, doing: str, settle_s: float, point: PointMetrics | None = None
     ) -> None: ...
-
-    def interrupt(self, exc: BaseException) -> None: ...
 
 
 class OpenLoopPoints:
     """The open-loop points of one depth by load, those measured in full, the rate search."""
 
-    def __init__(self, session: OpenLoopHost, repeats: int) -> None:
+    def __init__(self, session: MeasuringSession, repeats: int) -> None:
         self.session = session
         self.repeats = repeats
         self.points: dict[str, PointMetrics] = {}
@@ -103,10 +101,7 @@ class OpenLoopPoints:
         """One sample of an open-loop schedule, merged into the point's earlier ones."""
         session = self.session
         s = session.settings
-        target = session._target()
-        try:
-            session._warm_up_boot(target, min(s.concurrency))
-            session.activity = label
+        with session.sampling(label, warm_up_at=min(s.concurrency)) as target:
             sample = event_loop.run(
                 measure_open_point(
                     target.base_url,
@@ -118,11 +113,6 @@ class OpenLoopPoints:
                     slo=s.slo,
                 )
             )
-        except KeyboardInterrupt as exc:
-            session.interrupt(exc)
-            raise
-        finally:
-            session.activity = None
         sample.boot = session.boot
         sample.position_accept_rate = position_accept_rates(
             sample.accept_histogram, session.depth or None
@@ -130,7 +120,7 @@ class OpenLoopPoints:
         earlier = self.points.get(load)
         point = merge_samples([earlier, sample]) if earlier is not None else sample
         succeeded = f"; {sample.ok}/{sample.requests} requests had succeeded"
-        session._check_alive(label + succeeded, settle_after(sample))
+        session.check_alive(label + succeeded, settle_after(sample))
         return point
 
     def search_rate(self) -> RateSearch | None:

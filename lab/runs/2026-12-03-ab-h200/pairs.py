@@ -6,8 +6,8 @@ boot's results.json.
 
 For every pair: each side's boot level (mean log agg tok/s over C = 1, 4, 16, as a change
 from the phase's first base boot), the spread of the repeats inside each boot, and the pair's
-pooled change head/base as the A/B gate computes it (gate/ab.py, pooled_change); then
-what an undecided verdict on those pairs now advises (gate/ab_advice.py, undecided_advice).
+pooled change head/base as the A/B gate computes it (gate/ab/estimate.py, pooled_change); then
+what an undecided verdict on those pairs now advises (gate/ab/undecided.py, undecided_advice).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import msgspec
 
-from pytest_specperf.gate.ab_advice import undecided_advice
-from pytest_specperf.gate.ab_pairs import AbSettings, Pair, boot_point, pooled_change
+from pytest_specperf.gate.ab.estimate import AbSettings, Pair, boot_point, pooled_change
+from pytest_specperf.gate.ab.undecided import undecided_advice
 from pytest_specperf.results.schema import RunResults
 
 HERE = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent

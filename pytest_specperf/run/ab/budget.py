@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pytest_specperf.config.settings import BaseSide, Settings
-from pytest_specperf.gate.ab_pairs import AbSettings
+from pytest_specperf.gate.ab.estimate import AbSettings
 from pytest_specperf.run.shape import RunShape
 
 # The A/B gate's first look: no depth decides in fewer pairs.

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from pytest_specperf.gate.ab import AbRun
 from pytest_specperf.results.schema import PointMetrics, RunResults
 from pytest_specperf.run.ab.boots import measure_pair
-from pytest_specperf.run.ab.pairs import PriorLookup, run_ab
+from pytest_specperf.run.ab.pairs import AbRun, PriorLookup, run_ab
 from pytest_specperf.run.depth_session import DepthSession
 
 

@@ -1,23 +1,32 @@
-"""A/B mode's pairs: base and head booted in pairs on this runner, until gate/ab.py decides.
+"""A/B mode's pairs: base and head booted in pairs on this runner, until gate/ab/ decides;
+``AbRun``, the comparison as it stands.
 
 One depth at a time. Boots alternate in a drift-cancelling order (base, head, head, base,
 base, head, ...: ABBA), each a fresh server measuring every planned point R times,
-interleaved; after each pair gate.ab.look judges the pairs so far, and the comparison stops
-as soon as it is decided (or at --specperf-ab-max-pairs). How a pair is booted and measured
-is the caller's (``MeasurePair``: run/ab/boots.py, or a fake in the tests).
+interleaved; after each pair gate/ab/verdict.py's ``look`` judges the pairs so far, and the
+comparison stops as soon as it is decided (or at --specperf-ab-max-pairs). How a pair is
+booted and measured is the caller's (``MeasurePair``: run/ab/boots.py, or a fake in the tests).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from pytest_specperf import interrupts
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.errors import SpecperfError
-from pytest_specperf.gate.ab import AbRun, look
-from pytest_specperf.gate.ab_pairs import AbSettings, Pair, boot_points
-from pytest_specperf.gate.ab_prior import PairPrior
-from pytest_specperf.results.schema import DepthRun
+from pytest_specperf.gate.ab.estimate import AbSettings, Pair, boot_points
+from pytest_specperf.gate.ab.prior import PairPrior
+from pytest_specperf.gate.ab.verdict import (
+    AbLook,
+    change_record,
+    decided_by,
+    look,
+    pair_record,
+    stall_records,
+)
+from pytest_specperf.results.schema import AbComparison, DepthRun
 
 Side = str  # "base" | "head"
 
@@ -27,6 +36,89 @@ MeasurePair = Callable[[int, tuple[Side, Side]], tuple[dict[Side, DepthRun], flo
 
 # issue 38: the runner's history as a prior, looked up by the hardware key of the first boot.
 PriorLookup = Callable[[str], PairPrior | None]
+
+
+@dataclass
+class AbRun:
+    """One depth's A/B comparison as it stands: the pairs, the last look, what it cost."""
+
+    depth: int
+    settings: AbSettings
+    pairs: list[Pair] = field(default_factory=list)
+    last: AbLook | None = None
+    # Seconds the servers were up (boot, measuring, stop): times each server's GPUs, if any,
+    # the GPU-seconds (results/ab_comment.py server_cost).
+    server_seconds: float = 0.0
+    # The sides in the order they were booted ("base", "head", "head", "base", ...).
+    boots: list[str] = field(default_factory=list)
+    # The latest head boot's run: the points the per-point tests see.
+    head_run: DepthRun | None = None
+    failure: str | None = None
+    # Set when a signal ended the comparison: what it was doing, how many pairs it had.
+    interrupted: str | None = None
+    # The runner's history as a prior for the pair spread (None: no --specperf-history, or
+    # too few comparable runs in it).
+    prior: PairPrior | None = None
+
+    def judged_pairs(self) -> list[Pair]:
+        """The pairs as the last look judged them (stalled samples left out)."""
+        return list(self.last.judged_pairs) if self.last is not None else list(self.pairs)
+
+    def cost(self) -> str:
+        return (
+            f"{len(self.pairs)} pair(s), {len(self.boots)} boots "
+            f"({' '.join(side[0].upper() for side in self.boots)}), "
+            f"{self.server_seconds:,.0f} server-seconds"
+        )
+
+    def summary_lines(self) -> list[str]:
+        """The verdict, then each point's change and why, then what it cost."""
+        if self.last is None:
+            return [self.failure or f"steps={self.depth} A/B: no pair was measured"]
+        lines = [self.last.message(self.settings.min_effect, self.settings.beta)]
+        for point in self.last.points:
+            lines.append(
+                f"  C={point.concurrency}: base {point.base_median or 0:,.1f} -> head "
+                f"{point.head_median or 0:,.1f} tok/s (medians); {point.attribution.text()}"
+            )
+        lines.append(f"  cost: {self.cost()}")
+        if self.failure is not None:
+            lines.append(f"  {self.failure}")
+        return lines
+
+    def comparison(self) -> AbComparison:
+        """What results.json keeps of this comparison."""
+        found = self.last
+        if self.interrupted is not None:
+            outcome: str = "interrupted"
+            message = self.interrupted + (
+                f"; at the last look: {found.message(self.settings.min_effect, self.settings.beta)}"
+                if found is not None
+                else ""
+            )
+        else:
+            outcome = "failed" if self.failure is not None or found is None else found.outcome
+            message = " ".join(self.summary_lines()[:1])
+        return AbComparison(
+            depth=self.depth,
+            outcome=outcome,
+            pairs=len(self.pairs),
+            boots=list(self.boots),
+            server_seconds=round(self.server_seconds, 1),
+            min_effect=self.settings.min_effect,
+            alpha=self.settings.alpha,
+            message=message,
+            interval_level=1 - 2 * self.settings.alpha,
+            decided_by=decided_by(found, self.settings) if found is not None else "",
+            pooled=change_record(found.pooled) if found is not None else None,
+            points=[change_record(p) for p in found.points] if found is not None else [],
+            pair_changes=[
+                record
+                for number, pair in enumerate(self.judged_pairs(), start=1)
+                if (record := pair_record(number, pair)) is not None
+            ],
+            stalls=stall_records(found.stalls) if found is not None else [],
+        )
 
 
 def boot_order(pair: int) -> tuple[Side, Side]:

@@ -94,7 +94,7 @@ def test_promote_writes_the_baseline_of_the_runs_key(
 
 
 def ab_comparison(outcome: str, change: float) -> AbComparison:
-    """steps=3's A/B comparison as gate/ab.py records it: 3 pairs, head / base ``change``."""
+    """steps=3's A/B comparison as run/ab/ records it: 3 pairs, head / base ``change``."""
     return AbComparison(
         depth=3,
         outcome=outcome,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_specperf.gate.ab_prior import PairPrior
+from pytest_specperf.gate.ab.prior import PairPrior
 from pytest_specperf.history.rows import RunContext
 from pytest_specperf.history.spread import depth_spread
 from pytest_specperf.history.store import HistoryStore

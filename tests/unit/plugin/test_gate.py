@@ -61,43 +61,6 @@ def test_confirmation_stays_in_the_boot_of_a_server_it_did_not_launch() -> None:
     assert session.reboots == 0
 
 
-def test_ab_mode_fails_the_depth_with_the_verdict_and_records_the_change(tmp_path: Any) -> None:
-    """A/B mode: the depth test fails on a regression, saying why, and the JUnit properties
-    carry the change, its interval, the pairs and the server-seconds."""
-    import math
-    import random
-
-    from pytest_specperf.config.settings import build_settings
-    from pytest_specperf.results.schema import DepthRun
-    from pytest_specperf.run.ab.pairs import run_ab
-
-    values = {"backend": "sim", "concurrency": "1,4", "base_server_arg": ["--sim-seed=1"]}
-    settings = build_settings(lambda key: values.get(key), tmp_path)
-    rng = random.Random(3)
-
-    def measure(pair: int, order: tuple[str, str]) -> tuple[dict[str, DepthRun], float]:
-        runs = {}
-        for side in order:
-            factor = math.exp(rng.gauss(0, 0.01)) * (0.9 if side == "head" else 1.0)
-            point = _sample(400.0 * factor, 0)
-            point.accept_length = 3.0
-            runs[side] = DepthRun(
-                depth=3, profile="p", backend="sim", hardware="h", workload={}, points=[point]
-            )
-        return runs, 30.0
-
-    ab = run_ab(settings, 3, measure=measure)
-    session = SimpleNamespace(settings=settings, depth=3)
-    properties: list[tuple[str, object]] = []
-    gate = SpecperfGate(cast(DepthSession, session), properties, ab=ab)
-    with pytest.raises(pytest.fail.Exception, match=r"A/B: REGRESSION \(moved by step time\)"):
-        gate._ab_depth()
-    recorded = dict(properties)
-    assert recorded["specperf.ab.outcome"] == "regression"
-    assert recorded["specperf.ab.pairs"] == 3 and recorded["specperf.ab.server_seconds"] == 90.0
-    assert -0.12 < float(recorded["specperf.ab.change"]) < -0.08  # type: ignore[arg-type]
-
-
 def _gate_against(tmp_path: Any, recorded_on: str) -> SpecperfGate:
     """A sim run's gate at steps=3, whose baseline file was recorded on ``recorded_on``."""
     from pytest_specperf.config.settings import build_settings

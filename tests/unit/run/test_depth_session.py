@@ -326,3 +326,19 @@ def test_a_server_that_dies_during_the_warmup_fails_the_run_before_any_sample(
         depth.measure(1)
     assert recorder.calls == []
     assert depth.run_snapshot().status == "failed"
+
+
+def test_a_sample_on_the_boot_names_its_activity_and_an_interrupt_in_it_fails_the_run(
+    tmp_path: Path,
+) -> None:
+    """sampling(), the way onto the current boot that the open-loop points share with the
+    session's own samples: the activity while it runs, a Ctrl-C in it recorded."""
+    depth = session(tmp_path, warmup_rounds="0")
+    with depth.sampling("measuring rate=4", warm_up_at=1) as target:
+        assert target.base_url == "http://127.0.0.1:1"
+        assert depth.activity == "measuring rate=4"
+    assert depth.activity is None and depth.failure is None
+    with pytest.raises(KeyboardInterrupt), depth.sampling("measuring rate=4", warm_up_at=1):
+        raise KeyboardInterrupt
+    assert depth.failure == "interrupted (Ctrl-C / SIGINT) while measuring rate=4"
+    assert depth.activity is None

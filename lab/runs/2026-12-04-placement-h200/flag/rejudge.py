@@ -14,8 +14,8 @@ from pathlib import Path
 
 import msgspec
 
-from pytest_specperf.gate.ab import look
-from pytest_specperf.gate.ab_pairs import AbSettings, Pair, boot_point
+from pytest_specperf.gate.ab.estimate import AbSettings, Pair, boot_point
+from pytest_specperf.gate.ab.verdict import look
 from pytest_specperf.results.acceptance import position_accept_rates
 from pytest_specperf.results.schema import RunResults
 

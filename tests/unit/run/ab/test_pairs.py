@@ -1,5 +1,5 @@
-"""run/ab/pairs.py (and boots.py's base side): pairs of boots in ABBA order until gate/ab.py
-decides (boots replaced by fakes)."""
+"""run/ab/pairs.py (and boots.py's base side): pairs of boots in ABBA order until gate/ab/
+decides, and the comparison as results.json keeps it (boots replaced by fakes)."""
 
 from __future__ import annotations
 
@@ -92,6 +92,14 @@ def test_a_clear_regression_stops_at_the_first_look_and_counts_its_cost(tmp_path
     assert found.last is not None and found.last.outcome == "regression"
     assert len(found.pairs) == 3 and found.server_seconds == 60.0
     assert found.boots == ["base", "head", "head", "base", "base", "head"]
+
+
+def test_the_record_keeps_every_pair_in_boot_order(tmp_path: Path) -> None:
+    boots = FakeBoots(-0.10)
+    found = run_ab(settings(tmp_path, base_server_arg=["--sim-seed=1"]), 3, measure=boots)
+    kept = found.comparison().pair_changes
+    assert [p.pair for p in kept] == [1, 2, 3]
+    assert all(p.change < 0 for p in kept)
 
 
 def test_no_change_is_no_regression(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """A/B mode's advice when a comparison ends undecided: where the noise is (between boots or
 inside them), how many pairs a verdict would need, the effect the pairs could detect, a
-CPU-bound server's vCPU lottery. Pure, over gate/ab.py's pairs.
+CPU-bound server's vCPU lottery. Pure, over the pairs of estimate.py.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_specperf.gate.ab_pairs import AbSettings, Pair, core_speeds, pooled_change
+from pytest_specperf.gate.ab.estimate import AbSettings, Pair, core_speeds, pooled_change
 from pytest_specperf.results.formats import core_speeds_note, counted
 from pytest_specperf.results.schema import CPU_BOUND_MEANING, follows_its_core
 from pytest_specperf.results.stats import log_sd

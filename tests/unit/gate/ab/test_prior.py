@@ -1,4 +1,4 @@
-"""gate/ab_prior.py (and gate/ab.py's look with it), the runner's history: the pieces of the
+"""gate/ab/prior.py (and gate/ab/verdict.py's look with it), the runner's history: the pieces of the
 pooled model and its prior."""
 
 from __future__ import annotations
@@ -8,9 +8,8 @@ import random
 
 import pytest
 
-from pytest_specperf.gate.ab import decided_by, look, outcome_of
-from pytest_specperf.gate.ab_pairs import AbSettings, BootPoint, Pair, estimate, pooled_change
-from pytest_specperf.gate.ab_prior import (
+from pytest_specperf.gate.ab.estimate import AbSettings, BootPoint, Pair, estimate, pooled_change
+from pytest_specperf.gate.ab.prior import (
     PRIOR_DATA_RATIO,
     PRIOR_DOF,
     PairPrior,
@@ -19,7 +18,8 @@ from pytest_specperf.gate.ab_prior import (
     prior_looks,
     prior_weight,
 )
-from pytest_specperf.gate.sequential import scheduled_t_multiplier, spent, z_boundaries
+from pytest_specperf.gate.ab.sequential import scheduled_t_multiplier, spent, z_boundaries
+from pytest_specperf.gate.ab.verdict import decided_by, look, outcome_of
 from pytest_specperf.results.spread import RunnerSpread
 
 

@@ -14,7 +14,7 @@ probability of each look is found by numerical integration over the paths that h
 crossed before (the Armitage-McPherson-Rowe recursion). The A/B gate estimates the
 boot-to-boot variance from the pairs themselves, so each look's normal boundary is turned
 into a Student t boundary with n - 1 degrees of freedom at the same nominal tail
-probability; lab/studies/ab_study.py measures the error rates that result.
+probability; docs/explanation/ab-gating.md gives the error rates that result, measured.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def boundaries_for_spending(
     level: float, fractions: tuple[float, ...], spend: Callable[[float], float]
 ) -> tuple[float, ...]:
     """z_boundaries for any spending function: ``spend(t)`` is the two-sided error spent by
-    information fraction t (spend(1) = level); lab/studies/prior_explorer.py tries others."""
+    information fraction t (spend(1) = level), so that other spending functions can be tried."""
     from scipy import optimize, stats
 
     if not 0 < level < 1:

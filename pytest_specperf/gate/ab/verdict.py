@@ -1,13 +1,6 @@
-"""A/B gating: base and head booted in pairs on one runner, judged after every pair.
+"""A/B mode's verdict: the look after every pair, and every figure behind it.
 
-Pure functions, no I/O, no pytest, no server. The unit of analysis is the pair of boots
-(one base boot, one head boot, measured back to back): in each pair and for each point, the
-change is the mean log tok/s of head's repeats less base's; pooled per depth, it is the mean
-of the points' changes. Over pairs these changes are independent draws, so their spread *is*
-the boot-to-boot noise (plus what is left of the within-boot noise): it is measured, never
-assumed, and an interval over pairs carries it.
-
-After every pair from the second on, a group-sequential look (gate/sequential.py) decides:
+After every pair from the first look on, a group-sequential look (sequential.py) decides:
 
 - **regression** / **improvement**: the ``2 alpha`` repeated interval lies wholly below /
   above zero. With no change this happens at most ``alpha`` of the time on each side;
@@ -17,21 +10,20 @@ After every pair from the second on, a group-sequential look (gate/sequential.py
   happens at most ``beta`` of the time (so a regression of that size is caught with
   probability 1 - beta; if the pairs run out first it is "undecided", not "no-regression").
   Only the slow side is bounded: a gate need not rule out a large improvement before it
-  passes, and bounding both sides (an equivalence test) took about half again as many pairs
-  with no change (lab/studies/ab_study.py, docs/explanation/ab-gating.md);
+  passes, and bounding both sides (an equivalence test) took more pairs with no change;
 - else another pair, up to ``max_pairs``; then **undecided**.
 
 A change that is statistically clear is called once it is at least half the minimum effect:
 base and head ran on one runner in alternating boots, so a clear -3% is the code's -3% (the
 baseline gate, which compares with another day's machine, lets such changes through
-instead). A clear change smaller than that (the simulator's A/A with two seeds read -0.5%
-[-1.1, -0.0] and went red before this rule) is real but fails no build: head and base are
-never byte-for-byte the same server. The minimum effect sets what "no-regression" must rule out,
-and so the detection promise: a change of that size is caught with probability 1 - beta.
+instead). A clear change smaller than that is real but fails no build: head and base are
+never byte-for-byte the same server, and an A/A of two simulator seeds read such a change.
+The minimum effect sets what "no-regression" must rule out, and so the detection promise: a
+change of that size is caught with probability 1 - beta.
 
 Repeated intervals hold whatever the stopping rule, so looking after every pair costs nothing
-in error rate beyond what the spending function charges; lab/studies/ab_study.py measures it
-(docs/explanation/ab-gating.md).
+in error rate beyond what the spending function charges (docs/explanation/ab-gating.md has
+the measured error rates).
 """
 
 from __future__ import annotations
@@ -41,7 +33,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pytest_specperf.gate.ab_pairs import (
+from pytest_specperf.gate.ab.estimate import (
     AbOutcome,
     AbSettings,
     BootPoint,
@@ -53,17 +45,17 @@ from pytest_specperf.gate.ab_pairs import (
     point_change,
     pooled_change,
 )
-from pytest_specperf.gate.ab_prior import (
+from pytest_specperf.gate.ab.prior import (
     PRIOR_SPENDING,
     PairPrior,
     PriorEstimate,
     estimate_with_prior,
     prior_looks,
 )
-from pytest_specperf.gate.ab_stalls import Stalls, without_stalls
+from pytest_specperf.gate.ab.stalls import Stalls, without_stalls
 from pytest_specperf.gate.attribution import Attribution, Part, moved_position, percent
 from pytest_specperf.results.formats import change_interval, counted, ratio_of, relative_change
-from pytest_specperf.results.schema import AbChange, AbComparison, AbPair, AbStall, DepthRun
+from pytest_specperf.results.schema import AbChange, AbPair, AbStall
 
 
 def outcome_of(pooled: Estimate, settings: AbSettings) -> AbOutcome:
@@ -101,7 +93,7 @@ class AbLook:
     points: list[PointSummary] = field(default_factory=list)
     prior: PairPrior | None = None
     prior_estimate: PriorEstimate | None = None
-    # Stalled samples, left out or kept (gate/ab_stalls.py), and the pairs as judged.
+    # Stalled samples, left out or kept (stalls.py), and the pairs as judged.
     stalls: Stalls = field(default_factory=Stalls)
     judged_pairs: tuple[Pair, ...] = ()
 
@@ -209,7 +201,7 @@ def look(
 ) -> AbLook:
     """The state of the comparison after ``pairs``: the decision and every figure behind it;
     with ``prior`` (the runner's history), the pooled change is judged by
-    :func:`estimate_with_prior`. A sample that stalled is left out first (gate/ab_stalls.py)."""
+    :func:`estimate_with_prior`. A sample that stalled is left out first (stalls.py)."""
     judged, stalls = without_stalls(pairs, settings.min_effect)
     with_change = [p for p in judged if pooled_change(p) is not None]
     pooled_changes = [c for c in (pooled_change(p) for p in with_change) if c is not None]
@@ -311,90 +303,7 @@ def change_percent(value: Estimate) -> tuple[float, float | None, float | None]:
     )
 
 
-@dataclass
-class AbRun:
-    """One depth's A/B comparison as it stands: the pairs, the last look, what it cost."""
-
-    depth: int
-    settings: AbSettings
-    pairs: list[Pair] = field(default_factory=list)
-    last: AbLook | None = None
-    # Seconds the servers were up (boot, measuring, stop): times each server's GPUs, if any,
-    # the GPU-seconds (results/ab_comment.py server_cost).
-    server_seconds: float = 0.0
-    # The sides in the order they were booted ("base", "head", "head", "base", ...).
-    boots: list[str] = field(default_factory=list)
-    # The latest head boot's run: the points the per-point tests see.
-    head_run: DepthRun | None = None
-    failure: str | None = None
-    # Set when a signal ended the comparison: what it was doing, how many pairs it had.
-    interrupted: str | None = None
-    # The runner's history as a prior for the pair spread (None: no --specperf-history, or
-    # too few comparable runs in it).
-    prior: PairPrior | None = None
-
-    def judged_pairs(self) -> list[Pair]:
-        """The pairs as the last look judged them (stalled samples left out)."""
-        return list(self.last.judged_pairs) if self.last is not None else list(self.pairs)
-
-    def cost(self) -> str:
-        return (
-            f"{len(self.pairs)} pair(s), {len(self.boots)} boots "
-            f"({' '.join(side[0].upper() for side in self.boots)}), "
-            f"{self.server_seconds:,.0f} server-seconds"
-        )
-
-    def summary_lines(self) -> list[str]:
-        """The verdict, then each point's change and why, then what it cost."""
-        if self.last is None:
-            return [self.failure or f"steps={self.depth} A/B: no pair was measured"]
-        lines = [self.last.message(self.settings.min_effect, self.settings.beta)]
-        for point in self.last.points:
-            lines.append(
-                f"  C={point.concurrency}: base {point.base_median or 0:,.1f} -> head "
-                f"{point.head_median or 0:,.1f} tok/s (medians); {point.attribution.text()}"
-            )
-        lines.append(f"  cost: {self.cost()}")
-        if self.failure is not None:
-            lines.append(f"  {self.failure}")
-        return lines
-
-    def comparison(self) -> AbComparison:
-        """What results.json keeps of this comparison."""
-        found = self.last
-        if self.interrupted is not None:
-            outcome: str = "interrupted"
-            message = self.interrupted + (
-                f"; at the last look: {found.message(self.settings.min_effect, self.settings.beta)}"
-                if found is not None
-                else ""
-            )
-        else:
-            outcome = "failed" if self.failure is not None or found is None else found.outcome
-            message = " ".join(self.summary_lines()[:1])
-        return AbComparison(
-            depth=self.depth,
-            outcome=outcome,
-            pairs=len(self.pairs),
-            boots=list(self.boots),
-            server_seconds=round(self.server_seconds, 1),
-            min_effect=self.settings.min_effect,
-            alpha=self.settings.alpha,
-            message=message,
-            interval_level=1 - 2 * self.settings.alpha,
-            decided_by=decided_by(found, self.settings) if found is not None else "",
-            pooled=_change(found.pooled) if found is not None else None,
-            points=[_change(p) for p in found.points] if found is not None else [],
-            pair_changes=[
-                record
-                for number, pair in enumerate(self.judged_pairs(), start=1)
-                if (record := pair_record(number, pair)) is not None
-            ],
-            stalls=_stall_records(found.stalls) if found is not None else [],
-        )
-
-
-def _stall_records(stalls: Stalls) -> list[AbStall]:
+def stall_records(stalls: Stalls) -> list[AbStall]:
     return [
         AbStall(
             pair=stall.pair,
@@ -441,7 +350,7 @@ def _core_speed(side: Mapping[int, BootPoint]) -> float | None:
     return statistics.median(speeds) if speeds else None
 
 
-def _change(summary: PointSummary) -> AbChange:
+def change_record(summary: PointSummary) -> AbChange:
     change, low, high = change_percent(summary.estimate)
     why = summary.attribution
     return AbChange(

@@ -1,6 +1,6 @@
 """A/B with the runner's history: a prior for the pair spread (issue 38).
 
-Pure functions, no I/O. gate/ab.py's ``look`` judges the pooled change with
+Pure functions, no I/O. verdict.py's ``look`` judges the pooled change with
 :func:`estimate_with_prior` when the run's history gives a :class:`PairPrior`.
 """
 
@@ -11,8 +11,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_specperf.gate.ab_pairs import AbSettings, BootPoint, Estimate, Pair
-from pytest_specperf.gate.sequential import Spending, scheduled_t_multiplier
+from pytest_specperf.gate.ab.estimate import AbSettings, BootPoint, Estimate, Pair
+from pytest_specperf.gate.ab.sequential import Spending, scheduled_t_multiplier
 from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.stats import log_values
 
@@ -33,9 +33,8 @@ from pytest_specperf.results.stats import log_values
 # counts little and is dropped only when the pairs contradict it outright; from the second
 # look the pairs can tell, so the history counts more and must agree with them closely. A
 # history that no longer holds thereby cannot make the intervals narrow. Looks every
-# first_look pairs (3, 6, 9, 12), Kim-DeMets spending (rho 2). The choices are
-# lab/studies/prior_explorer.py's, measured by lab/studies/ab_study.py
-# (docs/explanation/ab-gating.md has the tables).
+# first_look pairs (3, 6, 9, 12), Kim-DeMets spending (rho 2). The choices were measured in
+# simulated comparisons (docs/explanation/ab-gating.md has the tables).
 PRIOR_DOF = 20
 PRIOR_DATA_RATIO = 2
 PRIOR_CONFLICT_FIRST = 0.05

@@ -1,15 +1,13 @@
 """A sample that stalled: left out of an A/B's figures, and said where.
 
-On the lent H200 (docs/runs/2026-12-05-bounds-slow10-h200) the first sample of a seed-class A/B
-read 1,674 tok/s beside its boot's 2,786 and 2,955: its requests waited 1.3 s for a first token
-(0.25-0.56 s in every other sample). That one sample moved its boot's C=16 level by 20% (9%
-pooled over both points) and left the comparison undecided ([-17.5, +30.6]%), though the 35
-other samples agreed within a few percent. A stall of the machine strikes base and head alike;
-one a change causes strikes head. So a stalled sample (one slower than its boot's others: a
-stall cannot make a sample faster) is left out, and named, on base's side always (that only
-makes head look worse, never hides a regression) and on head's side only as many times as
-base's boots stalled too; head's other stalls are kept and named as kept: a change may be
-causing them.
+One sample far slower than its boot's others can move a boot's level enough to leave a
+comparison undecided while every other sample agrees (docs/explanation/ab-gating.md, "A
+sample that stalled", tells the run where it happened). A stall of the machine strikes base
+and head alike; one a change causes strikes head. So a stalled sample (one slower than its
+boot's others: a stall cannot make a sample faster) is left out, and named, on base's side
+always (that only makes head look worse, never hides a regression) and on head's side only as
+many times as base's boots stalled too; head's other stalls are kept and named as kept: a
+change may be causing them.
 
 The rule, per point: each sample's distance from the other samples of its boot (log scale, the
 median of the others: a stall cannot hide itself), and the point's typical distance over every
@@ -18,9 +16,9 @@ slower than its boot's others by more than STALL_SPREADS typical distances, and 
 STALL_FLOOR and the minimum effect the A/B is after, is a stall; at most one per boot and
 point, only where the boot took 3 samples or more (with 2 neither can be told to be the odd
 one), so each boot keeps its majority. The set is worked out afresh at every look, from all
-the pairs so far. On the simulator's noise it found none in 1,000 sequential comparisons per
-cell (lab/studies/ab_stall_rule.py; docs/explanation/ab-gating.md has the table); a stall of a
-second in a sample of a few seconds is far beyond both bounds.
+the pairs so far. On the simulator's noise the rule finds no stall where there is none
+(docs/explanation/ab-gating.md has the table); a stall of a second in a sample of a few
+seconds is far beyond both bounds.
 """
 
 from __future__ import annotations
@@ -31,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from pytest_specperf.gate.ab_pairs import BootPoint, Pair
+from pytest_specperf.gate.ab.estimate import BootPoint, Pair
 from pytest_specperf.results.formats import relative_change
 from pytest_specperf.results.spread import MAD_TO_SD
 
@@ -40,7 +38,7 @@ Side = Literal["base", "head"]
 STALL_SPREADS = 5.0
 # Never closer than this either (log scale: 30% under its boot's others): within-boot noise is not
 # one normal spread (the simulator's segments, a GPU's clocks), and lower floors left out
-# samples of plain noise (lab/studies/ab_stall_rule.py --floor).
+# samples of plain noise.
 STALL_FLOOR = 0.35
 # Fewer distances than this say nothing of a point's typical one (3 boots of 3 samples).
 MIN_DISTANCES = 9

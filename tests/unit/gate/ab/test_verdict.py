@@ -1,4 +1,4 @@
-"""gate/ab.py: paired boots judged after every pair."""
+"""gate/ab/verdict.py (and undecided.py's advice): paired boots judged after every pair."""
 
 from __future__ import annotations
 
@@ -10,28 +10,27 @@ from typing import Any
 
 import pytest
 
-from pytest_specperf.gate.ab import (
-    AbLook,
-    AbRun,
-    decided_by,
-    look,
-    outcome_of,
-    pair_record,
-    pair_spread_line,
-)
-from pytest_specperf.gate.ab_advice import (
-    noise_split,
-    pairs_needed,
-    reachable_effect,
-    undecided_advice,
-)
-from pytest_specperf.gate.ab_pairs import (
+from pytest_specperf.gate.ab.estimate import (
     AbSettings,
     BootPoint,
     Pair,
     boot_point,
     estimate,
     pooled_change,
+)
+from pytest_specperf.gate.ab.undecided import (
+    noise_split,
+    pairs_needed,
+    reachable_effect,
+    undecided_advice,
+)
+from pytest_specperf.gate.ab.verdict import (
+    AbLook,
+    decided_by,
+    look,
+    outcome_of,
+    pair_record,
+    pair_spread_line,
 )
 from pytest_specperf.results.formats import change_interval, relative_change
 from pytest_specperf.results.schema import AbPair, PointMetrics, ServerCpu
@@ -264,16 +263,6 @@ def test_each_pair_is_recorded_with_its_parts_and_its_sides_vcpu_speeds() -> Non
     assert record.change == pytest.approx(-0.2)
     assert record.acceptance_change == pytest.approx(0.0)
     assert record.step_time_change == pytest.approx(-0.2)
-
-
-def test_a_run_keeps_every_pair_in_boot_order() -> None:
-    rng = random.Random(3)
-    run = AbRun(depth=3, settings=AbSettings(max_pairs=3))
-    run.pairs = [_pair(rng, change=-0.1) for _ in range(3)]
-    run.last = look(3, run.pairs, run.settings)
-    kept = run.comparison().pair_changes
-    assert [p.pair for p in kept] == [1, 2, 3]
-    assert all(p.change < 0 for p in kept)
 
 
 def test_a_measured_points_server_cpu_goes_with_its_boots_side() -> None:

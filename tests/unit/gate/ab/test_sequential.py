@@ -1,10 +1,10 @@
-"""gate/sequential.py: Lan-DeMets boundaries and the t multipliers of the repeated intervals."""
+"""gate/ab/sequential.py: Lan-DeMets boundaries and the t multipliers of the repeated intervals."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_specperf.gate.sequential import spent, t_multiplier, z_boundaries
+from pytest_specperf.gate.ab.sequential import spent, t_multiplier, z_boundaries
 
 FIVE_LOOKS = (0.2, 0.4, 0.6, 0.8, 1.0)
 

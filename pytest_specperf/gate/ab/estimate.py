@@ -1,7 +1,7 @@
 """A/B's evidence: pairs of boots (one base, one head, back to back), each point's change
-in a pair, and the estimate over pairs with its repeated intervals (gate/ab.py decides).
+in a pair, and the estimate over pairs with its repeated intervals (verdict.py decides).
 
-Pure functions, no I/O: see gate/ab.py's docstring for the design.
+Pure functions, no I/O: the package's docstring gives the design.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_specperf.gate.sequential import Spending, t_multiplier
+from pytest_specperf.gate.ab.sequential import Spending, t_multiplier
 from pytest_specperf.results.schema import Bound, DepthRun, PointMetrics, ServerCpu
 from pytest_specperf.results.stats import log_values
 
@@ -36,7 +36,7 @@ class AbSettings:
     max_pairs: int = 12
     spending: Spending = "pocock"
     # The first look: at 2 pairs a t interval has 1 degree of freedom and never decides, so
-    # spending error there is waste (lab/studies/ab_study.py --first-look compares).
+    # spending error there is waste.
     first_look: int = 3
 
     def __post_init__(self) -> None:

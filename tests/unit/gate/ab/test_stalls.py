@@ -1,13 +1,14 @@
-"""gate/ab_stalls.py: a sample that stalled is left out of an A/B's figures, and said."""
+"""gate/ab/stalls.py: a sample that stalled is left out of an A/B's figures, and said."""
 
 from __future__ import annotations
 
 import math
 
-from pytest_specperf.gate.ab import AbRun, look
-from pytest_specperf.gate.ab_pairs import AbSettings, BootPoint, Pair
-from pytest_specperf.gate.ab_stalls import Stall, Stalls, without_stalls
+from pytest_specperf.gate.ab.estimate import AbSettings, BootPoint, Pair
+from pytest_specperf.gate.ab.stalls import Stall, Stalls, without_stalls
+from pytest_specperf.gate.ab.verdict import look
 from pytest_specperf.results.schema import AbStall
+from pytest_specperf.run.ab.pairs import AbRun
 
 # The lent H200's seed-class A/B of 2026-12-05 (C=16 and 64, 3 samples per boot): the first
 # sample of pair 1's base boot stalled (its requests waited 1.3 s for a first token).
@@ -149,7 +150,7 @@ def test_results_json_keeps_what_was_left_out_and_the_pairs_changes_without_it()
 
 
 def test_with_the_runners_prior_the_look_judges_the_pairs_without_the_stall() -> None:
-    from pytest_specperf.gate.ab_prior import PairPrior
+    from pytest_specperf.gate.ab.prior import PairPrior
 
     settings = AbSettings(max_pairs=3)
     prior = PairPrior(0.03, 10, "a test history")
