@@ -6,6 +6,7 @@ Each raises UsageError with one line naming the option and the bad value.
 from __future__ import annotations
 
 import math
+import re
 import shlex
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
@@ -146,6 +147,23 @@ def parse_server_args(
     if args and not args[0].startswith("-"):
         raise UsageError(f"{option}: {args[0]!r} must start with '--' (a server flag)")
     return tuple(args)
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def parse_server_env(raw: list[str] | None, option: str) -> tuple[tuple[str, str], ...]:
+    """``NAME=VALUE`` values, in order (a later one for a name wins where they are applied);
+    the value may name the suite's own environment as ``$NAME`` (expanded at launch)."""
+    found: list[tuple[str, str]] = []
+    for value in raw or ():
+        name, sep, text = str(value).partition("=")
+        if not sep or not _ENV_NAME.fullmatch(name):
+            raise UsageError(
+                f"{option}: {value!r} is not NAME=VALUE with NAME an environment variable name"
+            )
+        found.append((name, text))
+    return tuple(found)
 
 
 def parse_dir_list(raw: str | list[str] | None) -> tuple[str, ...]:

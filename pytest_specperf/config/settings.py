@@ -67,6 +67,8 @@ class BaseSide:
 
     python: str | None = None
     server_args: tuple[str, ...] = ()
+    # NAME=VALUE pairs of the base server's environment (--specperf-base-server-env).
+    server_env: tuple[tuple[str, str], ...] = ()
     profile: Profile | None = None
     url: str | None = None
 
@@ -124,6 +126,9 @@ class Settings:
     boot_silence_timeout_s: float = DEFAULT_BOOT_SILENCE_TIMEOUT_S
     # The server's interpreter (None: this one); the base side of A/B mode sets it.
     python: str | None = None
+    # --specperf-server-env: NAME=VALUE pairs added to every server's environment ($NAME in a
+    # value is this process's, expanded at launch: run/depth_session.py server_environment).
+    server_env: tuple[tuple[str, str], ...] = ()
     # Open-loop points (measure/openloop.py): request rates, their gamma shape, and seconds
     # of arrivals per rate point.
     request_rates: tuple[float, ...] = ()
@@ -280,6 +285,7 @@ def build_settings(get: Callable[[str], Any], rootdir: Path) -> Settings:
         profile=resolve_profile_option(values["profile"], values["profile_dir"], rootdir),
         depths=values["spec_steps"],
         server_args=values["server_arg"],
+        server_env=values["server_env"],
         baselines_dir=baselines_dir,
         out_dir=out_dir,
         update_baselines=values["update_baselines"] or values["calibrate"],
@@ -342,6 +348,7 @@ def base_side(values: Mapping[str, Any], rootdir: Path) -> BaseSide | None:
     return BaseSide(
         python=values["base_python"],
         server_args=values["base_server_arg"] or (),
+        server_env=values["base_server_env"] or (),
         profile=resolve_profile_option(profile, values["profile_dir"], rootdir)
         if profile
         else None,
@@ -351,7 +358,8 @@ def base_side(values: Mapping[str, Any], rootdir: Path) -> BaseSide | None:
 
 def _base_given(values: Mapping[str, Any]) -> bool:
     return any(
-        values[key] for key in ("base_python", "base_server_arg", "base_profile", "base_url")
+        values[key]
+        for key in ("base_python", "base_server_arg", "base_server_env", "base_profile", "base_url")
     )
 
 

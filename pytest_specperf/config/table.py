@@ -27,6 +27,7 @@ from pytest_specperf.config.parsers import (
     parse_hardware_key,
     parse_positive_int,
     parse_server_args,
+    parse_server_env,
     parse_url,
     parse_workload,
     positive_int_or_none,
@@ -157,6 +158,16 @@ OPTIONS: tuple[OptionSpec, ...] = (
         kind="append",
         ini=False,
         commands=(LAUNCH_CMD,),
+    ),
+    OptionSpec(
+        "--specperf-server-env",
+        "server_env",
+        "NAME=VALUE in the environment of every server the run starts, repeatable; "
+        "$NAME in VALUE is the run's own (e.g. PYTHONPATH=/src/sglang/python:$PYTHONPATH "
+        "to serve a source tree's Python code)",
+        parse=lambda option, raw: parse_server_env(raw, option),
+        kind="append",
+        ini=False,
     ),
     OptionSpec(
         "--specperf-baselines",
@@ -468,6 +479,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "A/B mode: a server flag of the base side only, repeatable (head gets "
         "--specperf-server-arg)",
         parse=lambda option, raw: parse_server_args(raw, option),
+        kind="append",
+        ini=False,
+    ),
+    OptionSpec(
+        "--specperf-base-server-env",
+        "base_server_env",
+        "A/B mode: NAME=VALUE in the base side's server environment only, repeatable (head "
+        "gets --specperf-server-env)",
+        parse=lambda option, raw: parse_server_env(raw, option),
         kind="append",
         ini=False,
     ),

@@ -33,7 +33,12 @@ from pytest_specperf.server import cpu_use
 from pytest_specperf.server.gpu_use import ServerGpus
 from pytest_specperf.server.gpus import gpu_env, visible_gpus
 from pytest_specperf.server.hardware import hardware_key
-from pytest_specperf.server.launch import LaunchCommand, build_launch, require_server_module
+from pytest_specperf.server.launch import (
+    LaunchCommand,
+    build_launch,
+    require_server_module,
+    server_environment,
+)
 from pytest_specperf.server.model_factory import build_model
 from pytest_specperf.server.process import (
     ServerProcess,
@@ -114,6 +119,7 @@ class DepthSession:
             sim_speedup=s.sim_speedup if s.backend == "sim" else None,
         )
         command.env.update(gpu_env(self.gpus))
+        command.env.update(server_environment(s.server_env))
         if s.server_cpu == "sglang-affinity":
             command.env.update(cpu_use.SGLANG_AFFINITY_ENV)
         return command

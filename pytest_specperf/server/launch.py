@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import shlex
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -109,6 +110,22 @@ def speculative_argv(profile: Profile, steps: int, model_path: str) -> list[str]
             draft = model_path
         argv += ["--speculative-draft-model-path", draft]
     return argv
+
+
+_ENV_REFERENCE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def server_environment(
+    pairs: Sequence[tuple[str, str]], environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """--specperf-server-env's NAME=VALUE pairs as a server's extra environment: ``$NAME`` or
+    ``${NAME}`` in a value is this process's (empty when unset), a later pair for a name wins."""
+    environ = os.environ if environ is None else environ
+
+    def expand(value: str) -> str:
+        return _ENV_REFERENCE.sub(lambda m: environ.get(m.group(1) or m.group(2), ""), value)
+
+    return {name: expand(value) for name, value in pairs}
 
 
 def build_launch(

@@ -27,6 +27,7 @@ def base_settings(settings: Settings) -> Settings:
         settings,
         python=base.python or settings.python,
         server_args=base.server_args,
+        server_env=base.server_env,
         profile=base.profile or settings.profile,
         url=base.url,
         inject_slowdown_s=None,

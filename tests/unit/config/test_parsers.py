@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_specperf.config.parsers import parse_hardware_key
+from pytest_specperf.config.parsers import parse_hardware_key, parse_server_env
 from pytest_specperf.errors import UsageError
 from pytest_specperf.server.hardware import gpu_key, sim_key
 
@@ -51,3 +51,18 @@ def test_every_simulator_key_can_be_typed_back(speedup: float) -> None:
     """The simulator's key at any speedup (sim-x5, sim-x2.5, sim-x1e+06) is one it takes."""
     key = sim_key({"speedup": speedup})
     assert parse_hardware_key("--specperf-hardware", key) == key
+
+
+def test_server_env_values_are_name_value_pairs_in_order() -> None:
+    raw = ["PYTHONPATH=/src/a:$PYTHONPATH", "FLAG=", "PYTHONPATH=/src/b"]
+    assert parse_server_env(raw, "--specperf-server-env") == (
+        ("PYTHONPATH", "/src/a:$PYTHONPATH"),
+        ("FLAG", ""),
+        ("PYTHONPATH", "/src/b"),
+    )
+
+
+@pytest.mark.parametrize("raw", ["PYTHONPATH", "=x", "1X=2", "A B=c"])
+def test_a_server_env_value_that_is_not_name_value_is_refused_in_one_line(raw: str) -> None:
+    with pytest.raises(UsageError, match="--specperf-server-env: .* is not NAME=VALUE"):
+        parse_server_env([raw], "--specperf-server-env")

@@ -16,6 +16,7 @@ from pytest_specperf.server.launch import (
     build_launch,
     redact_argv,
     require_server_module,
+    server_environment,
 )
 from pytest_specperf.server.profiles import Profile, builtin_profiles, load_profile_file
 from tests.support.no_sglang import hiding_sglang
@@ -271,3 +272,13 @@ def test_a_server_python_that_does_not_run_is_named(
 def test_the_simulator_needs_no_sglang(default_profile: Profile, tmp_path: Path) -> None:
     command = build_launch(default_profile, 3, backend="sim", python=str(tmp_path / "nothing"))
     require_server_module(command)  # not run: the simulator is this package
+
+
+def test_server_environment_expands_the_runs_own_variables_and_a_later_pair_wins() -> None:
+    """``$NAME``/``${NAME}`` is this process's value (empty when unset), so a source tree can
+    be put before the Python path a server already needs."""
+    found = server_environment(
+        [("PYTHONPATH", "/src/python:$PYTHONPATH"), ("X", "${UNSET_VAR}y"), ("X", "z")],
+        {"PYTHONPATH": "/site"},
+    )
+    assert found == {"PYTHONPATH": "/src/python:/site", "X": "z"}
