@@ -4,7 +4,7 @@ verdict, and why.
 A depth whose throughput tests ran but made no verdict (no baseline, a baseline of another
 workload, no figures for the measured concurrencies, every point skipped) passed nothing;
 nor did a measured point the baseline has no figures for, in a depth whose other points were
-judged (its ``no-baseline`` verdict, gate/not_judged.py). The run fails with one line naming
+judged (its ``no-baseline`` verdict, gate/decision.py). The run fails with one line naming
 each and what to run, unless the user said the run is exploratory (--specperf-allow-no-baseline:
 it passes, and one line names what was not judged) or a recording. A baseline that cannot
 judge a run at all (another depth, profile, workload or backend) is known before it measures:

@@ -8,7 +8,7 @@ from pytest_specperf.gate.coverage import (
     no_verdict_line,
     points_not_judged,
 )
-from pytest_specperf.gate.not_judged import no_baseline
+from pytest_specperf.gate.decision import no_baseline
 from pytest_specperf.results.schema import DepthRun, Verdict
 from tests.unit.gate.test_floors import make_baseline
 from tests.unit.results_samples import sample_run, sample_verdict
