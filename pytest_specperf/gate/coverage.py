@@ -13,7 +13,6 @@ judge a run at all (another depth, profile, workload or backend) is known before
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from pytest_specperf.gate.baselines import Baseline
@@ -22,13 +21,6 @@ from pytest_specperf.results.schema import DepthRun, Verdict
 
 # The outcomes that are a judgement of the figures (the others judged nothing).
 JUDGED_OUTCOMES = frozenset({"pass", "regression", "improvement"})
-_THROUGHPUT_TEST = re.compile(r"::test_throughput_(?:floor|depth)\[steps(\d+)(?:-|\])")
-
-
-def throughput_test_depth(nodeid: str) -> int | None:
-    """The depth of a shipped throughput test's node id, None for any other test."""
-    found = _THROUGHPUT_TEST.search(nodeid)
-    return int(found.group(1)) if found else None
 
 
 def depths_without_verdict(runs: Sequence[DepthRun], depths: Iterable[int]) -> list[int]:

@@ -17,8 +17,8 @@ import pytest
 from pytest_specperf import interrupts
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.gate.ab import AbRun
-from pytest_specperf.gate.coverage import throughput_test_depth
 from pytest_specperf.plugin.benchmark import without_benchmark_banner
+from pytest_specperf.plugin.node_ids import throughput_test_depth
 from pytest_specperf.results.run_lock import OutDirLock
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.results.spread import RunnerSpread
