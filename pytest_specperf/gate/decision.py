@@ -8,7 +8,7 @@ on the log scale is (for small values) a coefficient of variation.
 Every point's verdict is made here (``point_verdict``), the judged ones and those the gate
 could not judge on their figures: a figure the baseline has and the run did not measure (a
 failure), a point the load generator bounded (neither pass nor fail), a point the baseline has
-no figures for (never silent: a gating run fails on it, gate/coverage.py). ``Reference`` is
+no figures for (never silent: a gating run fails on it, gate/no_verdict.py). ``Reference`` is
 the baseline's side of one figure.
 
 Summaries of repeated samples (``summarize``, median and interval) live in

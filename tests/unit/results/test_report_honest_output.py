@@ -15,9 +15,9 @@ import pytest
 
 from pytest_specperf.errors import UsageError
 from pytest_specperf.gate.baselines import baseline_from_run, portable_command
-from pytest_specperf.gate.coverage import depths_without_verdict, no_verdict_line
 from pytest_specperf.gate.decision import GateSettings, PointInput, Reference, judge_depth
 from pytest_specperf.gate.floors import headline, what_to_do
+from pytest_specperf.gate.no_verdict import depths_without_verdict, no_verdict_line
 from pytest_specperf.gate.review import ReviewError, read_baseline, show
 from pytest_specperf.measure.repeats import merge_samples
 from pytest_specperf.results.report import (
