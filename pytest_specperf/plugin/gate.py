@@ -55,6 +55,7 @@ from pytest_specperf.run.advice import (
 from pytest_specperf.run.baselines import load_baseline_safely
 from pytest_specperf.run.depth_session import DepthSession
 from pytest_specperf.run.run_record import known_backend
+from pytest_specperf.run.self_test import self_test
 
 PROPERTY_PREFIX = "specperf."
 # With --specperf-url the depth is the server's: --spec-steps cannot add another.
@@ -471,7 +472,7 @@ class SpecperfGate(OpenLoopChecks):
         """--specperf-self-test: the gate catches a known /slow_down, and the reset holds."""
         if not self.settings.self_test:
             pytest.skip("the gate's self-test runs with --specperf-self-test")
-        result = depth_checks.self_test(self.session)
+        result = self_test(self.session)
         line = self_test_line(self.session.depth, result)
         if not result.caught or not result.reset:
             pytest.fail("\n".join([line, *result.gate_messages]), pytrace=False)
