@@ -42,7 +42,7 @@ import httpx
 from _sim import boot_sim
 
 from pytest_specperf.measure import loop as event_loop
-from pytest_specperf.measure.client_health import ClientMonitor
+from pytest_specperf.measure.client_monitor import ClientMonitor
 from pytest_specperf.measure.openloop import run_schedule
 from pytest_specperf.measure.server_load import LoadWatch
 from pytest_specperf.measure.stream import Target

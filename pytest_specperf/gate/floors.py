@@ -14,7 +14,7 @@ from pytest_specperf.gate.baselines import THROUGHPUT_METRICS, Baseline, metric_
 from pytest_specperf.gate.decision import PointInput, Reference
 from pytest_specperf.gate.recommend import slo_capacity
 from pytest_specperf.results.acceptance import SamplingBound
-from pytest_specperf.results.client_health import fell_behind
+from pytest_specperf.results.client_bound import fell_behind
 from pytest_specperf.results.formats import number, relative_change
 from pytest_specperf.results.schema import (
     DepthRun,

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 
-from pytest_specperf.measure.client_health import ClientMonitor
+from pytest_specperf.measure.client_monitor import ClientMonitor
 from pytest_specperf.measure.sse import RequestFailed
 from pytest_specperf.measure.stream import StreamClient, Target
 from pytest_specperf.measure.workload import Workload, endpoint_path, request_body

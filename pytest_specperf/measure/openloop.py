@@ -23,14 +23,14 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 
-from pytest_specperf.measure.client_health import ClientMonitor
+from pytest_specperf.measure.client_monitor import ClientMonitor
 from pytest_specperf.measure.goodput import point_goodput
 from pytest_specperf.measure.loadgen import make_clients, wall_of
 from pytest_specperf.measure.metrics import point_metrics, summarize
 from pytest_specperf.measure.server_load import LoadWatch
 from pytest_specperf.measure.stream import StreamClient, Target
 from pytest_specperf.measure.workload import Workload, endpoint_path, request_body
-from pytest_specperf.results.client_health import client_bound_reason
+from pytest_specperf.results.client_bound import client_bound_reason
 from pytest_specperf.results.schema import PointMetrics, RequestRecord, SendTime, Slo
 
 __all__ = ["LATE_SEND_S", "measure_open_point", "run_schedule"]

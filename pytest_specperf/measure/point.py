@@ -13,7 +13,7 @@ from pytest_specperf.measure.metrics import point_metrics
 from pytest_specperf.measure.server_load import LoadWatch
 from pytest_specperf.measure.stream import Target
 from pytest_specperf.measure.workload import Workload
-from pytest_specperf.results.client_health import client_bound_reason
+from pytest_specperf.results.client_bound import client_bound_reason
 from pytest_specperf.results.schema import PointMetrics, RequestRecord, Slo
 
 __all__ = ["measure_point"]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pytest_specperf.results.ab_report import ab_markdown
-from pytest_specperf.results.client_health import fell_behind
+from pytest_specperf.results.client_bound import fell_behind
 from pytest_specperf.results.formats import (
     core_speeds_note,
     count,

@@ -245,7 +245,7 @@ def test_the_package_keeps_every_import_rule() -> None:
         ("pytest_specperf.gate.baselines", "pytest_specperf.measure.point"),
         ("pytest_specperf.gate.baselines", "pytest_specperf.server.process"),
         ("pytest_specperf.config.table", "pytest_specperf.gate.baselines"),
-        ("pytest_specperf.results.report", "pytest_specperf.measure.client_health"),
+        ("pytest_specperf.results.report", "pytest_specperf.measure.client_monitor"),
         ("pytest_specperf.results.schema", "pytest_specperf.measure.workload"),
         ("pytest_specperf.results.schema", "pytest_specperf.results.stats"),
         ("pytest_specperf.results.testbed_schema", "pytest_specperf.results.schema"),
