@@ -40,7 +40,7 @@ from pytest_specperf.results.schema import (
     Testbed,
 )
 from pytest_specperf.results.speedup import point_speedup
-from pytest_specperf.results.testbed import merged as merged_testbed
+from pytest_specperf.results.testbed_compare import merged as merged_testbed
 from pytest_specperf.server.hardware import slug
 
 BASELINE_SCHEMA_VERSION = 2

@@ -40,7 +40,7 @@ from pytest_specperf.results.formats import count, number
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
 from pytest_specperf.results.speculation_report import self_test_line
 from pytest_specperf.results.spread import RunnerSpread
-from pytest_specperf.results.testbed import differs_line
+from pytest_specperf.results.testbed_compare import differs_line
 from pytest_specperf.run import depth_checks
 from pytest_specperf.run.advice import (
     Recording,

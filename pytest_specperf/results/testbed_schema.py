@@ -91,9 +91,10 @@ def follows_its_core(cpu: ServerCpu | None, bound: Bound | None) -> bool:
 
 
 class Testbed(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """The machine a run (or a baseline) was measured on (server/testbed.py collects it,
-    results/testbed.py fills in the measured figures and compares two). Every field is None
-    where it could not be read: on the simulator, or without NVML, the GPU fields stay empty.
+    """The machine a run (or a baseline) was measured on (server/fingerprint.py collects it,
+    results/testbed_compare.py fills in the measured figures and compares two). Every field is
+    None where it could not be read: on the simulator, or without NVML, the GPU fields stay
+    empty.
     """
 
     cpu_model: str | None = None
