@@ -27,8 +27,8 @@ from typing import Any, NamedTuple
 
 from pytest_specperf.gate.noise import MetricNoise, noise_for
 from pytest_specperf.results.formats import BETTER_WORSE, relative_change, samples_summary
+from pytest_specperf.results.runner_spread import RunnerSpread
 from pytest_specperf.results.schema import Interval, Verdict, VerdictOutcome
-from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.stats import (
     INTERVAL_LEVEL,
     log_sd,

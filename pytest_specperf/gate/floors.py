@@ -16,6 +16,7 @@ from pytest_specperf.gate.recommend import slo_capacity
 from pytest_specperf.results.acceptance import SamplingBound
 from pytest_specperf.results.client_bound import fell_behind
 from pytest_specperf.results.formats import number, relative_change
+from pytest_specperf.results.runner_spread import RunnerSpread
 from pytest_specperf.results.schema import (
     DepthRun,
     PointMetrics,
@@ -24,7 +25,6 @@ from pytest_specperf.results.schema import (
     Speedup,
     Verdict,
 )
-from pytest_specperf.results.spread import RunnerSpread
 
 
 def floor(baseline_value: float, tolerance: float) -> float:

@@ -21,8 +21,8 @@ from pytest_specperf.plugin.configure import server_gpus, worker_slot
 from pytest_specperf.plugin.gate import SpecperfGate
 from pytest_specperf.plugin.session import SpecperfRun
 from pytest_specperf.plugin.terminal import live_progress
+from pytest_specperf.results.runner_spread import RunnerSpread
 from pytest_specperf.results.schema import DepthRun, PointMetrics, RateSearch
-from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.run.ab.comparison import ab_head_point, run_and_record_ab
 from pytest_specperf.run.ab.pairs import PriorLookup
 from pytest_specperf.run.depth_session import DepthSession
@@ -231,7 +231,7 @@ def _runner_spread(
     recorder = run.history
     if recorder is None:
         return None
-    from pytest_specperf.history.spread import depth_spread  # only with a store
+    from pytest_specperf.history.spread_lookup import depth_spread  # only with a store
 
     key = (session.depth, hardware or session.hardware)
     if key not in run.runner_spreads:

@@ -37,9 +37,9 @@ from pytest_specperf.measure import lossless
 from pytest_specperf.plugin.open_loop_gate import OpenLoopChecks
 from pytest_specperf.plugin.terminal import RECORDED_PROPERTY
 from pytest_specperf.results.formats import count, number
+from pytest_specperf.results.runner_spread import RunnerSpread
 from pytest_specperf.results.schema import DepthRun, Interval, PointMetrics, RunResults, Verdict
 from pytest_specperf.results.speculation_report import self_test_line
-from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.testbed_compare import differs_line
 from pytest_specperf.run import depth_checks
 from pytest_specperf.run.advice import (

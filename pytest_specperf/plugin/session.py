@@ -20,8 +20,8 @@ from pytest_specperf.gate.ab import AbRun
 from pytest_specperf.plugin.benchmark import without_benchmark_banner
 from pytest_specperf.plugin.node_ids import throughput_test_depth
 from pytest_specperf.results.run_lock import OutDirLock
+from pytest_specperf.results.runner_spread import RunnerSpread
 from pytest_specperf.results.schema import RunResults
-from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.store import ResultsStore, git_commit, new_run_id, start_time
 from pytest_specperf.run.budget import RunEstimate
 from pytest_specperf.run.depth_session import DepthSession

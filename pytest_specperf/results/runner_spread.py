@@ -1,8 +1,8 @@
 """How much a runner's runs differ from one another: the history store's figures, as plain data.
 
-The history store (history/spread.py) reads earlier complete runs of one profile, hardware key,
-workload and depth; this module turns their figures into one spread and carries it to the gate
-(gate/decision.py, gate/ab.py), which never imports history/. Pure: no I/O.
+The history store (history/spread_lookup.py) reads earlier complete runs of one profile,
+hardware key, workload and depth; this module turns their figures into one spread and carries
+it to the gate (gate/decision.py, gate/ab.py), which never imports history/. Pure: no I/O.
 
 Robust to a single bad night: a run's level is the median over its points of log(figure /
 that point's median over the runs), and the spread is the median absolute deviation of the
