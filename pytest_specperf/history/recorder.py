@@ -14,7 +14,7 @@ from pathlib import Path
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.history.changes import DetectionSettings
-from pytest_specperf.history.commands import write_trend_plots
+from pytest_specperf.history.plots import write_trend_plots
 from pytest_specperf.history.report import HistoryFindings, findings, markdown_section, text_lines
 from pytest_specperf.history.rows import TESTED_COMMIT_ENV, RunContext, tested_commit_override
 from pytest_specperf.history.store import HistoryStore
