@@ -28,7 +28,7 @@ from pytest_specperf.measure.goodput import point_goodput
 from pytest_specperf.measure.loadgen import make_clients, wall_of
 from pytest_specperf.measure.metrics import point_metrics, summarize
 from pytest_specperf.measure.server_load import LoadWatch
-from pytest_specperf.measure.stream import StreamClient, Target
+from pytest_specperf.measure.stream import StreamClient, StreamTarget
 from pytest_specperf.measure.workload import Workload, endpoint_path, request_body
 from pytest_specperf.results.client_bound import client_bound_reason
 from pytest_specperf.results.schema import PointMetrics, RequestRecord, SendTime, Slo
@@ -86,7 +86,7 @@ class RunQueueClock:
 
 
 async def run_schedule(
-    target: Target,
+    target: StreamTarget,
     workload: Workload,
     offsets_s: Sequence[float],
     *,
@@ -302,7 +302,7 @@ async def measure_open_point(
 ) -> PointMetrics:
     """One open-loop point: the schedule sent, the figures as for a closed-loop point, and
     the schedule's own record (send times and lag, the server's running requests)."""
-    target = Target(base_url, api_key)
+    target = StreamTarget(base_url, api_key)
     async with LoadWatch(base_url, api_key) as watch, ClientMonitor() as monitor:
         records = await run_schedule(
             target, workload, offsets_s, model=model, on_request_done=on_request_done
