@@ -42,8 +42,8 @@ LATE_SEND_S = 0.02
 # timer's callback without yielding: the event loop's timers fire to the millisecond (uvloop's
 # also up to a millisecond early), and a callback that yielded instead would run after the
 # loop's next pass over the other streams' reads. Not longer: a thread that spins through its
-# scheduler slice (1.4 ms here) is preempted for a whole tick (4 ms), measured on a loaded
-# 2-core machine (lab/studies/trace_send_timing.py).
+# scheduler slice is preempted for a whole tick (docs/reference/workloads.md has the
+# measurement).
 EARLY_S = 0.001
 # The run-queue clock (RunQueueClock) is read this long before each send's timer, so that a
 # send's recorded wait for a CPU is the wait just before it, not since the last send.
