@@ -1,6 +1,6 @@
-"""The package's docstrings and comments say why in plain words: no lab/ path (the lab is not
-shipped) and no dated run or GPU anecdote; the evidence lives in docs/, which they link
-(a ``docs/runs/<date>-<what>`` link is fine)."""
+"""The package's docstrings and comments (its modules' and its shipped TOML files') say why in
+plain words: no lab/ path (the lab is not shipped) and no dated run or GPU anecdote; the
+evidence lives in docs/, which they link (a ``docs/runs/<date>-<what>`` link is fine)."""
 
 from __future__ import annotations
 
@@ -49,10 +49,18 @@ def prose(source: str) -> Iterator[tuple[int, str]]:
             yield node.lineno, node.value.value
 
 
-def findings(source: str) -> list[str]:
-    """``line N: what`` for each lab/ path, date or GPU anecdote in the prose of ``source``."""
+def toml_comments(source: str) -> Iterator[tuple[int, str]]:
+    """(line, text) of each comment line of a TOML file (the shipped ones have no other)."""
+    for line, text in enumerate(source.splitlines(), start=1):
+        if text.lstrip().startswith("#"):
+            yield line, text
+
+
+def findings(source: str, *, toml: bool = False) -> list[str]:
+    """``line N: what`` for each lab/ path, date or GPU anecdote in the prose of ``source``
+    (a module's, or with ``toml`` a TOML file's comments)."""
     found = []
-    for line, text in prose(source):
+    for line, text in toml_comments(source) if toml else prose(source):
         text = RUN_LINK.sub("docs/runs/", text)
         for what, pattern in FOUND:
             for match in pattern.finditer(text):
@@ -62,11 +70,12 @@ def findings(source: str) -> list[str]:
 
 def test_no_docstring_or_comment_names_lab_or_quotes_a_dated_gpu_figure() -> None:
     found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in sorted([*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.toml")]):
         name = path.relative_to(PACKAGE).as_posix()
         if name.startswith(BEING_REWRITTEN):
             continue
-        found += [f"{name} {line}" for line in findings(path.read_text(encoding="utf-8"))]
+        source = path.read_text(encoding="utf-8")
+        found += [f"{name} {line}" for line in findings(source, toml=path.suffix == ".toml")]
     assert found == []
 
 
@@ -80,5 +89,15 @@ def test_each_kind_is_found_and_a_run_link_is_not() -> None:
     assert findings(source) == [
         "line 1: a lab/ path: 'lab/'",
         "line 1: a dated figure: '2026-12-05'",
+        "line 1: a GPU run's figure: 'H200'",
+    ]
+
+
+def test_a_toml_comment_is_read_and_its_values_are_not() -> None:
+    source = (
+        '# boots of 175 s on an H200 (2026-11-30)\nwhy = "about a minute of capture on an H200"\n'
+    )
+    assert findings(source, toml=True) == [
+        "line 1: a dated figure: '2026-11-30'",
         "line 1: a GPU run's figure: 'H200'",
     ]
