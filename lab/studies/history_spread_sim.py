@@ -33,8 +33,8 @@ from _study import Summary, add_sweep_options
 
 from pytest_specperf.gate.baselines import baseline_from_runs, save_baseline
 from pytest_specperf.history.store import HistoryStore
+from pytest_specperf.results.runner_spread import robust_spread, run_levels
 from pytest_specperf.results.schema import RunResults
-from pytest_specperf.results.spread import robust_spread, run_levels
 
 PYTEST = (sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly")
 

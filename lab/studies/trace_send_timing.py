@@ -42,10 +42,10 @@ import httpx
 from _sim import boot_sim
 
 from pytest_specperf.measure import loop as event_loop
-from pytest_specperf.measure.client_health import ClientMonitor
+from pytest_specperf.measure.client_monitor import ClientMonitor
 from pytest_specperf.measure.openloop import run_schedule
 from pytest_specperf.measure.server_load import LoadWatch
-from pytest_specperf.measure.stream import Target
+from pytest_specperf.measure.stream import StreamTarget
 from pytest_specperf.measure.trace import resolve_trace_path
 from pytest_specperf.measure.workload import Workload, trace_workload
 from pytest_specperf.results.schema import ClientHealth, RequestRecord
@@ -101,7 +101,7 @@ async def _replay_async(url: str, offsets: list[float], workload: Workload) -> R
     # What measure_open_point runs around the sender: the server's /metrics polled and the
     # client's own loop lag sampled, in the same event loop.
     async with LoadWatch(url, None), ClientMonitor() as monitor:
-        records = await run_schedule(Target(url), workload, offsets, model="default")
+        records = await run_schedule(StreamTarget(url), workload, offsets, model="default")
     assert monitor.health is not None
     return Replay(records, monitor.health)
 

@@ -19,13 +19,13 @@ from pytest_specperf.depth import CONTROL_DEPTH
 from pytest_specperf.errors import BaselineError, BaselineMismatch, UsageError
 from pytest_specperf.gate import floors
 from pytest_specperf.gate.baselines import Baseline, load_baseline
-from pytest_specperf.gate.coverage import baseline_mismatches
 from pytest_specperf.gate.decision import (
     GateSettings,
     Remeasured,
     judge_depth,
     points_to_confirm,
 )
+from pytest_specperf.gate.no_verdict import baseline_mismatches
 from pytest_specperf.results.artifacts import write_run_artifacts
 from pytest_specperf.results.report import full_report
 from pytest_specperf.results.schema import PointMetrics, RunResults, Verdict

@@ -207,7 +207,7 @@ def _depth_option(raw: str | None) -> int | None:
     return parse_positive_int("--spec-steps", raw) if raw is not None else None
 
 
-def _figures(path: Path, depth: int | None) -> review.Figures:
+def _figures(path: Path, depth: int | None) -> review.DiffSide:
     """A baseline file or a results.json, told apart by what it holds."""
     if path.name == "results.json" or _holds_runs(path):
         run = review.pick_run(review.read_results(path), depth, path)

@@ -54,9 +54,8 @@ from pytest_specperf.server.profiles import DEFAULT_PROFILE
 HISTORY_ENV = "SPECPERF_HISTORY"
 ALLOW_DOWNGRADE_FLAG = "--specperf-allow-baseline-downgrade"
 ALLOW_NO_BASELINE_FLAG = "--specperf-allow-no-baseline"
-# Points shorter than about a second were measured drifting (up to 27% between boots on the
-# H200, 5-11% CV on the simulator); past 2 s longer points bought little:
-# docs/explanation/repeats.md.
+# Points shorter than about a second drift between boots, and past 2 s longer points buy
+# little (docs/explanation/repeats.md has the measurements).
 DEFAULT_MIN_POINT_SECONDS = 2.0
 
 _WORKLOAD = Workload()  # the seed benchmark: its field defaults are the options' defaults

@@ -40,7 +40,7 @@ from pytest_specperf.results.schema import (
     Testbed,
 )
 from pytest_specperf.results.speedup import point_speedup
-from pytest_specperf.results.testbed import merged as merged_testbed
+from pytest_specperf.results.testbed_compare import merged as merged_testbed
 from pytest_specperf.server.hardware import slug
 
 BASELINE_SCHEMA_VERSION = 2
@@ -89,7 +89,7 @@ class Tolerance(msgspec.Struct, kw_only=True):
 class MachineRun(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One machine's run in a baseline merged across machines (gate/machines.py): which run,
     which machine, and its level (log of its figure over the machines' median, pooled over
-    points as results/spread.py ``run_levels``)."""
+    points as results/runner_spread.py ``run_levels``)."""
 
     run: str
     gpu_name: str | None = None

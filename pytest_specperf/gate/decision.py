@@ -5,6 +5,12 @@ noisy neighbour scales every figure by a factor), so every computation works on 
 logarithms of the samples: a difference of log means is a log-ratio, and a standard error
 on the log scale is (for small values) a coefficient of variation.
 
+Every point's verdict is made here (``point_verdict``), the judged ones and those the gate
+could not judge on their figures: a figure the baseline has and the run did not measure (a
+failure), a point the load generator bounded (neither pass nor fail), a point the baseline has
+no figures for (never silent: a gating run fails on it, gate/no_verdict.py). ``Reference`` is
+the baseline's side of one figure.
+
 Summaries of repeated samples (``summarize``, median and interval) live in
 ``pytest_specperf.results.stats`` so that the measuring side can use them; they are
 re-exported here.
@@ -17,22 +23,12 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from pytest_specperf.gate.noise import noise_for
-from pytest_specperf.gate.not_judged import (
-    CLIENT_BOUND_ADVICE,
-    LABELS,
-    Reference,
-    no_baseline,
-    not_measured,
-    point_verdict,
-    unjudged,
-)
-from pytest_specperf.gate.not_judged import where as _where
+from pytest_specperf.gate.noise import MetricNoise, noise_for
 from pytest_specperf.results.formats import BETTER_WORSE, relative_change, samples_summary
+from pytest_specperf.results.runner_spread import RunnerSpread
 from pytest_specperf.results.schema import Interval, Verdict, VerdictOutcome
-from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.stats import (
     INTERVAL_LEVEL,
     log_sd,
@@ -42,17 +38,101 @@ from pytest_specperf.results.stats import (
     t_quantile,
 )
 
-__all__ = [
-    "CLIENT_BOUND_ADVICE",
-    "INTERVAL_LEVEL",
-    "LABELS",
-    "Reference",
-    "log_sd",
-    "log_values",
-    "not_measured",
-    "summarize",
-    "unjudged",
-]
+__all__ = ["INTERVAL_LEVEL", "log_sd", "log_values", "summarize"]
+
+
+# -- a point's verdict, and the baseline's side of one figure ----------------------------
+
+LABELS = {
+    "agg_tok_s": "agg tok/s",
+    "per_req_tok_s": "per-req tok/s",
+    "accept_length": "accept length",
+    "ttft_s": "TTFT s",
+    "itl_s": "ITL s",
+}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The baseline's side of one figure of one point."""
+
+    figure: float
+    samples: Sequence[float] = ()
+    boots: int = 1
+    noise: MetricNoise | None = None
+    published: bool = False
+    tolerance: float = 0.10
+    # The spread between this runner's earlier runs (--specperf-history), None: not known.
+    runner: RunnerSpread | None = None
+
+
+def where(depth: int, concurrency: int | None, load: str | None = None) -> str:
+    """``steps=3 C=16``, ``steps=3 rate=4`` (an open-loop point) or ``steps=3`` (the depth)."""
+    if load is not None:
+        return f"steps={depth} {load}"
+    return f"steps={depth} C={concurrency}" if concurrency is not None else f"steps={depth}"
+
+
+def point_verdict(
+    depth: int,
+    concurrency: int | None,
+    load: str | None,
+    metric: str,
+    outcome: VerdictOutcome,
+    message: str,
+    **figures: Any,
+) -> Verdict:
+    """The verdict of one point's ``metric``; an open-loop point (``load``) has no concurrency."""
+    return Verdict(
+        depth=depth,
+        concurrency=None if load is not None else concurrency,
+        load=load,
+        metric=metric,
+        outcome=outcome,
+        message=message,
+        **figures,
+    )
+
+
+# -- the verdicts of points not judged on their figures ----------------------------------
+
+
+def not_measured(
+    depth: int, concurrency: int, metric: str, ref: Reference, path: str, load: str | None = None
+) -> Verdict:
+    """A figure the baseline has and this run did not measure: a failure, not a pass."""
+    message = (
+        f"{where(depth, concurrency, load)}: {LABELS.get(metric, metric)} was not measured; "
+        f"baseline {ref.figure:,.1f} [{path}]"
+    )
+    return point_verdict(
+        depth, concurrency, load, metric, "regression", message, baseline=ref.figure
+    )
+
+
+def no_baseline(depth: int, concurrency: int, path: str, load: str | None = None) -> Verdict:
+    """A measured point the baseline has no figures for: not judged, and said so (the run's
+    end names it; a gating run fails on it)."""
+    message = f"{where(depth, concurrency, load)}: not judged: no baseline point [{path}]"
+    return point_verdict(depth, concurrency, load, "throughput", "no-baseline", message)
+
+
+CLIENT_BOUND_ADVICE = (
+    "rerun with more client processes (--specperf-client-procs N), on a less busy client "
+    "machine, or at a lower concurrency"
+)
+
+
+def unjudged(
+    depth: int, concurrency: int, metric: str, reason: str, load: str | None = None
+) -> Verdict:
+    """A point the load generator bounded: its figures say nothing about the server, so it
+    neither passes nor fails; the message says why and what to do."""
+    message = (
+        f"{where(depth, concurrency, load)}: not judged (neither pass nor fail): the load "
+        f"generator was the bottleneck, not the server ({reason}); {CLIENT_BOUND_ADVICE}"
+    )
+    return point_verdict(depth, concurrency, load, metric, "unjudged", message)
 
 
 # -- the decision ------------------------------------------------------------------------
@@ -316,7 +396,7 @@ def verdict(
     ``first``: the borderline first comparison this one confirms (re-measured samples
     included in ``current``); ``load``: an open-loop point's (its concurrency is then None).
     """
-    where = _where(depth, concurrency, load)
+    at = where(depth, concurrency, load)
     label = LABELS.get(metric, metric)
     floor = comparison.baseline * math.exp(-comparison.threshold)
     median, interval = summarize(current) if current else (comparison.measured, None)
@@ -327,19 +407,19 @@ def verdict(
     if comparison.regression:
         outcome: VerdictOutcome = "regression"
         message = (
-            f"{where}: {label} {comparison.measured:,.1f} < floor {floor:,.1f} "
+            f"{at}: {label} {comparison.measured:,.1f} < floor {floor:,.1f} "
             f"(baseline {comparison.baseline:,.1f} - {_percent(comparison)}) [{path}]; {details}"
         )
     elif comparison.improvement:
         outcome = "improvement"
         message = (
-            f"{where}: {label} {comparison.measured:,.1f} is {_change(comparison, BETTER_WORSE)} "
+            f"{at}: {label} {comparison.measured:,.1f} is {_change(comparison, BETTER_WORSE)} "
             f"than baseline {comparison.baseline:,.1f} (beyond the {_percent(comparison)} "
             f"threshold) [{path}]; {details}; after review, refresh the baseline: {refresh_hint}"
         )
     else:
         outcome = "pass"
-        message = f"{where}: {label} {comparison.measured:,.1f} within the threshold; {details}"
+        message = f"{at}: {label} {comparison.measured:,.1f} within the threshold; {details}"
     return point_verdict(
         depth,
         concurrency,
@@ -383,27 +463,27 @@ def depth_verdict(
     change = _change(comparison)
     confirmed = first is not None and comparison.regression
     if client_bound:
-        where = f"steps={depth} ({points} points pooled, {client_bound} client-bound left out)"
+        at = f"steps={depth} ({points} points pooled, {client_bound} client-bound left out)"
     else:
-        where = f"steps={depth} (all {points} points pooled)"
+        at = f"steps={depth} (all {points} points pooled)"
     details = f"standard error {comparison.se:.1%}; noise: {comparison.noise_source}"
     if first is not None:
         details += _confirmation(first, comparison, " every point")
     if comparison.regression:
         outcome: VerdictOutcome = "regression"
         message = (
-            f"{where}: throughput {change} vs baseline < floor -{_percent(comparison)} "
+            f"{at}: throughput {change} vs baseline < floor -{_percent(comparison)} "
             f"[{path}]; {details}"
         )
     elif comparison.improvement:
         outcome = "improvement"
         message = (
-            f"{where}: throughput {change} vs baseline, beyond the {_percent(comparison)} "
+            f"{at}: throughput {change} vs baseline, beyond the {_percent(comparison)} "
             f"threshold [{path}]; {details}; after review, refresh the baseline: {refresh_hint}"
         )
     else:
         outcome = "pass"
-        message = f"{where}: throughput {change} vs baseline, within the threshold; {details}"
+        message = f"{at}: throughput {change} vs baseline, within the threshold; {details}"
     return Verdict(
         depth=depth,
         concurrency=None,

@@ -14,8 +14,9 @@ from pytest_specperf.gate.baselines import THROUGHPUT_METRICS, Baseline, metric_
 from pytest_specperf.gate.decision import PointInput, Reference
 from pytest_specperf.gate.recommend import slo_capacity
 from pytest_specperf.results.acceptance import SamplingBound
-from pytest_specperf.results.client_health import fell_behind
+from pytest_specperf.results.client_bound import fell_behind
 from pytest_specperf.results.formats import number, relative_change
+from pytest_specperf.results.runner_spread import RunnerSpread
 from pytest_specperf.results.schema import (
     DepthRun,
     PointMetrics,
@@ -25,7 +26,6 @@ from pytest_specperf.results.schema import (
     Speedup,
     Verdict,
 )
-from pytest_specperf.results.spread import RunnerSpread
 
 
 def floor(baseline_value: float, tolerance: float) -> float:

@@ -34,8 +34,8 @@ from pytest_specperf.gate.baselines import (
     metric_samples,
 )
 from pytest_specperf.gate.noise import NoiseSource, estimate_noise
+from pytest_specperf.results.runner_spread import robust_spread, run_levels
 from pytest_specperf.results.schema import DepthRun
-from pytest_specperf.results.spread import robust_spread, run_levels
 
 METHOD = (
     "each machine's run one group of samples; between machines per point and metric: the "

@@ -20,22 +20,17 @@ from pytest_specperf.results.stats import chi2_quantile, log_values, variance
 NoiseSource = Literal["calibrated", "recorded repeats", "published"]
 
 # Calibration across fewer boots than this cannot estimate the noise between boots: two boots
-# gave 0.0% on the H200 while fresh boots then moved by up to 17 points (issue 19). Below this
-# many boots the estimate is raised to at least PRIOR_BOOT_CV, the boot-to-boot noise measured
-# there (case b of lab/studies/detection_study.py), and treated as known.
+# can agree by chance while fresh boots move far more (issue 19). Below this many boots the
+# estimate is raised to at least PRIOR_BOOT_CV, a real server's boot-to-boot noise, and treated
+# as known (docs/explanation/gate.md, "The detection study").
 MIN_BOOTS_FOR_BOOT_NOISE = 3
 PRIOR_BOOT_CV = 0.05
 # From 3 boots to fewer than MIN_BOOTS_TO_TRUST_ESTIMATE, the gate takes the boot-to-boot
 # noise at the upper end of what the boots are consistent with: the one-sided
 # BOOT_NOISE_CONFIDENCE upper bound of the variance of the boot means (chi-square on boots - 1
-# degrees of freedom) less what the within-boot noise explains. Three boots of the seed-class
-# profile on the H200 estimated 0.0% (within-boot 4.3%) and the next fresh boot read -8.6%,
-# red with no change (docs/runs/2026-12-02-seed-class-gate-h200). In case (b) of
-# lab/studies/detection_study.py at 3 boots this cuts false alarms from 7.7% to 2.7% and
-# detection of a 10% slowdown from 56% to 36%; a quiet deployment (the simulator: within-boot
-# 0.01-1.4%) keeps floors near its own noise. From MIN_BOOTS_TO_TRUST_ESTIMATE boots the
-# estimate stands: applied there too, the bound cut case (a)'s detection of a 5% slowdown
-# from 94% to 89% (docs/explanation/gate.md has the table).
+# degrees of freedom) less what the within-boot noise explains, because three boots can agree
+# by chance and a fresh boot then go red with no change. From MIN_BOOTS_TO_TRUST_ESTIMATE
+# boots the estimate stands (docs/explanation/gate.md has the measured cost of each rule).
 BOOT_NOISE_CONFIDENCE = 0.6
 MIN_BOOTS_TO_TRUST_ESTIMATE = 5
 

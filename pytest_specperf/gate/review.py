@@ -42,8 +42,8 @@ class ReviewError(SpecperfError):
 
 
 @dataclass(frozen=True)
-class Figures:
-    """What a diff compares: a baseline or a measured run, reduced to the same shape."""
+class DiffSide:
+    """One side of a baseline diff: a baseline or a measured run, reduced to the same shape."""
 
     label: str
     profile: str
@@ -98,7 +98,7 @@ def pick_run(results: RunResults, depth: int | None, where: Path) -> DepthRun:
     return run
 
 
-def figures_of_baseline(baseline: Baseline, label: str) -> Figures:
+def figures_of_baseline(baseline: Baseline, label: str) -> DiffSide:
     points = {
         int(c): {name: getattr(point, name, None) for name, _ in METRICS}
         for c, point in baseline.points.items()
@@ -107,7 +107,7 @@ def figures_of_baseline(baseline: Baseline, label: str) -> Figures:
     return _figures(baseline, label, points, kv.max_total_num_tokens, kv.max_running_requests)
 
 
-def figures_of_run(run: DepthRun, label: str) -> Figures:
+def figures_of_run(run: DepthRun, label: str) -> DiffSide:
     points = {p.concurrency: {name: getattr(p, name) for name, _ in METRICS} for p in run.points}
     server = run.server
     total = server.max_total_num_tokens if server else None
@@ -121,9 +121,9 @@ def _figures(
     points: dict[int, dict[str, float | None]],
     max_total_num_tokens: int | None,
     max_running_requests: int | None,
-) -> Figures:
+) -> DiffSide:
     """What a baseline and a run both say the same way (deployment, workload, acceptance)."""
-    return Figures(
+    return DiffSide(
         label=label,
         profile=source.profile,
         hardware=source.hardware,
@@ -269,7 +269,7 @@ def _ab_of(results: RunResults, depth: int) -> AbComparison | None:
     return next((c for c in results.ab if c.depth == depth), None)
 
 
-def comparability(old: Figures, new: Figures, *, allow_other_hardware: bool) -> list[str]:
+def comparability(old: DiffSide, new: DiffSide, *, allow_other_hardware: bool) -> list[str]:
     """Notes on what differs between the two sides; ReviewError for a hardware mismatch."""
     if old.hardware != new.hardware and not allow_other_hardware:
         raise ReviewError(
@@ -304,7 +304,7 @@ def _change(old: float | int | None, new: float | int | None) -> str:
     return relative_change(new / old)
 
 
-def diff(old: Figures, new: Figures, *, allow_other_hardware: bool = False) -> str:
+def diff(old: DiffSide, new: DiffSide, *, allow_other_hardware: bool = False) -> str:
     notes = comparability(old, new, allow_other_hardware=allow_other_hardware)
     lines = [f"old: {old.label}", f"new: {new.label}", *notes, ""]
     lines += ["| C | metric | old | new | change |", "| --- | --- | --- | --- | --- |"]

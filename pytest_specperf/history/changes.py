@@ -8,7 +8,7 @@ show). ruptures' PELT search for mean shifts (cost ``l2``, run as KernelCPD with
 kernel) proposes change points at a penalty of ``penalty`` x log(nights); each proposal then
 stands only if the nights between it and its neighbours differ by a Welch t-test at
 ``alpha`` and by at least ``min_effect``.
-Settings: lab/studies/changepoint_study.py, docs/explanation/change-points.md.
+How the settings were chosen: docs/explanation/change-points.md.
 
 A change point is named by the first night after it. Its attribution splits the change of
 log tok/s into its two factors (tok/s = accept length x verify steps/s): "acceptance" when

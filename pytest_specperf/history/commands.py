@@ -9,7 +9,7 @@ from typing import Any
 
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.history.changes import DetectionSettings
-from pytest_specperf.history.plots import draw_trend, have_matplotlib, plot_name
+from pytest_specperf.history.plots import have_matplotlib, write_trend_plots
 from pytest_specperf.history.report import HistoryFindings, findings, text_lines
 from pytest_specperf.history.rows import RunContext
 from pytest_specperf.history.site import build_site, repo_url_from_env
@@ -157,29 +157,6 @@ def _findings(store: HistoryStore, args: argparse.Namespace) -> HistoryFindings:
             "judge (is this the store the runs record into?)"
         )
     return findings(store, _settings(args), kind)
-
-
-def write_trend_plots(
-    store: HistoryStore, found: HistoryFindings, out_dir: Path, *, every: bool = False
-) -> list[Path]:
-    """The trend plot of each series with a change point (every series with ``every``)."""
-    if not have_matplotlib():
-        return []
-    rows = {
-        (p["run_seq"], p["depth"], p["concurrency"], p.get("load") or ""): p for p in store.points()
-    }
-    written = []
-    for series in found.series:
-        changes = [c for c in found.changes if c.key == series.key]
-        if not changes and not every:
-            continue
-        point_rows = [
-            rows[(n.seq, series.key.depth, series.key.concurrency, series.key.load)]
-            for n in series.nights
-        ]
-        path = out_dir / plot_name(series)
-        written.append(draw_trend(series, changes, path, point_rows))
-    return written
 
 
 def _show(store: HistoryStore, last: int) -> list[str]:

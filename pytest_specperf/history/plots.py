@@ -1,7 +1,9 @@
 """Trend plots: a series' nightly medians with their intervals, change points marked.
 
-One PNG per series (history/series.py); matplotlib is optional (the plots extra), and
-without it no plot is drawn and the caller says so.
+One PNG per series (history/series.py), for each series with a change point or every one
+(``write_trend_plots``: ``specperf history plot`` and a nightly run's recording both call it);
+matplotlib is optional (the plots extra), and without it no plot is drawn and the caller says
+so.
 """
 
 from __future__ import annotations
@@ -11,12 +13,16 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_specperf.history.changes import ChangePoint
 from pytest_specperf.history.series import Series
 from pytest_specperf.results.formats import ratio_of, relative_change
 from pytest_specperf.results.plot_style import depth_color, depth_marker, new_figure, thousands
+
+if TYPE_CHECKING:
+    from pytest_specperf.history.report import HistoryFindings
+    from pytest_specperf.history.store import HistoryStore
 
 
 def have_matplotlib() -> bool:
@@ -115,3 +121,26 @@ def draw_trend(
     figure.savefig(path, dpi=110)
     plt.close(figure)
     return path
+
+
+def write_trend_plots(
+    store: HistoryStore, found: HistoryFindings, out_dir: Path, *, every: bool = False
+) -> list[Path]:
+    """The trend plot of each series with a change point (every series with ``every``)."""
+    if not have_matplotlib():
+        return []
+    rows = {
+        (p["run_seq"], p["depth"], p["concurrency"], p.get("load") or ""): p for p in store.points()
+    }
+    written = []
+    for series in found.series:
+        changes = [c for c in found.changes if c.key == series.key]
+        if not changes and not every:
+            continue
+        point_rows = [
+            rows[(n.seq, series.key.depth, series.key.concurrency, series.key.load)]
+            for n in series.nights
+        ]
+        path = out_dir / plot_name(series)
+        written.append(draw_trend(series, changes, path, point_rows))
+    return written

@@ -14,20 +14,23 @@ from pathlib import Path
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.history.changes import DetectionSettings
-from pytest_specperf.history.commands import write_trend_plots
+from pytest_specperf.history.plots import write_trend_plots
 from pytest_specperf.history.report import HistoryFindings, findings, markdown_section, text_lines
 from pytest_specperf.history.rows import TESTED_COMMIT_ENV, RunContext, tested_commit_override
 from pytest_specperf.history.store import HistoryStore
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.version import __version__
 
-__all__ = ["TESTED_COMMIT_ENV", "HistoryRecorder", "Outcome", "tested_commit_override"]
+__all__ = ["TESTED_COMMIT_ENV", "FinishedRecording", "HistoryRecorder", "tested_commit_override"]
 # Said with a store this run created: a path meant to be an existing store is noticed.
 NEW_STORE_HINT = "no earlier runs in it; if you meant an existing store, this path is not it"
 
 
 @dataclass
-class Outcome:
+class FinishedRecording:
+    """What finishing a run's recording says: its lines for the terminal, whether the nightly
+    series has new change points, the trend plots written."""
+
     lines: list[str]
     new_changes: bool
     plots: list[Path]
@@ -72,20 +75,24 @@ class HistoryRecorder:
         complete: bool,
         out_dir: Path,
         settings: DetectionSettings | None = None,
-    ) -> Outcome:
+    ) -> FinishedRecording:
         """Mark the run; with a complete nightly run, its change points into report.md."""
         store = self.store
         new = f", a new store: its first run ({NEW_STORE_HINT})" if store.created else ""
         if not complete:
-            return Outcome([f"history: run left incomplete (interrupted){new}"], False, [])
+            return FinishedRecording(
+                [f"history: run left incomplete (interrupted){new}"], False, []
+            )
         store.finish_run(run_id)
         if self.context.run_profile != "nightly":
-            return Outcome([f"history: run {run_id} recorded in {self.target}{new}"], False, [])
+            return FinishedRecording(
+                [f"history: run {run_id} recorded in {self.target}{new}"], False, []
+            )
         found = findings(store, settings, kind="nightly")
         plots = write_trend_plots(store, found, out_dir)
         _append_section(out_dir / "report.md", found, plots)
         lines = [f"history ({self.target}{new}):", *(f"  {line}" for line in text_lines(found))]
-        return Outcome(lines, found.has_new, plots)
+        return FinishedRecording(lines, found.has_new, plots)
 
     def close(self) -> None:
         if self._store is not None:

@@ -39,7 +39,7 @@ from filelock import FileLock
 from sqlalchemy.engine import Connection, Engine
 
 from pytest_specperf.errors import SpecperfError
-from pytest_specperf.history import tables
+from pytest_specperf.history import store_schema
 from pytest_specperf.history.rows import RunContext, now_iso, point_rows, run_row
 from pytest_specperf.results.schema import RunResults
 
@@ -375,10 +375,12 @@ class HistoryStore:
 
         def work(connection: Connection) -> None:
             seq = _upsert_run(connection, row)
-            connection.execute(sa.delete(tables.points).where(tables.points.c.run_seq == seq))
+            connection.execute(
+                sa.delete(store_schema.points).where(store_schema.points.c.run_seq == seq)
+            )
             if points:
                 connection.execute(
-                    sa.insert(tables.points), [{**point, "run_seq": seq} for point in points]
+                    sa.insert(store_schema.points), [{**point, "run_seq": seq} for point in points]
                 )
 
         self._write(work)
@@ -386,8 +388,8 @@ class HistoryStore:
     def finish_run(self, run_id: str, status: str = "complete") -> None:
         def work(connection: Connection) -> None:
             connection.execute(
-                sa.update(tables.runs)
-                .where(tables.runs.c.run_id == run_id)
+                sa.update(store_schema.runs)
+                .where(store_schema.runs.c.run_id == run_id)
                 .values(status=status, finished_at=now_iso())
             )
 
@@ -396,22 +398,24 @@ class HistoryStore:
     # -- reading -------------------------------------------------------------------------------
     def runs(self, *, complete_only: bool = False) -> list[dict[str, Any]]:
         """Every run, oldest first (by the order they were first written)."""
-        query = sa.select(tables.runs).order_by(tables.runs.c.seq)
+        query = sa.select(store_schema.runs).order_by(store_schema.runs.c.seq)
         if complete_only:
-            query = query.where(tables.runs.c.status == "complete")
+            query = query.where(store_schema.runs.c.status == "complete")
         return self._read(query)
 
     def kinds(self) -> list[str]:
         """The kinds of run the store holds (nightly, pr, ...), sorted."""
-        query = sa.select(tables.runs.c.kind).distinct().order_by(tables.runs.c.kind)
+        query = sa.select(store_schema.runs.c.kind).distinct().order_by(store_schema.runs.c.kind)
         return [row["kind"] for row in self._read(query)]
 
     def points(self, run_seqs: list[int] | None = None) -> list[dict[str, Any]]:
-        query = sa.select(tables.points).order_by(
-            tables.points.c.run_seq, tables.points.c.depth, tables.points.c.concurrency
+        query = sa.select(store_schema.points).order_by(
+            store_schema.points.c.run_seq,
+            store_schema.points.c.depth,
+            store_schema.points.c.concurrency,
         )
         if run_seqs is not None:
-            query = query.where(tables.points.c.run_seq.in_(run_seqs))
+            query = query.where(store_schema.points.c.run_seq.in_(run_seqs))
         return self._read(query)
 
     def _read(self, query: sa.Select[Any]) -> list[dict[str, Any]]:
@@ -429,7 +433,7 @@ def _alembic_config() -> Config:
 
 
 def _upsert_run(connection: Connection, row: dict[str, Any]) -> int:
-    runs = tables.runs
+    runs = store_schema.runs
     seq = connection.execute(sa.select(runs.c.seq).where(runs.c.run_id == row["run_id"])).scalar()
     if seq is None:
         inserted = connection.execute(sa.insert(runs).values(**row, status="incomplete"))

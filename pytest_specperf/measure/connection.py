@@ -10,8 +10,8 @@ in full with msgspec into measure/fields.py's StreamChunk, so every failure cate
 full decode stays; the fast path reads two of GenerateMeta's fields, by the same names. OpenAI
 ``/v1/completions`` events are small delta chunks and are always decoded in full.
 
-Why not httpx or aiohttp for the stream: measured side by side (docs/explanation/load-generator.md,
-lab/studies/client_overhead.py), their per-segment machinery (httpcore's h11 state machine and
+Why not httpx or aiohttp for the stream: measured side by side
+(docs/explanation/load-generator.md), their per-segment machinery (httpcore's h11 state machine and
 async iterators; aiohttp's StreamReader and per-line parsing) cost several times the CPU per
 token of this parser. httpx stays for the control plane (server_info, health).
 """

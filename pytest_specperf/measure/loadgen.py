@@ -18,9 +18,9 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 
-from pytest_specperf.measure.client_health import ClientMonitor
+from pytest_specperf.measure.client_monitor import ClientMonitor
 from pytest_specperf.measure.sse import RequestFailed
-from pytest_specperf.measure.stream import StreamClient, Target
+from pytest_specperf.measure.stream import StreamClient, StreamTarget
 from pytest_specperf.measure.workload import Workload, endpoint_path, request_body
 from pytest_specperf.results.schema import ClientHealth, RequestRecord
 
@@ -35,7 +35,7 @@ __all__ = [
     "LocalPoint",
     "PointJob",
     "RequestFailed",
-    "Target",
+    "StreamTarget",
     "make_clients",
     "run_local_point",
     "run_requests",
@@ -43,7 +43,7 @@ __all__ = [
 
 
 def make_clients(
-    target: Target,
+    target: StreamTarget,
     workload: Workload,
     count: int,
     *,
@@ -70,7 +70,7 @@ def make_clients(
 
 async def run_requests(
     clients: Sequence[StreamClient],
-    target: Target,
+    target: StreamTarget,
     workload: Workload,
     *,
     concurrency: int,
@@ -152,7 +152,7 @@ class PointJob(msgspec.Struct, frozen=True, kw_only=True):
     """What one process measures of a point: where, what, how many at once and in all, and
     where in the workload's prompt set its share starts."""
 
-    target: Target
+    target: StreamTarget
     workload: Workload
     concurrency: int
     requests: int

@@ -23,14 +23,14 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 
-from pytest_specperf.measure.client_health import ClientMonitor
+from pytest_specperf.measure.client_monitor import ClientMonitor
 from pytest_specperf.measure.goodput import point_goodput
 from pytest_specperf.measure.loadgen import make_clients, wall_of
 from pytest_specperf.measure.metrics import point_metrics, summarize
 from pytest_specperf.measure.server_load import LoadWatch
-from pytest_specperf.measure.stream import StreamClient, Target
+from pytest_specperf.measure.stream import StreamClient, StreamTarget
 from pytest_specperf.measure.workload import Workload, endpoint_path, request_body
-from pytest_specperf.results.client_health import client_bound_reason
+from pytest_specperf.results.client_bound import client_bound_reason
 from pytest_specperf.results.schema import PointMetrics, RequestRecord, SendTime, Slo
 
 __all__ = ["LATE_SEND_S", "measure_open_point", "run_schedule"]
@@ -42,8 +42,8 @@ LATE_SEND_S = 0.02
 # timer's callback without yielding: the event loop's timers fire to the millisecond (uvloop's
 # also up to a millisecond early), and a callback that yielded instead would run after the
 # loop's next pass over the other streams' reads. Not longer: a thread that spins through its
-# scheduler slice (1.4 ms here) is preempted for a whole tick (4 ms), measured on a loaded
-# 2-core machine (lab/studies/trace_send_timing.py).
+# scheduler slice is preempted for a whole tick (docs/reference/workloads.md has the
+# measurement).
 EARLY_S = 0.001
 # The run-queue clock (RunQueueClock) is read this long before each send's timer, so that a
 # send's recorded wait for a CPU is the wait just before it, not since the last send.
@@ -86,7 +86,7 @@ class RunQueueClock:
 
 
 async def run_schedule(
-    target: Target,
+    target: StreamTarget,
     workload: Workload,
     offsets_s: Sequence[float],
     *,
@@ -302,7 +302,7 @@ async def measure_open_point(
 ) -> PointMetrics:
     """One open-loop point: the schedule sent, the figures as for a closed-loop point, and
     the schedule's own record (send times and lag, the server's running requests)."""
-    target = Target(base_url, api_key)
+    target = StreamTarget(base_url, api_key)
     async with LoadWatch(base_url, api_key) as watch, ClientMonitor() as monitor:
         records = await run_schedule(
             target, workload, offsets_s, model=model, on_request_done=on_request_done

@@ -11,9 +11,9 @@ from pytest_specperf.measure.goodput import point_goodput
 from pytest_specperf.measure.loadgen import PointJob, run_local_point, wall_of
 from pytest_specperf.measure.metrics import point_metrics
 from pytest_specperf.measure.server_load import LoadWatch
-from pytest_specperf.measure.stream import Target
+from pytest_specperf.measure.stream import StreamTarget
 from pytest_specperf.measure.workload import Workload
-from pytest_specperf.results.client_health import client_bound_reason
+from pytest_specperf.results.client_bound import client_bound_reason
 from pytest_specperf.results.schema import PointMetrics, RequestRecord, Slo
 
 __all__ = ["measure_point"]
@@ -39,7 +39,7 @@ async def measure_point(
     as it finishes in one process; with several, when their records come back at the end.
     ``watch_load``: poll the server's running requests meanwhile (server_load.py).
     """
-    target = Target(base_url, api_key)
+    target = StreamTarget(base_url, api_key)
     requests = workload.requests_for(concurrency)
     processes = procs.resolve_client_procs(client_procs, concurrency)
     job = PointJob(

@@ -1,4 +1,4 @@
-"""The streaming client: where the streams go (``Target``) and one worker's client
+"""The streaming client: where the streams go (``StreamTarget``) and one worker's client
 (``StreamClient``: a connection kept open or opened ahead, one retry on a stale keep-alive),
 over measure/connection.py's HTTP/1.1 transport and its hot path.
 """
@@ -22,7 +22,7 @@ from pytest_specperf.measure.sse import (
 from pytest_specperf.results.schema import RequestRecord
 
 
-class Target(msgspec.Struct, frozen=True):
+class StreamTarget(msgspec.Struct, frozen=True):
     """Where the streams go: base URL (http or https, optional path prefix) and API key."""
 
     base_url: str
@@ -66,7 +66,7 @@ class StreamClient:
 
     def __init__(
         self,
-        target: Target,
+        target: StreamTarget,
         *,
         stall_timeout_s: float,
         connect_timeout_s: float,

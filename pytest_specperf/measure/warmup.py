@@ -1,19 +1,18 @@
 """The warm-up of a boot: every concurrency of the sweep, in rounds, until a round stops moving.
 
 A real GPU runs the first prefill or decode step of a new shape (batch size, sequence length)
-slowly: kernels are compiled, autotuned or captured then. On an H200 the first sweep after
-boot read 20% and 15% low at C = 4 and 16 (TTFT p99 1.6-1.7 s against 0.3-0.4 s later),
-although every point began with a few short requests at its own concurrency: 32-token
-requests never reach the sequence lengths (nor the batch sizes between points) that a
-measured point runs.
+slowly: kernels are compiled, autotuned or captured then. So the first sweep after a boot
+reads low (docs/explanation/warm-up.md has the measurements), even when every point begins
+with a few short requests at its own concurrency: short requests never reach the sequence
+lengths (nor the batch sizes between points) that a measured point runs.
 
 So, before the first measured sample of a boot, each round measures every concurrency of the
 sweep exactly as a sample does (the workload's prompts and full max_new_tokens, its N requests
 and minimum length, so that the closed loop's refills reach the same batch states), discarding
 the figures, and the rounds go on until two consecutive rounds agree within a tolerance at
 every concurrency, or a bound (rounds, seconds) is reached. Rounds of 2C requests without the
-minimum length were tried first: on the simulator with cold shapes the first measured sample
-still read 0.83x to 1.13x the later ones (lab/studies/warmup_bias.py). Each round's
+minimum length were tried first, and left the first measured sample still off the later
+ones (docs/explanation/warm-up.md). Each round's
 aggregate tok/s is recorded (results/schema.py ``Warmup``), so a report shows what the warm-up
 saw.
 """

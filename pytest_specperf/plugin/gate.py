@@ -32,6 +32,7 @@ from pytest_specperf.measure import lossless
 from pytest_specperf.plugin.session import DepthVerdicts
 from pytest_specperf.plugin.terminal import RECORDED_PROPERTY
 from pytest_specperf.results.formats import count, number
+from pytest_specperf.results.runner_spread import RunnerSpread
 from pytest_specperf.results.schema import (
     DepthRun,
     Interval,
@@ -41,8 +42,7 @@ from pytest_specperf.results.schema import (
     Verdict,
 )
 from pytest_specperf.results.speculation_report import self_test_line
-from pytest_specperf.results.spread import RunnerSpread
-from pytest_specperf.results.testbed import differs_line
+from pytest_specperf.results.testbed_compare import differs_line
 from pytest_specperf.run import depth_checks
 from pytest_specperf.run.advice import (
     Recording,
@@ -57,6 +57,7 @@ from pytest_specperf.run.advice import (
 from pytest_specperf.run.baselines import load_baseline_safely
 from pytest_specperf.run.depth_session import DepthSession
 from pytest_specperf.run.run_record import known_backend
+from pytest_specperf.run.self_test import self_test
 
 PROPERTY_PREFIX = "specperf."
 # With --specperf-url the depth is the server's: --spec-steps cannot add another.
@@ -466,7 +467,7 @@ class SpecperfGate:
         """--specperf-self-test: the gate catches a known /slow_down, and the reset holds."""
         if not self.settings.self_test:
             pytest.skip("the gate's self-test runs with --specperf-self-test")
-        result = depth_checks.self_test(self.session)
+        result = self_test(self.session)
         line = self_test_line(self.session.depth, result)
         if not result.caught or not result.reset:
             pytest.fail("\n".join([line, *result.gate_messages]), pytrace=False)

@@ -21,11 +21,11 @@ from pytest_specperf import interrupts
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.gate.ab.prior import PairPrior
-from pytest_specperf.gate.coverage import throughput_test_depth
 from pytest_specperf.plugin.benchmark import without_benchmark_banner
+from pytest_specperf.plugin.node_ids import throughput_test_depth
 from pytest_specperf.results.run_lock import OutDirLock
+from pytest_specperf.results.runner_spread import RunnerSpread
 from pytest_specperf.results.schema import RunResults, Verdict
-from pytest_specperf.results.spread import RunnerSpread
 from pytest_specperf.results.store import ResultsStore, git_commit, new_run_id, start_time
 from pytest_specperf.run.ab.comparison import run_and_record_ab
 from pytest_specperf.run.ab.pairs import AbRun, PriorLookup
@@ -139,7 +139,7 @@ class SpecperfRun:
         depth (None: no store, or too few such runs in it)."""
         if self.history is None:
             return None
-        from pytest_specperf.history.spread import depth_spread  # only with a store
+        from pytest_specperf.history.spread_lookup import depth_spread  # only with a store
 
         key = (session.depth, hardware or session.hardware)
         if key not in self.runner_spreads:

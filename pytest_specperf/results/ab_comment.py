@@ -18,8 +18,8 @@ import msgspec
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.results.ab_report import AB_FOREST_PNG, change_interval_of
 from pytest_specperf.results.formats import STEP_RATE, counted, ratio_of, relative_change
+from pytest_specperf.results.report_table import md_table
 from pytest_specperf.results.schema import AbComparison, DepthRun, RunResults
-from pytest_specperf.results.tables import md_table
 
 COMMENT_MARKER = "<!-- specperf-ab-verdict -->"
 # The verdict of several depths is their worst, in this order.

@@ -12,8 +12,8 @@ from pytest_specperf.results.formats import (
     ratio_of,
     relative_change,
 )
+from pytest_specperf.results.report_table import md_table
 from pytest_specperf.results.schema import AbChange, AbComparison, AbPair
-from pytest_specperf.results.tables import md_table
 
 AB_FOREST_PNG = "ab-forest.png"
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pytest_specperf.results.formats import count, millis, number
+from pytest_specperf.results.report_table import Table
 from pytest_specperf.results.schema import DepthRun, Percentiles, PointMetrics, Slo
-from pytest_specperf.results.tables import Table
 
 OPEN_LOOP_HEADER = (
     "steps",

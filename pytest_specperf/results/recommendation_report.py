@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pytest_specperf.depth import CONTROL_DEPTH
+from pytest_specperf.results.report_table import Table
 from pytest_specperf.results.schema import DepthRun, Recommendation, ScheduleRange, Slo
-from pytest_specperf.results.tables import Table
 
 SCHEDULE_METRIC_LABELS = {
     "agg_tok_s": "aggregate tok/s",

@@ -1,8 +1,8 @@
 """Terminal and markdown reports from results: the seed's table per depth and the trade-off.
 
-Each table is built once as a ``results.tables.Table`` (``depth_table``, ``tradeoff_table``,
-the speculation, goodput and recommendation tables): the terminal summary (``full_report``)
-shows their plain text, report.md their markdown. report.md is the sections of
+Each table is built once as a ``results.report_table.Table`` (``depth_table``,
+``tradeoff_table``, the speculation, goodput and recommendation tables): the terminal summary
+(``full_report``) shows their plain text, report.md their markdown. report.md is the sections of
 ``MARKDOWN_SECTIONS`` in order: each takes a ``ReportContext`` and returns a block of markdown,
 or None to leave itself out; a new section is one function added there (or passed to
 ``markdown_report``).
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pytest_specperf.results.ab_report import ab_markdown
-from pytest_specperf.results.client_health import fell_behind
+from pytest_specperf.results.client_bound import fell_behind
 from pytest_specperf.results.formats import (
     core_speeds_note,
     count,
@@ -29,6 +29,7 @@ from pytest_specperf.results.recommendation_report import (
     recommendation_table,
     recommendation_text,
 )
+from pytest_specperf.results.report_table import Table
 from pytest_specperf.results.schema import (
     CPU_BOUND_MEANING,
     CPU_BOUND_SHARE,
@@ -49,7 +50,6 @@ from pytest_specperf.results.speculation_report import (
     speculation_tables,
 )
 from pytest_specperf.results.stats import MIN_SAMPLES_FOR_INTERVAL, is_min_max
-from pytest_specperf.results.tables import Table
 from pytest_specperf.results.verdict_report import interval_text, verdict_markdown
 
 

@@ -65,7 +65,7 @@ class RequestRecord(msgspec.Struct, kw_only=True):
 
 
 class ClientHealth(msgspec.Struct, frozen=True, kw_only=True):
-    """How the load generator itself fared during a point (see client_health.py)."""
+    """How the load generator itself fared during a point (measure/client_monitor.py)."""
 
     cpu_s: float
     wall_s: float

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 from pytest_specperf.results.acceptance import tokens_per_verify_step
 from pytest_specperf.results.formats import number, ratio
+from pytest_specperf.results.report_table import Table
 from pytest_specperf.results.schema import DepthRun, OutputComparison, SelfTest, Speedup
 from pytest_specperf.results.speedup import speedups
-from pytest_specperf.results.tables import Table
 
 
 def speedup_table(found: Sequence[Speedup]) -> Table:

@@ -26,7 +26,7 @@ class ServerCpu(msgspec.Struct, frozen=True, kw_only=True):
     # That vCPU's speed right after the sample, while the server idled: a single-thread Python
     # loop pinned there, M iterations/s (server/cpu_use.py, core_speed). Measured only for a
     # CPU-bound process, whose throughput follows it; on a shared virtual machine it moves
-    # between vCPUs and over time (H200, 2026-12-04: about 4.5 or about 7).
+    # between vCPUs and over time (docs/reference/metrics.md).
     core_speed: float | None = None
     # The share of the sample's wall time its main thread waited for the GPU (in torch's CUDA
     # synchronize, which spins and so counts in ``share``), from py-spy's stack samples
@@ -51,8 +51,8 @@ class ServerCpu(msgspec.Struct, frozen=True, kw_only=True):
 # else measured is mixed. Why the GPU first: SGLang's scheduler waits for each batch on a
 # default CUDA event (``result.copy_done.synchronize()``), and CUDA's default wait spins while
 # a process has fewer contexts than the machine has cores, so the scheduler's core reads 100%
-# whether it works or waits (the H200 on 2026-12-05: 100% beside a GPU 93-96% busy). A GPU
-# kernel-busy 90% of the time leaves a faster CPU at most about a tenth to win.
+# whether it works or waits (docs/reference/metrics.md). A GPU kernel-busy 90% of the time
+# leaves a faster CPU at most about a tenth to win.
 GPU_BUSY_SHARE = 0.9
 Bound = Literal["gpu-bound", "cpu-bound", "mixed"]
 
@@ -91,9 +91,10 @@ def follows_its_core(cpu: ServerCpu | None, bound: Bound | None) -> bool:
 
 
 class Testbed(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """The machine a run (or a baseline) was measured on (server/testbed.py collects it,
-    results/testbed.py fills in the measured figures and compares two). Every field is None
-    where it could not be read: on the simulator, or without NVML, the GPU fields stay empty.
+    """The machine a run (or a baseline) was measured on (server/fingerprint.py collects it,
+    results/testbed_compare.py fills in the measured figures and compares two). Every field is
+    None where it could not be read: on the simulator, or without NVML, the GPU fields stay
+    empty.
     """
 
     cpu_model: str | None = None

@@ -11,9 +11,9 @@ import statistics
 from collections.abc import Sequence
 
 from pytest_specperf.results.formats import METRIC_LABELS, number, relative_change
+from pytest_specperf.results.report_table import md_table
 from pytest_specperf.results.schema import AbComparison, DepthRun, Interval, Verdict
 from pytest_specperf.results.stats import is_min_max
-from pytest_specperf.results.tables import md_table
 
 # Verdicts are listed in this order: what needs attention first.
 # "unjudged" fails its test too (the load generator, not the server, was measured);

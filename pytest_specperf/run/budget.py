@@ -33,7 +33,8 @@ from pytest_specperf.run.shape import RunShape, depth_shape
 from pytest_specperf.server.hardware import gpu_key, local_gpu_names, sim_key, slug
 
 # Seconds per boot when neither the option nor the profile says (a boot includes the server's
-# stop and the model factory): the H200 smoke boots took 58-175 s, the simulator about 2 s.
+# stop and the model factory): a real server boots in minutes (docs/explanation/run-time.md),
+# the simulator in seconds.
 DEFAULT_BOOT_S = {"sglang": 120.0, "sim": 5.0}
 # The suite's own time per sample besides the closed loop: client start, results.json rewrite.
 SAMPLE_OVERHEAD_S = 0.5

@@ -30,6 +30,7 @@ from pytest_specperf.run.sampling import (
     settle_after_warmup,
 )
 from pytest_specperf.server import cpu_use
+from pytest_specperf.server.fingerprint import collect as collect_testbed
 from pytest_specperf.server.gpu_use import ServerGpus
 from pytest_specperf.server.gpus import gpu_env, visible_gpus
 from pytest_specperf.server.hardware import hardware_key
@@ -47,7 +48,6 @@ from pytest_specperf.server.process import (
     launch,
     summarize_server_info,
 )
-from pytest_specperf.server.testbed import collect as collect_testbed
 
 
 class SamplingPlan:

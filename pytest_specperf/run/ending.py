@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.config.table import ALLOW_NO_BASELINE_FLAG
-from pytest_specperf.gate.coverage import (
+from pytest_specperf.gate.no_verdict import (
     depths_without_verdict,
     exploratory_line,
     no_verdict_line,

@@ -19,7 +19,7 @@ from pytest_specperf.results.schema import (
 )
 from pytest_specperf.results.speedup import speedups
 from pytest_specperf.results.store import ResultsStore
-from pytest_specperf.results.testbed import measured as measured_testbed
+from pytest_specperf.results.testbed_compare import measured as measured_testbed
 
 
 def known_backend(settings: Settings, summary: ServerSummary | None) -> str | None:
@@ -40,7 +40,7 @@ class RunRecord:
         self.settings = settings
         self.depth = depth
         self.store = store
-        # The machine the depth's server runs on (server/testbed.py); None: a server given
+        # The machine the depth's server runs on (server/fingerprint.py); None: a server given
         # by URL. Its measured figures are recomputed from the points at each write.
         self.testbed: Testbed | None = None
 

@@ -3,17 +3,17 @@
 SGLang's scheduler is one Python process that launches every step's kernels. When a step is
 short (a small model, or a large one at small batches) the GPU waits on it between kernels,
 and throughput measures the speed of the one core the scheduler runs on: on a shared runner
-that speed moves between boots by more than a regression worth catching (H200, 2026-12-04:
-boots 11-35% apart, the scheduler at 100% of a core in each). A sample records the busiest
+that speed moves between boots by more than a regression worth catching
+(docs/runs/2026-12-04-h200). A sample records the busiest
 process of the server's process tree and its CPU time over the sample's wall time, so a
 report can say that a point was CPU-bound.
 
 Processes started during the sample count from zero; those that ended are left out.
 
 When that process was CPU-bound, the vCPU it last ran on is timed right after the sample
-(``core_speed``): on the lent H200 (16 vCPUs of a shared virtual machine) a single-thread loop
-ran at about 4.5 or about 7 M iterations/s depending on the vCPU and the moment, and the
-scheduler's throughput moved with the vCPU it was on (docs/runs/2026-12-04-placement-h200).
+(``core_speed``): on a shared virtual machine a single-thread loop's speed differs between
+vCPUs and over time, and a CPU-bound scheduler's throughput moves with the vCPU it is on
+(docs/reference/metrics.md, docs/runs/2026-12-04-placement-h200).
 """
 
 from __future__ import annotations
@@ -185,9 +185,8 @@ class CoreRotation:
     to the next of the vCPUs it may use, in the same order in every boot. A boot then averages
     its samples over several vCPUs instead of drawing one: on a shared virtual machine the
     vCPU it lands on sets a CPU-bound server's speed for the whole boot, while the share of
-    fast vCPUs holds steady (lent H200, 2026-12-04: 5-6 of 16 in each of five probes; within
-    one boot, two rounds over five vCPUs averaged 1,524 and 1,528 tok/s, single vCPUs
-    1,360-1,722)."""
+    fast vCPUs holds steady, so rounds over the same vCPUs agree where single vCPUs do not
+    (docs/runs/2026-12-05-h200)."""
 
     cores: list[int]
     turn: int = 0

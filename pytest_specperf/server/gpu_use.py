@@ -1,8 +1,8 @@
 """How busy the server's GPUs were while a sample ran, read through NVML (nvidia-ml-py).
 
 Beside the server's CPU share (cpu_use.py) this tells a GPU-bound point from a CPU-bound one:
-on the lent H200 the seed-class model at C=16 kept the GPU 92-94% busy while the scheduler held
-101% of a core, and the tiny smoke models left the GPU waiting on a scheduler at 100%.
+a large model keeps the GPU busy while its scheduler reads a full core, and a tiny one leaves
+the GPU waiting on a scheduler at 100% (docs/reference/metrics.md).
 
 A thread reads each of the server's GPUs every ``interval_s`` while the sample runs: NVML's
 utilization rate (the share of its own last sampling period, 1/6 s to 1 s by product, in which

@@ -3,8 +3,8 @@
 cpu_use.py reads the scheduler's CPU time, but on a CUDA machine that time includes its wait
 for each batch: the scheduler waits on a default CUDA event (``result.copy_done.synchronize()``,
 SGLang 0.5.12 and 0.5.23 alike), and CUDA's default wait spins while a process has fewer CUDA
-contexts than the machine has cores. So the core reads 100% beside a GPU 93-96% busy (the lent
-H200, docs/runs/2026-12-05-seed-h200). To tell the scheduler's own work from its wait, py-spy
+contexts than the machine has cores. So the core reads 100% beside a busy GPU
+(docs/runs/2026-12-05-seed-h200). To tell the scheduler's own work from its wait, py-spy
 (an optional tool: ``pip install py-spy``) samples the process's Python stacks during the
 sample without stopping it (``--nonblocking``), and the share of its main thread's samples
 that sit in torch's CUDA ``synchronize`` is the share of the sample's wall time it waited.
@@ -12,7 +12,7 @@ that sit in torch's CUDA ``synchronize`` is the share of the sample's wall time 
 What it sees: the waits torch makes from Python, ``Event.synchronize`` and
 ``Stream.synchronize`` (torch/cuda/streams.py) and ``torch.cuda.synchronize``. SGLang's
 overlap scheduler (on by default, and for EAGLE/MTP speculation with topk 1: "Spec v2", as the
-seed-class boots on the H200 logged) waits there. What it does not see: a blocking copy made
+seed-class boots logged) waits there. What it does not see: a blocking copy made
 in C++ from a Python line (``.tolist()``, ``.cpu()``, ``.item()`` of a GPU tensor), which is
 how SGLang waits with the overlap scheduler off (NGRAM speculation turns it off on 0.5.12;
 0.5.23's NGRAM worker waits in a blocking ``.cpu()``): there the wait reads 0 and counts as

@@ -1,11 +1,10 @@
 """Which GPUs each server gets, so that parallel servers (xdist workers) never share one.
 
-Two servers on the same GPUs measure each other: on one H200, two xdist workers booted both
-depths' servers on the one GPU, and the depth-1 server, sizing its KV pool while the other
-held its share, reported max_total_num_tokens 30,835 instead of 57,934,502; the run passed and
-that figure went into a baseline. So with ``--specperf-gpus-per-server K`` worker gwN's server
-is started with ``CUDA_VISIBLE_DEVICES`` = GPUs [N*K, (N+1)*K) of those present, and xdist on
-the sglang backend without it is refused.
+Two servers on the same GPUs measure each other: a server that sizes its KV pool while
+another holds its share reports a fraction of its capacity, and a run once passed and put
+that figure into a baseline (docs/how-to/several-gpus.md). So with
+``--specperf-gpus-per-server K`` worker gwN's server is started with ``CUDA_VISIBLE_DEVICES``
+= GPUs [N*K, (N+1)*K) of those present, and xdist on the sglang backend without it is refused.
 
 GPUs present: ``--specperf-gpus`` or ``$SPECPERF_GPUS`` (a count, ``4``, or ids, ``0,1,5``),
 else ``$CUDA_VISIBLE_DEVICES`` (the ids this process may use), else ``nvidia-smi -L``.

@@ -12,5 +12,6 @@ Modules, from the command line to the wire:
   wire       JSON/SSE/error bytes shared by routes, render and faults
   routes     aiohttp handlers and build_app
 
-The closed-loop probe that checks it against its model is lab/studies/_probe.py.
+tests/sim/ checks it against its model with a small closed-loop client
+(docs/explanation/simulator.md).
 """

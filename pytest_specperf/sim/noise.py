@@ -11,7 +11,8 @@ sigma is a CV on the log scale, the scale the gate works on), all seeded:
 - a **step jitter** (``--sim-jitter``), drawn per step; over the hundreds of steps of a
   point it averages out (a point's mean jitter has CV sigma / sqrt(steps)).
 
-The server (scheduler.py) and lab/studies/detection_study.py both draw from this class.
+The server (scheduler.py) draws from this class, and so do the gate's detection studies,
+in-process (docs/explanation/gate.md).
 """
 
 from __future__ import annotations

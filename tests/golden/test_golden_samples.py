@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_specperf.measure.fields import META_INFO_FIELDS
-from pytest_specperf.measure.loadgen import Target, make_clients, run_requests
+from pytest_specperf.measure.loadgen import StreamTarget, make_clients, run_requests
 from pytest_specperf.measure.metrics import point_metrics
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.results.schema import RequestRecord
@@ -47,7 +47,7 @@ def replay(name: str, endpoint: str) -> RequestRecord:
 
     async def run() -> list[RequestRecord]:
         async with LocalServer(lambda seen: Answer(pieces)) as server:
-            target = Target(server.url)
+            target = StreamTarget(server.url)
             clients = make_clients(target, workload, 1)
             records, _ = await run_requests(
                 clients, target, workload, concurrency=1, requests=1, model="m"

@@ -10,11 +10,14 @@ import ast
 import itertools
 import subprocess
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import pytest
+
+from tests.support.scripts import load_script, run_script
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = "pytest_specperf"
@@ -243,7 +246,7 @@ def test_the_package_keeps_every_import_rule() -> None:
         ("pytest_specperf.gate.baselines", "pytest_specperf.measure.point"),
         ("pytest_specperf.gate.baselines", "pytest_specperf.server.process"),
         ("pytest_specperf.config.table", "pytest_specperf.gate.baselines"),
-        ("pytest_specperf.results.report", "pytest_specperf.measure.client_health"),
+        ("pytest_specperf.results.report", "pytest_specperf.measure.client_monitor"),
         ("pytest_specperf.results.schema", "pytest_specperf.measure.workload"),
         ("pytest_specperf.results.schema", "pytest_specperf.results.stats"),
         ("pytest_specperf.results.testbed_schema", "pytest_specperf.results.schema"),
@@ -385,21 +388,11 @@ def test_architecture_md_gives_the_same_walk() -> None:
 MAX_TOP_LEVEL_MODULES = 6  # at the package's top, __init__.py included
 MAX_HOOK_MODULE_LINES = 400  # the plugin's hook-defining modules together stay under it
 HOOK_MODULES = _p("plugin", "plugin.session")  # ARCHITECTURE.md: only these define hooks
-REPORTED_SIZES = 5  # how many of the largest modules and classes are reported
-
-
-def top_level_modules(paths: Iterable[Path], package_dir: Path) -> list[str]:
-    """The modules that sit directly in the package's folder (not in one of its parts)."""
-    return sorted(p.name for p in paths if p.parent == package_dir and p.suffix == ".py")
+SIZES = REPO / "tools" / "package_sizes.py"  # prints the largest modules and classes
 
 
 def line_count(source: str) -> int:
     return len(source.splitlines())
-
-
-def largest(counts: Mapping[str, int], count: int) -> list[tuple[str, int]]:
-    """The ``count`` largest of ``counts``, largest first (a tie by name)."""
-    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:count]
 
 
 def defines_hooks(source: str) -> bool:
@@ -410,66 +403,55 @@ def defines_hooks(source: str) -> bool:
     )
 
 
-def method_counts(source: str) -> dict[str, int]:
-    """Each class's methods (properties included, those under an ``if`` of its body too; a
-    function inside a method is not one), by the class's name."""
-
-    def methods(body: list[ast.stmt]) -> int:
-        found = 0
-        for statement in body:
-            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
-                found += 1
-            elif isinstance(statement, ast.If):
-                found += methods(statement.body) + methods(statement.orelse)
-        return found
-
-    return {
-        node.name: methods(node.body)
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.ClassDef)
-    }
-
-
 def _sources() -> dict[str, str]:
     return {module: path.read_text(encoding="utf-8") for module, path in package_sources().items()}
 
 
-def test_the_package_top_holds_at_most_six_modules() -> None:
-    """The rest lives in the parts (plugin/, config/, run/ ...)."""
-    paths = package_sources().values()
-    assert len(top_level_modules(paths, REPO / PACKAGE)) <= MAX_TOP_LEVEL_MODULES
+def _sizes() -> ModuleType:
+    return load_script(SIZES)
+
+
+def test_the_size_report_names_the_largest_module_and_class_with_their_figures() -> None:
+    """``python tools/package_sizes.py`` runs and lists the largest module with its length, the
+    class with the most methods with its count and the modules at the package's top."""
+    sizes = _sizes()
+    modules = sizes.sources()
+    lines = {module: sizes.line_count(source) for module, source in modules.items()}
+    methods = {
+        f"{module} {name}": count
+        for module, source in modules.items()
+        for name, count in sizes.method_counts(source).items()
+    }
+    at_top = sizes.top_level_modules(package_sources().values(), REPO / PACKAGE)
+    done = run_script(SIZES, "--top", "3")
+    assert done.returncode == 0, done.stderr
+    for name, count in (sizes.largest(lines, 1)[0], sizes.largest(methods, 1)[0]):
+        assert f"{count:5d}  {name}" in done.stdout
+    assert f"at the top ({len(at_top)}): {', '.join(at_top)}" in done.stdout
+
+
+def test_the_size_report_lists_the_largest_first() -> None:
+    """The report itself: modules by length, classes by methods, the top's modules named."""
+    sources = {
+        "long.py": "x = 1\n" * 601,
+        "part/short.py": "class A:\n    def a(self): ...\n    def b(self): ...\n",
+    }
+    said = _sizes().report(sources, top=2).splitlines()
+    assert said[:5] == [
+        "2 modules, 604 lines",
+        "at the top (1): long.py",
+        "largest modules (lines):",
+        "    601  long.py",
+        "      3  part/short.py",
+    ]
+    assert said[5:] == ["classes with the most methods:", "      2  part/short.py A"]
 
 
 def test_a_module_of_a_part_is_not_counted_at_the_top() -> None:
     """The counter itself: seven modules at the top are seven; one in a part is not counted."""
     root = Path("/p")
     paths = [root / f"m{i}.py" for i in range(7)] + [root / "part" / "m.py", root / "README.md"]
-    assert len(top_level_modules(paths, root)) == 7 > MAX_TOP_LEVEL_MODULES
-
-
-def test_the_largest_modules_and_classes_are_reported(
-    record_property: Callable[[str, object], None],
-) -> None:
-    """Lines per module and methods per class, the largest of each, as figures."""
-    sources = _sources()
-    lines = largest({m: line_count(source) for m, source in sources.items()}, REPORTED_SIZES)
-    methods = largest(
-        {
-            f"{module}.{name}": count
-            for module, source in sources.items()
-            for name, count in method_counts(source).items()
-        },
-        REPORTED_SIZES,
-    )
-    for kind, figures in (("lines", lines), ("methods", methods)):
-        for name, count in figures:
-            record_property(f"{kind}.{name}", count)
-            print(f"{kind} {count:5d} {name}")
-    assert len(lines) == len(methods) == REPORTED_SIZES
-
-
-def test_the_largest_are_named_with_their_size() -> None:
-    assert largest({"short": 600, "long": 601, "tie": 600}, 2) == [("long", 601), ("short", 600)]
+    assert len(_sizes().top_level_modules(paths, root)) == 7 > MAX_TOP_LEVEL_MODULES
 
 
 def test_the_plugins_hooks_are_in_two_modules_under_400_lines_in_all() -> None:
@@ -514,7 +496,7 @@ def test_a_class_of_21_methods_is_counted_so() -> None:
         "        def one(self):\n"
         "            pass\n"
     )
-    assert method_counts(source) == {"Crowded": 21, "Inner": 1}
+    assert _sizes().method_counts(source) == {"Crowded": 21, "Inner": 1}
 
 
 # -- what loading the plugin costs every pytest run -------------------------------------------

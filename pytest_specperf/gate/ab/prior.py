@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from pytest_specperf.gate.ab.estimate import AbSettings, BootPoint, Estimate, Pair
 from pytest_specperf.gate.ab.sequential import Spending, scheduled_t_multiplier
-from pytest_specperf.results.spread import RunnerSpread
+from pytest_specperf.results.runner_spread import RunnerSpread
 from pytest_specperf.results.stats import log_values
 
 # -- the verdict with the runner's history (issue 38) ---------------------------------------

@@ -31,7 +31,7 @@ from typing import Literal
 
 from pytest_specperf.gate.ab.estimate import BootPoint, Pair
 from pytest_specperf.results.formats import relative_change
-from pytest_specperf.results.spread import MAD_TO_SD
+from pytest_specperf.results.runner_spread import MAD_TO_SD
 
 Side = Literal["base", "head"]
 

@@ -64,5 +64,5 @@ def test_server_env_values_are_name_value_pairs_in_order() -> None:
 
 @pytest.mark.parametrize("raw", ["PYTHONPATH", "=x", "1X=2", "A B=c"])
 def test_a_server_env_value_that_is_not_name_value_is_refused_in_one_line(raw: str) -> None:
-    with pytest.raises(UsageError, match="--specperf-server-env: .* is not NAME=VALUE"):
+    with pytest.raises(UsageError, match=r"--specperf-server-env: .* is not NAME=VALUE"):
         parse_server_env([raw], "--specperf-server-env")

@@ -13,7 +13,7 @@ from pytest_specperf.gate.decision import (
     judge_depth,
 )
 from pytest_specperf.gate.noise import MetricNoise
-from pytest_specperf.results.spread import RunnerSpread
+from pytest_specperf.results.runner_spread import RunnerSpread
 
 SETTINGS = GateSettings()
 RUNNER = RunnerSpread(spread=0.05, runs=10, where="p on sim-x5, steps=3")

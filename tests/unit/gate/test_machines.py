@@ -7,10 +7,9 @@ import math
 import pytest
 
 from pytest_specperf.errors import BaselineError
-from pytest_specperf.gate.decision import GateSettings, compare
+from pytest_specperf.gate.decision import GateSettings, Reference, compare
 from pytest_specperf.gate.machines import LabelledRun, merge_across_machines, spread_text
 from pytest_specperf.gate.noise import noise_for
-from pytest_specperf.gate.not_judged import Reference
 from pytest_specperf.measure.repeats import merge_samples
 from pytest_specperf.results.schema import DepthRun, PointMetrics, ServerSummary, Testbed
 from tests.support.points import make_point

@@ -16,7 +16,7 @@ import pytest
 
 from pytest_specperf.measure.loadgen import (
     REFUSED_IN_A_ROW_STOP,
-    Target,
+    StreamTarget,
     make_clients,
     run_requests,
 )
@@ -60,7 +60,7 @@ def run(
 ) -> tuple[list[RequestRecord], float, LocalServer]:
     async def main() -> tuple[list[RequestRecord], float, LocalServer]:
         async with LocalServer(handler) as server:
-            target = Target(server.url)
+            target = StreamTarget(server.url)
             clients = make_clients(target, workload or Workload(), concurrency)
             try:
                 records, wall = await run_requests(
@@ -151,7 +151,7 @@ def test_api_key_is_sent_as_bearer_token() -> None:
 
     async def main() -> LocalServer:
         async with LocalServer(lambda seen: Answer(pieces)) as server:
-            target = Target(server.url, api_key="sekret")
+            target = StreamTarget(server.url, api_key="sekret")
             clients = make_clients(target, Workload(), 1)
             await run_requests(clients, target, Workload(), concurrency=1, requests=1, model="m")
             clients[0].close()
@@ -239,7 +239,7 @@ def test_next_connection_is_opened_while_a_stream_the_server_will_close_runs() -
     async def main() -> list[RequestRecord]:
         async with LocalServer(handler) as server:
             holder.append(server)
-            target = Target(server.url)
+            target = StreamTarget(server.url)
             clients = make_clients(target, Workload(), 1)
             records, _ = await run_requests(
                 clients, target, Workload(), concurrency=1, requests=2, model="m"
@@ -308,7 +308,7 @@ def test_refused_connection_is_named() -> None:
     """No server at the address: every request fails as 'connection refused'."""
 
     async def main() -> list[RequestRecord]:
-        target = Target("http://127.0.0.1:9")
+        target = StreamTarget("http://127.0.0.1:9")
         clients = make_clients(target, Workload(), 1)
         records, _ = await run_requests(
             clients, target, Workload(), concurrency=1, requests=2, model="m"
@@ -323,7 +323,7 @@ def test_a_server_gone_mid_point_ends_the_point_after_a_few_refused_connects() -
     REFUSED_IN_A_ROW_STOP refused connects, not at the point's end after thousands."""
 
     async def main() -> tuple[list[RequestRecord], float]:
-        target = Target("http://127.0.0.1:9")
+        target = StreamTarget("http://127.0.0.1:9")
         clients = make_clients(target, Workload(), 4)
         begun = time.monotonic()
         records, _ = await run_requests(
@@ -467,7 +467,7 @@ def _run_with_min_seconds(
 
     async def main() -> list[RequestRecord]:
         async with LocalServer(clock.handler) as server:
-            target = Target(server.url)
+            target = StreamTarget(server.url)
             clients = make_clients(target, Workload(), concurrency)
             records, _ = await run_requests(
                 clients,

@@ -18,7 +18,7 @@ import pytest
 
 from pytest_specperf.measure import connection
 from pytest_specperf.measure.openloop import RunQueueClock, run_schedule, send_times
-from pytest_specperf.measure.stream import StreamClient, Target
+from pytest_specperf.measure.stream import StreamClient, StreamTarget
 from pytest_specperf.measure.workload import Workload
 from pytest_specperf.results.schema import RequestRecord, SendTime
 from tests.support.local_http import Answer, LocalServer, response
@@ -30,11 +30,11 @@ def _answer() -> list[bytes]:
 
 
 def _client(url: str) -> StreamClient:
-    return StreamClient(Target(url), stall_timeout_s=5.0, connect_timeout_s=5.0)
+    return StreamClient(StreamTarget(url), stall_timeout_s=5.0, connect_timeout_s=5.0)
 
 
 def _request(url: str) -> bytes:
-    return Target(url).request_bytes("/generate", b'{"text": "hi"}')
+    return StreamTarget(url).request_bytes("/generate", b'{"text": "hi"}')
 
 
 def test_a_connection_opened_ahead_carries_the_first_request() -> None:
@@ -89,7 +89,7 @@ def _schedule(
     async def main() -> tuple[list[RequestRecord], LocalServer]:
         async with LocalServer(lambda seen: Answer(_answer()), idle_timeout_s) as server:
             records = await run_schedule(
-                Target(server.url), Workload(), offsets, model="m", **kwargs
+                StreamTarget(server.url), Workload(), offsets, model="m", **kwargs
             )
             return records, server
 

@@ -15,13 +15,9 @@ import pytest
 
 from pytest_specperf.errors import UsageError
 from pytest_specperf.gate.baselines import baseline_from_run, portable_command
-from pytest_specperf.gate.coverage import (
-    depths_without_verdict,
-    no_verdict_line,
-    throughput_test_depth,
-)
 from pytest_specperf.gate.decision import GateSettings, PointInput, Reference, judge_depth
 from pytest_specperf.gate.floors import headline, what_to_do
+from pytest_specperf.gate.no_verdict import depths_without_verdict, no_verdict_line
 from pytest_specperf.gate.review import ReviewError, read_baseline, show
 from pytest_specperf.measure.repeats import merge_samples
 from pytest_specperf.results.report import (
@@ -156,14 +152,6 @@ def test_depths_without_a_judged_verdict_are_found() -> None:
     judged.verdicts = [sample_verdict(1, 1, "agg_tok_s", "pass")]
     skipped = sample_run(3)
     assert depths_without_verdict([judged, skipped], {1, 3, 9}) == [3, 9]
-    assert (
-        throughput_test_depth("perf_tests/test_throughput.py::test_throughput_floor[steps3-c1]")
-        == 3
-    )
-    assert (
-        throughput_test_depth("perf_tests/test_throughput.py::test_throughput_depth[steps12]") == 12
-    )
-    assert throughput_test_depth("perf_tests/test_capacity.py::test_kv[steps3]") is None
     line = no_verdict_line(
         {9: "no baseline (x is missing)"}, "record the baseline with: pytest perf_tests", "--allow"
     )

@@ -7,8 +7,8 @@ import pytest
 from pytest_specperf.results import report
 from pytest_specperf.results.plot_style import Plot
 from pytest_specperf.results.report import ReportContext, markdown_report
+from pytest_specperf.results.report_table import md_table
 from pytest_specperf.results.schema import AbComparison, Verdict, VerdictOutcome, Warmup
-from pytest_specperf.results.tables import md_table
 from tests.unit.results_samples import sample_run, sample_verdict
 
 

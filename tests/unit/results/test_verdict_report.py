@@ -3,7 +3,7 @@ the run ended."""
 
 from __future__ import annotations
 
-from pytest_specperf.gate.not_judged import no_baseline
+from pytest_specperf.gate.decision import no_baseline
 from pytest_specperf.results.report import ReportContext, markdown_report
 from pytest_specperf.results.schema import AbComparison, Verdict
 from pytest_specperf.results.verdict_report import verdict_markdown

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_specperf.gate.not_judged import no_baseline
+from pytest_specperf.gate.decision import no_baseline
 from pytest_specperf.results.schema import RunResults
 from pytest_specperf.run.ending import depths_not_judged, exploratory_no_verdict, no_verdict
 from pytest_specperf.server.profiles import DEFAULT_PROFILE

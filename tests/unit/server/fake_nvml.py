@@ -1,5 +1,5 @@
 """A stand-in for the ``pynvml`` module at its boundary: the calls server/gpu_use.py and
-server/testbed.py make, with the types nvidia-ml-py returns (utilization as a struct with
+server/fingerprint.py make, with the types nvidia-ml-py returns (utilization as a struct with
 ``.gpu`` in percent, power in mW, clocks in MHz; names as str or bytes by release)."""
 
 from __future__ import annotations

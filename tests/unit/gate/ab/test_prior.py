@@ -20,7 +20,7 @@ from pytest_specperf.gate.ab.prior import (
 )
 from pytest_specperf.gate.ab.sequential import scheduled_t_multiplier, spent, z_boundaries
 from pytest_specperf.gate.ab.verdict import decided_by, look, outcome_of
-from pytest_specperf.results.spread import RunnerSpread
+from pytest_specperf.results.runner_spread import RunnerSpread
 
 
 def _pair(base: float, head: float, points: tuple[int, ...] = (1, 4)) -> Pair:

@@ -1,4 +1,4 @@
-"""pytest_specperf.run.known_slowdown: a known /slow_down, judged by the gate's own floors."""
+"""pytest_specperf.run.self_test: a known /slow_down, judged by the gate's own floors."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from pytest_specperf.results.schema import PointMetrics, SelfTest
-from pytest_specperf.run import known_slowdown as self_test
+from pytest_specperf.run import self_test
 from tests.support.points import make_point, make_run
 
 

@@ -1,4 +1,4 @@
-"""results/spread.py: the spread between a runner's runs, robust to one bad night."""
+"""results/runner_spread.py: the spread between a runner's runs, robust to one bad night."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from pytest_specperf.results.spread import robust_spread, run_levels, runner_spread
+from pytest_specperf.results.runner_spread import robust_spread, run_levels, runner_spread
 
 
 def _runs(levels: list[float]) -> list[dict[int, float]]:

@@ -1,9 +1,10 @@
 """The testbed fingerprint's measured figures, and how two fingerprints differ.
 
-A run's figures follow its machine: on the lent H200s a CPU-bound profile read 20% under a
-baseline recorded on another machine with nothing changed, its scheduler at 100% of a core
-whose speed differs between machines. A verdict says first when its run's machine differs
-from the baseline's (``differences``), so a red caused by the runner reads as such.
+A run's figures follow its machine: a CPU-bound profile can read well under a baseline
+recorded on another machine with nothing changed, its scheduler at 100% of a core whose speed
+differs between machines (docs/explanation/gate.md). A verdict says first when its run's
+machine differs from the baseline's (``differences``), so a red caused by the runner reads as
+such.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
-"""server/testbed.py: the fingerprint of the machine and of the server's environment."""
+"""server/fingerprint.py: the fingerprint of the machine and of the server's environment."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+from pytest_specperf.server.fingerprint import collect, cpu_model, cuda_version, package_versions
 from pytest_specperf.server.gpu_use import ServerGpus
-from pytest_specperf.server.testbed import collect, cpu_model, cuda_version, package_versions
 from tests.unit.server.fake_nvml import FakeGpu, FakeNvml
 
 

@@ -7,7 +7,7 @@ the client alone used 0.6-0.7 of a core on a 2-core machine
 over. Every point records how its client fared; a point whose client fell behind says so
 beside its figures and in its floor failure, so a red build on a noisy runner is not taken
 for a server regression. What a point's record says (fell behind, bounded the point) is
-results/client_health.py's to judge.
+results/client_bound.py's to judge.
 """
 
 from __future__ import annotations

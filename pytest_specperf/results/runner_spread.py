@@ -7,8 +7,8 @@ workload and depth; this module turns their figures into one spread and carries 
 Robust to a single bad night: a run's level is the median over its points of log(figure /
 that point's median over the runs), and the spread is the median absolute deviation of the
 levels, scaled by 1.4826 so that it reads as a standard deviation for normal noise
-(``robust_spread``). One night 30% slow moves a standard deviation over ten runs from 5% to
-about 10%, the MAD hardly at all (lab/studies/history_spread_sim.py prints both).
+(``robust_spread``). One very slow night moves a standard deviation a long way and the MAD
+hardly at all (docs/explanation/gate.md, "The runner's spread from the history store").
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The testbed fingerprint of a server this run starts: what the machine and the server's
-environment are (results/testbed.py adds what the samples measured).
+environment are (results/testbed_compare.py adds what the samples measured).
 
 CPU model: /proc/cpuinfo (Linux), else platform. GPU name, count, driver and the CUDA version
 the driver supports: NVML (nvidia-ml-py, server/gpu_use.py), only for a real SGLang server:

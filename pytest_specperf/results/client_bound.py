@@ -1,5 +1,5 @@
 """What a point's client health says: did the load generator fall behind, did it bound the
-point? Judged from the ClientHealth record the load generator left (measure/client_health.py
+point? Judged from the ClientHealth record the load generator left (measure/client_monitor.py
 measures it), so the reports and the gate read it without the measuring side."""
 
 from __future__ import annotations

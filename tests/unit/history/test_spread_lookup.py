@@ -1,4 +1,4 @@
-"""history/spread.py: the spread between earlier comparable complete runs, from the store."""
+"""history/spread_lookup.py: the spread between earlier comparable complete runs, from the store."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import pytest
 
 from pytest_specperf.gate.ab.prior import PairPrior
 from pytest_specperf.history.rows import RunContext
-from pytest_specperf.history.spread import depth_spread
+from pytest_specperf.history.spread_lookup import depth_spread
 from pytest_specperf.history.store import HistoryStore
+from pytest_specperf.results.runner_spread import RunnerSpread
 from pytest_specperf.results.schema import (
     AbComparison,
     AbPair,
@@ -18,7 +19,6 @@ from pytest_specperf.results.schema import (
     RunResults,
     ServerSummary,
 )
-from pytest_specperf.results.spread import RunnerSpread
 from tests.support.points import make_point
 
 WORKLOAD = {"workload": "greedy-synthetic", "max_new_tokens": 200}

@@ -1,9 +1,10 @@
-"""results/testbed.py: the fingerprint's measured figures and how two fingerprints differ."""
+"""results/testbed_compare.py: the fingerprint's measured figures and how two fingerprints
+differ."""
 
 from __future__ import annotations
 
 from pytest_specperf.results.schema import GpuUse, ServerCpu, Testbed
-from pytest_specperf.results.testbed import differences, differs_line, measured, merged
+from pytest_specperf.results.testbed_compare import differences, differs_line, measured, merged
 from tests.support.points import make_point
 
 H200 = Testbed(cpu_model="Intel(R) Xeon(R) Platinum 8480+", gpu_name="NVIDIA H200", driver="580")

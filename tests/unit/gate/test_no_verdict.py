@@ -1,14 +1,14 @@
-"""gate/coverage.py: what a baseline cannot judge is named, never passed over."""
+"""gate/no_verdict.py: what a baseline cannot judge is named, never passed over."""
 
 from __future__ import annotations
 
-from pytest_specperf.gate.coverage import (
+from pytest_specperf.gate.decision import no_baseline
+from pytest_specperf.gate.no_verdict import (
     baseline_mismatches,
     exploratory_line,
     no_verdict_line,
     points_not_judged,
 )
-from pytest_specperf.gate.not_judged import no_baseline
 from pytest_specperf.results.schema import DepthRun, Verdict
 from tests.unit.gate.test_floors import make_baseline
 from tests.unit.results_samples import sample_run, sample_verdict

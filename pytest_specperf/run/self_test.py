@@ -1,11 +1,11 @@
 """--specperf-self-test: prove, on the server under test, that the gate catches a regression.
 
-After a depth's points are measured, a known sleep per forward pass is set through the
-server's own ``/slow_down`` (SGLang's, and the simulator's), the lowest concurrency is
-measured again with a couple of requests, and the gate's decision (gate/decision.py) judges
-it: against the depth's baseline when there is one, else against this run's own point. Then
-the sleep is reset and two more requests check that the speed came back: agg tok/s nearer
-the run's own than the slowed one.
+After a depth's points are measured (``self_test``, on the depth's running session), a known
+sleep per forward pass is set through the server's own ``/slow_down`` (SGLang's, and the
+simulator's), the lowest concurrency is measured again with a couple of requests, and the
+gate's decision (gate/decision.py) judges it: against the depth's baseline when there is one,
+else against this run's own point. Then the sleep is reset and two more requests check that
+the speed came back: agg tok/s nearer the run's own than the slowed one.
 
 The sleep is a few verify steps' measured duration (SLOWDOWN_STEPS), so the injected
 regression cuts the single-request decode rate to a fraction on any deployment: far beyond
@@ -24,11 +24,14 @@ import msgspec
 from pytest_specperf.errors import SpecperfError
 from pytest_specperf.gate.baselines import Baseline, baseline_from_run
 from pytest_specperf.gate.decision import GateSettings, judge_depth
-from pytest_specperf.gate.floors import point_input
+from pytest_specperf.gate.floors import backend_mismatch, point_input, workload_mismatch
 from pytest_specperf.measure import loop as event_loop
 from pytest_specperf.measure.point import measure_point
 from pytest_specperf.measure.workload import Workload
-from pytest_specperf.results.schema import DepthRun, PointMetrics, SelfTest
+from pytest_specperf.results.schema import DepthRun, PointMetrics, RunResults, SelfTest
+from pytest_specperf.run.baselines import load_baseline_safely
+from pytest_specperf.run.depth_session import DepthSession
+from pytest_specperf.run.run_record import known_backend
 from pytest_specperf.server.process import inject_slowdown
 
 SELF_TEST_REQUESTS = 2
@@ -158,3 +161,35 @@ def measure_with(
         )
 
     return measure
+
+
+def self_test(session: DepthSession) -> SelfTest:
+    """Inject a known /slow_down, let the gate judge the lowest concurrency, reset it."""
+    assert session.base_url is not None and session.points, "measure the points first"
+    s = session.settings
+    point = session.points[min(session.points)]
+    path, baseline, _ = load_baseline_safely(session)
+    if baseline is not None and (
+        workload_mismatch(s.workload.key(), baseline) is not None
+        or backend_mismatch(known_backend(s, session.summary), baseline) is not None
+    ):
+        baseline = None  # not comparable: the run's own point is the reference
+    summary = session.summary
+    model = summary.model_path if summary and summary.model_path else "default"
+    result = run_self_test(
+        base_url=session.base_url,
+        api_key=s.api_key,
+        run=session.run_snapshot(),
+        point=point,
+        baseline=(path, baseline) if path is not None and baseline is not None else None,
+        tolerance=s.tolerance,
+        measure=measure_with(session.base_url, s.workload, point.concurrency, model, s.api_key),
+        gate_settings=GateSettings(alpha=s.alpha, min_effect=s.min_effect),
+        time_scale=s.sim_speedup if s.backend == "sim" and s.url is None else 1.0,
+    )
+
+    def record(results: RunResults) -> None:
+        session.record.run_in(results, session.hardware).self_test = result
+
+    session.store.update(record)
+    return result

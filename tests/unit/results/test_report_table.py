@@ -1,8 +1,8 @@
-"""results.tables: one table, rendered as terminal text and as markdown."""
+"""results.report_table: one table, rendered as terminal text and as markdown."""
 
 from __future__ import annotations
 
-from pytest_specperf.results.tables import Table
+from pytest_specperf.results.report_table import Table
 
 TABLE = Table(
     "steps=3",

@@ -3,7 +3,7 @@
 ``depth_spread`` finds the complete runs of one profile, hardware key, backend and depth whose
 workload is the same as this run's (the fields of ``Workload.key()``: tokens, prompts,
 endpoint ...), takes each run's agg tok/s at every point, and hands the gate a
-``results.spread.RunnerSpread`` (plain data: gate/ never imports history/). Earlier A/B
+``results.runner_spread.RunnerSpread`` (plain data: gate/ never imports history/). Earlier A/B
 comparisons at that depth add their pairs' changes (the prior of the A/B verdict) where their
 servers' CPU placement was this run's: pinned and unpinned schedulers spread differently
 (docs/explanation/ab-gating.md, "the four placements").
@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from pytest_specperf.history.store import HistoryStore
-from pytest_specperf.results.spread import RunnerSpread, runner_spread
+from pytest_specperf.results.runner_spread import RunnerSpread, runner_spread
 
 
 def _depth_of(results: Mapping[str, Any], depth: int) -> Mapping[str, Any] | None:

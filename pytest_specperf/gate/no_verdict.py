@@ -4,7 +4,7 @@ verdict, and why.
 A depth whose throughput tests ran but made no verdict (no baseline, a baseline of another
 workload, no figures for the measured concurrencies, every point skipped) passed nothing;
 nor did a measured point the baseline has no figures for, in a depth whose other points were
-judged (its ``no-baseline`` verdict, gate/not_judged.py). The run fails with one line naming
+judged (its ``no-baseline`` verdict, gate/decision.py). The run fails with one line naming
 each and what to run, unless the user said the run is exploratory (--specperf-allow-no-baseline:
 it passes, and one line names what was not judged) or a recording. A baseline that cannot
 judge a run at all (another depth, profile, workload or backend) is known before it measures:
@@ -13,7 +13,6 @@ judge a run at all (another depth, profile, workload or backend) is known before
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from pytest_specperf.gate.baselines import Baseline
@@ -22,13 +21,6 @@ from pytest_specperf.results.schema import DepthRun, Verdict
 
 # The outcomes that are a judgement of the figures (the others judged nothing).
 JUDGED_OUTCOMES = frozenset({"pass", "regression", "improvement"})
-_THROUGHPUT_TEST = re.compile(r"::test_throughput_(?:floor|depth)\[steps(\d+)(?:-|\])")
-
-
-def throughput_test_depth(nodeid: str) -> int | None:
-    """The depth of a shipped throughput test's node id, None for any other test."""
-    found = _THROUGHPUT_TEST.search(nodeid)
-    return int(found.group(1)) if found else None
 
 
 def depths_without_verdict(runs: Sequence[DepthRun], depths: Iterable[int]) -> list[int]:
