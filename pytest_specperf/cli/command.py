@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_specperf import interrupts
 from pytest_specperf.cli.bench import report_text, run_bench
+from pytest_specperf.cli.bisect import BISECT, add_bisect_command, run_bisect_command
 from pytest_specperf.config.parsers import parse_float, parse_positive_int
 from pytest_specperf.config.settings import build_settings, resolve_profile_option
 from pytest_specperf.config.table import BENCH, LAUNCH_CMD, OPTIONS
@@ -69,6 +70,7 @@ examples:
   specperf baseline show|diff|promote|merge|migrate  # read, compare, promote, merge baselines
   specperf history show|changes|plot|site|export|import  # the history store
   specperf ab-comment .specperf/results.json    # an A/B run's verdict as a pull-request comment
+  specperf bisect --repo R --good G --bad B -- --specperf-profile=P  # the commit that changed it
 """
 
 
@@ -116,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("profiles", help="list deployment profiles")
     _add_baseline_commands(commands)
     add_history_commands(commands)
+    add_bisect_command(commands)
     comment = commands.add_parser(
         "ab-comment", help="an A/B run's verdict as pull-request markdown (from results.json)"
     )
@@ -354,6 +357,8 @@ def _command(args: argparse.Namespace) -> int:
         return _baseline(args)
     if args.command == "history":
         return run_history(args)
+    if args.command == BISECT:
+        return run_bisect_command(args)
     if args.command == "ab-comment":
         text = ab_comment_from_file(args.results, forest_url=args.forest_url, run_url=args.run_url)
         print(text, end="")

@@ -395,7 +395,35 @@ class HistoryStore:
 
         self._write(work)
 
+    def record_bisect_pair(self, run_id: str, row: dict[str, Any]) -> None:
+        """One pair of boots of a bisection's step (history/bisect_log.py), under its run."""
+
+        def work(connection: Connection) -> None:
+            seq = self._run_seq(connection, run_id)
+            connection.execute(sa.insert(store_schema.bisect_pairs).values(**row, run_seq=seq))
+
+        self._write(work)
+
+    @staticmethod
+    def _run_seq(connection: Connection, run_id: str) -> int:
+        runs = store_schema.runs
+        seq = connection.execute(sa.select(runs.c.seq).where(runs.c.run_id == run_id)).scalar()
+        if seq is None:
+            raise SpecperfError(f"history store: no run {run_id}")
+        return int(seq)
+
     # -- reading -------------------------------------------------------------------------------
+    def bisect_pairs(self, run_id: str, step: str) -> list[dict[str, Any]]:
+        """A bisection's pairs of one step, first first."""
+        runs, pairs = store_schema.runs, store_schema.bisect_pairs
+        query = (
+            sa.select(pairs)
+            .join(runs, runs.c.seq == pairs.c.run_seq)
+            .where(runs.c.run_id == run_id, pairs.c.step == step)
+            .order_by(pairs.c.pair)
+        )
+        return self._read(query)
+
     def runs(self, *, complete_only: bool = False) -> list[dict[str, Any]]:
         """Every run, oldest first (by the order they were first written)."""
         query = sa.select(store_schema.runs).order_by(store_schema.runs.c.seq)

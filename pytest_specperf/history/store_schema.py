@@ -11,7 +11,7 @@ runs = sa.Table(
     metadata,
     sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("run_id", sa.String(64), nullable=False, unique=True),
-    # nightly | pr | calibration | run (any other); see rows.run_kind.
+    # nightly | pr | calibration | run (any other); see rows.run_kind; bisect: a bisection.
     sa.Column("kind", sa.String(16), nullable=False),
     # incomplete (written at the start, still so after a crash) | complete | failed.
     sa.Column("status", sa.String(16), nullable=False),
@@ -60,4 +60,22 @@ points = sa.Table(
     # An open-loop point's load ("rate=4", "trace"; its concurrency 0); "": closed loop.
     sa.Column("load", sa.String(64), nullable=False, server_default=""),
     sa.UniqueConstraint("run_seq", "depth", "concurrency", "load", name="uq_points_run_point"),
+)
+
+# specperf bisect: each pair of boots of each step (a bisection is one run of kind "bisect").
+bisect_pairs = sa.Table(
+    "bisect_pairs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_seq", sa.Integer, sa.ForeignKey("runs.seq", ondelete="CASCADE"), nullable=False),
+    # The step's name (run/bisect/steps.py step_key: the bisection and its two commits).
+    sa.Column("step", sa.String(64), nullable=False),
+    sa.Column("pair", sa.Integer, nullable=False),  # 0: the step's first pair
+    sa.Column("base_commit", sa.String(64), nullable=False),
+    sa.Column("head_commit", sa.String(64), nullable=False),
+    sa.Column("boot_order", sa.String(16), nullable=False),  # "base,head" or "head,base"
+    sa.Column("server_seconds", sa.Float, nullable=False),
+    sa.Column("pair_json", sa.Text, nullable=False),  # gate/ab/estimate.py Pair
+    sa.Column("recorded_at", sa.String(40), nullable=False),
+    sa.UniqueConstraint("run_seq", "step", "pair", name="uq_bisect_pairs_step_pair"),
 )

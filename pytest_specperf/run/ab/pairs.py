@@ -127,6 +127,14 @@ def boot_order(pair: int) -> tuple[Side, Side]:
     return ("base", "head") if pair % 2 == 0 else ("head", "base")
 
 
+# Whether the comparison as it stands is decided (run_ab's default: the A/B look's verdict).
+Decided = Callable[[AbRun], bool]
+
+
+def decided_by_look(result: AbRun) -> bool:
+    return result.last is not None and result.last.outcome != "continue"
+
+
 def run_ab(
     settings: Settings,
     depth: int,
@@ -134,15 +142,20 @@ def run_ab(
     measure: MeasurePair,
     record: Callable[[AbRun], None] | None = None,
     prior: PriorLookup | None = None,
+    resumed: AbRun | None = None,
+    decided: Decided = decided_by_look,
 ) -> AbRun:
     """Pairs of boots, each measured by ``measure``, until decided; ``prior``: the pair
     spread the runner's history shows, for the hardware the boots ran on (--specperf-history).
 
     ``record(result)`` is called after every pair and, before the interrupt is raised on, when
-    a signal ends the comparison: an interrupted run keeps the pairs it measured."""
-    result = AbRun(depth=depth, settings=_ab_settings(settings))
+    a signal ends the comparison: an interrupted run keeps the pairs it measured.
+    ``resumed``: the pairs an earlier, interrupted run of this comparison measured (judged
+    first; the next pair boots in the order its number gives). ``decided``: when to stop
+    (specperf bisect judges its steps by its own rule over the same pairs)."""
+    result = resumed or AbRun(depth=depth, settings=ab_settings(settings))
     try:
-        return _pairs_until_decided(result, measure, record, prior)
+        return _pairs_until_decided(result, measure, record, prior, decided)
     except KeyboardInterrupt as exc:
         result.interrupted = (
             f"steps={depth} A/B: interrupted ({interrupts.interrupt_name(exc)}) during pair "
@@ -153,7 +166,7 @@ def run_ab(
         raise
 
 
-def _ab_settings(settings: Settings) -> AbSettings:
+def ab_settings(settings: Settings) -> AbSettings:
     return AbSettings(
         alpha=settings.alpha,
         min_effect=settings.min_effect,
@@ -165,10 +178,15 @@ def _pairs_until_decided(
     result: AbRun,
     measure: MeasurePair,
     record: Callable[[AbRun], None] | None,
-    prior: PriorLookup | None = None,
+    prior: PriorLookup | None,
+    decided: Decided,
 ) -> AbRun:
     depth, ab_settings = result.depth, result.settings
-    for index in range(ab_settings.max_pairs):
+    if result.pairs:
+        result.last = look(depth, result.pairs, ab_settings, result.prior)
+        if decided(result):
+            return result
+    for index in range(len(result.pairs), ab_settings.max_pairs):
         order = boot_order(index)
         try:
             sides, seconds = measure(index, order)
@@ -196,6 +214,6 @@ def _pairs_until_decided(
         result.last = look(depth, result.pairs, ab_settings, result.prior)
         if record is not None:
             record(result)
-        if result.last.outcome != "continue":
+        if decided(result):
             break
     return result

@@ -1,0 +1,146 @@
+"""specperf bisect's outputs: bisect.json, a markdown summary fit for an issue or a pull
+request comment, and a plot of each measured commit's change along the range."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+
+from pytest_specperf.files import atomic_write_bytes
+from pytest_specperf.results.bisect_schema import BisectCommit, BisectResult, BisectStep
+from pytest_specperf.results.formats import relative_change
+from pytest_specperf.results.schema import AbChange
+
+RESULT_FILE = "bisect.json"
+SUMMARY_FILE = "bisect.md"
+PLOT_FILE = "bisect.png"
+
+_HEADLINES = {
+    "culprit": "culprit found",
+    "no-change": "no change: the range's ends do not differ",
+    "undecided": "undecided: no commit named",
+}
+
+
+def change_text(change: AbChange | None) -> str:
+    """``-7.9% [-10.2%, -5.5%]`` (the repeated interval of the A/B's pairs)."""
+    if change is None:
+        return "-"
+    text = relative_change(1 + change.change)
+    if change.low is not None and change.high is not None:
+        text += f" [{relative_change(1 + change.low)}, {relative_change(1 + change.high)}]"
+    return text
+
+
+def _commit(result: BisectResult, sha: str) -> BisectCommit:
+    return next((c for c in result.commits if c.sha == sha), BisectCommit(sha=sha))
+
+
+def summary_markdown(result: BisectResult) -> str:
+    """The bisection in a few lines, then every step: for an issue or a PR comment."""
+    good, bad = _commit(result, result.good), _commit(result, result.bad)
+    lines = [
+        f"## specperf bisect: {_HEADLINES[result.outcome]}",
+        "",
+        f"Range: `{good.short}` (good) .. `{bad.short}` (bad), {len(result.commits) - 1} "
+        f"commit(s); bad against good: {change_text(result.range_change)}.",
+    ]
+    if result.outcome == "culprit" and result.culprit is not None:
+        culprit = _commit(result, result.culprit)
+        change = result.culprit_change
+        lines += [
+            "",
+            f"**Culprit: `{culprit.sha}`** {culprit.subject}",
+            f"- author: {culprit.author}, {culprit.date}",
+            f"- effect against its parent: {change_text(change)}",
+        ]
+        if change is not None and change.why:
+            lines.append(f"- why: {change.why}")
+        if result.explained_share is not None:
+            lines.append(f"- explains {result.explained_share:.0%} of the range's change")
+        if result.remaining:
+            lines.append(f"- {result.remaining}")
+    else:
+        lines += ["", result.why]
+        if result.narrowed_to:
+            shown = ", ".join(f"`{sha[:12]}`" for sha in result.narrowed_to[:12])
+            more = len(result.narrowed_to) - 12
+            lines.append(
+                f"- the change lies in {len(result.narrowed_to)} commit(s): {shown}"
+                + (f" and {more} more" if more > 0 else "")
+            )
+    if result.interrupted:
+        lines += ["", f"Interrupted: {result.interrupted}."]
+    lines += ["", "| step | commit | against | verdict | pairs | change [interval] |"]
+    lines.append("| --- | --- | --- | --- | --- | --- |")
+    lines += [_step_row(result, step) for step in result.steps]
+    lines += [
+        "",
+        f"Cost: {len(result.steps)} step(s), {sum(s.pairs for s in result.steps)} pair(s) of "
+        f"boots, {result.server_seconds:,.0f} server-seconds"
+        + (f" (budget {result.budget_s:,.0f} s)" if result.budget_s is not None else "")
+        + f". Estimated before the first step: {result.estimate}.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _step_row(result: BisectResult, step: BisectStep) -> str:
+    head = _commit(result, step.commit)
+    resumed = f" ({step.resumed_pairs} resumed)" if step.resumed_pairs else ""
+    return (
+        f"| {step.number} ({step.kind}) | `{head.short}` {head.subject[:40]} | "
+        f"`{step.against[:12]}` | {step.verdict} | {step.pairs}{resumed} | "
+        f"{change_text(step.change)} |"
+    )
+
+
+def plot_changes(result: BisectResult, path: Path) -> Path | None:
+    """Each commit measured against good, its change and interval along the range; the
+    culprit marked. None when matplotlib is not installed (nothing is written)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    against_good = [s for s in result.steps if s.against == result.good and s.change]
+    figure, axes = plt.subplots(figsize=(8, 3.5))
+    for step in against_good:
+        assert step.change is not None
+        change = step.change.change * 100
+        low = (step.change.low if step.change.low is not None else step.change.change) * 100
+        high = (step.change.high if step.change.high is not None else step.change.change) * 100
+        axes.errorbar(
+            step.index, change, yerr=[[change - low], [high - change]], fmt="o", color="C0"
+        )
+    if result.culprit is not None:
+        index = next(i for i, c in enumerate(result.commits) if c.sha == result.culprit)
+        axes.axvline(
+            index - 0.5, color="C3", linestyle="--", label=f"culprit {result.culprit[:12]}"
+        )
+        axes.legend(loc="best")
+    axes.axhline(0, color="grey", linewidth=0.8)
+    axes.set_xlabel("commit in the range (0: good)")
+    axes.set_ylabel("change against good (%)")
+    axes.set_xlim(-0.5, len(result.commits) - 0.5)
+    axes.set_title("specperf bisect: each measured commit against good")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
+
+
+def write_outputs(result: BisectResult, out: Path) -> list[Path]:
+    """bisect.json, bisect.md and (with matplotlib) bisect.png in ``out``: the files written."""
+    out.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(msgspec.to_builtins(result), indent=2) + "\n"
+    atomic_write_bytes(out / RESULT_FILE, data.encode())
+    atomic_write_bytes(out / SUMMARY_FILE, summary_markdown(result).encode())
+    written = [out / RESULT_FILE, out / SUMMARY_FILE]
+    plot = plot_changes(result, out / PLOT_FILE)
+    if plot is not None:
+        written.append(plot)
+    return written

@@ -1,0 +1,359 @@
+"""A bisection from start to end: the range, the search, the culprit (gate/bisect.py's steps).
+
+Each step is one A/B (steps.py); before each, the time the step may take is held to
+--budget-s, and after each, one progress line. The steps' pair spreads, pooled, are the prior
+of the steps after them: the commits change from step to step, the runner does not. Whatever
+ends the bisection (a culprit, no change, a step that could not tell, the budget, a failed
+boot, Ctrl-C) it returns what it knows as a ``BisectResult``; the caller writes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_specperf import interrupts
+from pytest_specperf.config.settings import BaseSide, Settings
+from pytest_specperf.gate.ab.verdict import change_record
+from pytest_specperf.gate.bisect import (
+    Search,
+    candidate_outcome,
+    culprit_confirmed,
+    explained_share,
+    pooled_prior,
+    range_outcome,
+    search_steps,
+)
+from pytest_specperf.results.bisect_schema import (
+    BisectCommit,
+    BisectResult,
+    BisectStep,
+    StepKind,
+    StepVerdict,
+)
+from pytest_specperf.results.formats import relative_change
+from pytest_specperf.run.ab.pairs import AbRun
+from pytest_specperf.run.bisect.repository import Trees, commit_range, resolve
+from pytest_specperf.run.bisect.steps import PairLog, Sides, StepPlan, pair_changes, run_step
+from pytest_specperf.run.budget import estimate
+
+# The one-sided level at which a part of the range's change is said to remain beside the
+# culprit's own (the A/B's beta side).
+REMAINS_Z = 1.645
+
+
+@dataclass(frozen=True)
+class BisectRequest:
+    """What the user asked: the range, how each side is served, where it all goes."""
+
+    repo: Path
+    good: str
+    bad: str
+    server_env: tuple[tuple[str, str], ...]
+    build: str | None
+    out: Path
+    budget_s: float | None = None
+    # The suite's options as given: they, the range and the sides make the bisection's name
+    # in the pair log, so a rerun with the same arguments finds its pairs.
+    suite_args: tuple[str, ...] = ()
+
+
+def bisection_key(request: BisectRequest, good: str, bad: str) -> str:
+    parts = [good, bad, *(f"{k}={v}" for k, v in request.server_env), request.build or ""]
+    return hashlib.sha256("\0".join([*parts, *request.suite_args]).encode()).hexdigest()[:16]
+
+
+def plan_line(settings: Settings, commits: int) -> str:
+    """The estimate said before the first step: how many steps, pairs and server-seconds."""
+    steps = search_steps(commits)
+    sides = dataclasses.replace(settings, base=BaseSide(python=settings.python))
+    found = estimate(sides)
+    low = found.first_look_s if found.first_look_s is not None else found.total_s
+    return (
+        f"{commits} commit(s) after good: at most {steps} steps (the range, "
+        f"{steps - 2} to search, the culprit against its parent), each 3 to "
+        f"{settings.ab_max_pairs} pairs of boots: about {steps * low:,.0f} to "
+        f"{steps * found.total_s:,.0f} server-seconds"
+        + (" (at least: no baseline gives the speed)" if found.lower_bound else "")
+    )
+
+
+class Bisection:
+    """One bisection's state: the steps so far, what they cost, the search."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        request: BisectRequest,
+        *,
+        log: PairLog | None,
+        say: Callable[[str], None],
+    ) -> None:
+        if len(settings.depths) != 1:
+            raise ValueError("a bisection measures one depth")
+        self.settings = settings
+        self.request = request
+        self.log = log
+        self.say = say
+        good = resolve(request.repo, request.good, "--good")
+        bad = resolve(request.repo, request.bad, "--bad")
+        self.commits: list[BisectCommit] = commit_range(request.repo, good, bad)
+        self.key = bisection_key(request, good, bad)
+        self.trees = Trees(request.repo, request.out / "worktrees")
+        self.sides = Sides(
+            settings=settings,
+            depth=settings.depths[0],
+            server_env=request.server_env,
+            build=request.build,
+            trees=self.trees,
+            out=request.out,
+        )
+        self.steps: list[BisectStep] = []
+        self.changes: list[list[float]] = []
+        self.server_seconds = 0.0
+        self.estimate = plan_line(settings, len(self.commits) - 1)
+
+    # -- the steps -----------------------------------------------------------------------------
+    def run(self) -> BisectResult:
+        """Every step until an outcome; Ctrl-C returns what is known, marked interrupted."""
+        self.say(f"bisect {self.commits[0].short}..{self.commits[-1].short}: {self.estimate}")
+        try:
+            return self._steps()
+        except KeyboardInterrupt as exc:
+            return self._result(
+                "undecided",
+                why="interrupted: rerun the same command to go on from the pairs measured",
+                interrupted=f"interrupted ({interrupts.interrupt_name(exc)}) in step "
+                f"{len(self.steps) + 1}",
+            )
+
+    def _steps(self) -> BisectResult:
+        good, bad = self.commits[0], self.commits[-1]
+        first = self._step("range", bad, good, len(self.commits) - 1, range_decided)
+        if first.verdict != "changed":
+            outcome = "no-change" if first.verdict == "no-change" else "undecided"
+            why = (
+                "the range's ends do not differ: the night was the machine or noise"
+                if outcome == "no-change"
+                else f"step 1 ({bad.short} against {good.short}) {first.verdict}: {first.message}"
+            )
+            return self._result(outcome, why=why)
+        range_log = self._log_change(first)
+        search = Search([c.sha for c in self.commits])
+        while (index := search.next_candidate()) is not None:
+            if self._over_budget():
+                return self._narrowed(search, "the budget (--budget-s) leaves no room for step")
+            step = self._step(
+                "candidate",
+                self.commits[index],
+                good,
+                index,
+                lambda run: candidate_decided(run, range_log),
+                range_log,
+            )
+            if step.verdict not in ("like-good", "like-bad"):
+                return self._narrowed(search, f"step {step.number} {step.verdict}: could not tell")
+            search.learn(index, step.verdict)
+        culprit, parent = self.commits[search.bad], self.commits[search.bad - 1]
+        if self._over_budget():
+            return self._narrowed(search, "the budget (--budget-s) leaves no room for step")
+        last = self._step(
+            "culprit", culprit, parent, search.bad, lambda run: ab_decided(run), range_log
+        )
+        if last.verdict != "confirmed":
+            return self._narrowed(
+                search,
+                f"{culprit.short} read like bad, but against its parent it did not change "
+                f"the way the range did ({last.verdict})",
+            )
+        return self._named(culprit, last, range_log)
+
+    def _step(
+        self,
+        kind: StepKind,
+        head: BisectCommit,
+        base: BisectCommit,
+        index: int,
+        decided: Callable[[AbRun], bool],
+        range_log: float | None = None,
+    ) -> BisectStep:
+        number = len(self.steps) + 1
+        plan = StepPlan(number=number, kind=kind, head=head, base=base, index=index)
+        prior = pooled_prior(self.changes, f"{len(self.changes)} earlier step(s) of this bisection")
+        done = run_step(
+            self.sides, plan, bisection=self.key, log=self.log, decided=decided, prior=prior
+        )
+        run = done.comparison
+        verdict = step_verdict(kind, run, range_log)
+        self.server_seconds += run.server_seconds
+        self.changes.append(pair_changes(run))
+        found = run.last
+        step = BisectStep(
+            number=number,
+            kind=kind,
+            commit=head.sha,
+            against=base.sha,
+            index=index,
+            verdict=verdict,
+            pairs=len(run.pairs),
+            resumed_pairs=done.resumed,
+            change=change_record(found.pooled) if found is not None else None,
+            interval_level=1 - 2 * run.settings.alpha,
+            server_seconds=round(run.server_seconds, 1),
+            message=run.failure or (found.pooled.attribution.text() if found else ""),
+        )
+        self.steps.append(step)
+        self.say(progress_line(step, len(self.commits) - 1, head, base))
+        return step
+
+    def _log_change(self, step: BisectStep) -> float:
+        assert step.change is not None
+        return math.log1p(step.change.change)
+
+    def _over_budget(self) -> bool:
+        """Whether a step at the fewest pairs would end past --budget-s (pairs measured so
+        far give a pair's time; before any, nothing is refused)."""
+        budget = self.request.budget_s
+        pairs = sum(step.pairs - step.resumed_pairs for step in self.steps)
+        if budget is None or pairs == 0:
+            return False
+        per_pair = sum(s.server_seconds for s in self.steps if s.pairs > s.resumed_pairs) / max(
+            pairs, 1
+        )
+        return self.server_seconds + 3 * per_pair > budget
+
+    # -- the outcome ---------------------------------------------------------------------------
+    def _named(self, culprit: BisectCommit, last: BisectStep, range_log: float) -> BisectResult:
+        assert last.change is not None
+        own = math.log1p(last.change.change)
+        share = explained_share(own, range_log)
+        remaining = self._remaining(own, range_log)
+        result = self._result("culprit", why="")
+        result.culprit = culprit.sha
+        result.culprit_change = last.change
+        result.explained_share = round(share, 4)
+        result.remaining = remaining
+        return result
+
+    def _remaining(self, own: float, range_log: float) -> str | None:
+        """Whether a part of the range's change lies elsewhere: the range's change less the
+        culprit's, beyond the noise of both steps (one-sided, in the range's direction)."""
+        first, last = self.steps[0], self.steps[-1]
+        spreads = [c for step in self.changes for c in step]
+        if len(spreads) < 3 or first.pairs < 2 or last.pairs < 2:
+            return None
+        prior = pooled_prior(self.changes, "")
+        if prior is None:
+            return None
+        se = prior.spread * math.sqrt(1 / first.pairs + 1 / last.pairs)
+        rest = range_log - own
+        beyond = rest / se if range_log < 0 else -rest / se
+        rest_text = relative_change(math.exp(rest))
+        if -beyond > REMAINS_Z:
+            return (
+                f"another change remains: the range's {relative_change(math.exp(range_log))} "
+                f"less this commit's {relative_change(math.exp(own))} leaves {rest_text} "
+                "elsewhere in the range"
+            )
+        return None
+
+    def _narrowed(self, search: Search, why: str) -> BisectResult:
+        result = self._result("undecided", why=why)
+        result.narrowed_to = [c.sha for c in self.commits[search.good + 1 : search.bad + 1]]
+        return result
+
+    def _result(self, outcome: str, *, why: str, interrupted: str | None = None) -> BisectResult:
+        first = self.steps[0] if self.steps else None
+        return BisectResult(
+            outcome=outcome,  # type: ignore[arg-type]
+            good=self.commits[0].sha,
+            bad=self.commits[-1].sha,
+            commits=list(self.commits),
+            range_change=first.change if first is not None else None,
+            steps=list(self.steps),
+            server_seconds=round(self.server_seconds, 1),
+            estimate=self.estimate,
+            budget_s=self.request.budget_s,
+            why=why,
+            interrupted=interrupted,
+        )
+
+    def remove_trees(self) -> list[str]:
+        return self.trees.remove_all()
+
+
+def range_decided(run: AbRun) -> bool:
+    return run.last is not None and range_outcome(run.last) != "continue"
+
+
+def ab_decided(run: AbRun) -> bool:
+    return run.last is not None and run.last.outcome != "continue"
+
+
+def candidate_decided(run: AbRun, range_log: float) -> bool:
+    if run.last is None:
+        return False
+    last = len(run.pairs) >= run.settings.max_pairs
+    return candidate_outcome(run.last.pooled.estimate, range_log, last=last) != "continue"
+
+
+def step_verdict(kind: StepKind, run: AbRun, range_log: float | None) -> StepVerdict:
+    """What a finished step showed (gate/bisect.py's rules)."""
+    if run.interrupted is not None:
+        return "interrupted"
+    found = run.last
+    if run.failure is not None or found is None:
+        return "failed"
+    if kind == "range":
+        outcome = range_outcome(found)
+        return "undecided" if outcome == "continue" else outcome
+    assert range_log is not None
+    if kind == "candidate":
+        verdict = candidate_outcome(found.pooled.estimate, range_log, last=True)
+        return "undecided" if verdict == "continue" else verdict
+    if found.outcome in ("undecided", "continue"):
+        return "undecided"
+    return "confirmed" if culprit_confirmed(found, range_log) else "not-confirmed"
+
+
+def progress_line(step: BisectStep, commits: int, head: BisectCommit, base: BisectCommit) -> str:
+    """``step 3 (of at most 7): 1a2b3c4d5e6f 'subject' against good 0f0f...: like-bad after 4
+    pairs, -7.9% [-10.2%, -5.5%]; 62 server-seconds``"""
+    change = step.change
+    figure = ""
+    if change is not None:
+        figure = f", {relative_change(1 + change.change)}"
+        if change.low is not None and change.high is not None:
+            figure += f" [{relative_change(1 + change.low)}, {relative_change(1 + change.high)}]"
+    resumed = f" ({step.resumed_pairs} from the pair log)" if step.resumed_pairs else ""
+    subject = f" {head.subject[:50]!r}" if head.subject else ""
+    return (
+        f"step {step.number} (of at most {search_steps(commits)}): {head.short}{subject} "
+        f"against {base.short}: {step.verdict} after {step.pairs} pair(s){resumed}{figure}; "
+        f"{step.server_seconds:,.0f} server-seconds"
+    )
+
+
+def bisect_range(
+    settings: Settings,
+    request: BisectRequest,
+    *,
+    log: PairLog | None,
+    say: Callable[[str], None],
+    keep_trees: bool = False,
+) -> BisectResult:
+    """The whole bisection; the trees removed at the end unless ``keep_trees``."""
+    bisection = Bisection(settings, request, log=log, say=say)
+    try:
+        return bisection.run()
+    finally:
+        if not keep_trees:
+            for problem in bisection.remove_trees():
+                say(f"worktree not removed: {problem}")
+
+
+__all__: Sequence[str] = ("BisectRequest", "Bisection", "bisect_range")

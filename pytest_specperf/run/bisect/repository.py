@@ -1,0 +1,136 @@
+"""The repository a bisection walks: its commits, a checked-out tree per commit, their builds.
+
+Plain git through subprocess (the user's own git, as they would type it). Each commit a step
+measures gets its own tree, a ``git worktree`` under the bisection's folder, reused by later
+steps and removed at the end; ``--build``, when given, runs once per commit in that tree (its
+log kept, a marker left when it succeeded), so no commit is built twice, even across an
+interrupted bisection and its rerun.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from pytest_specperf.errors import SpecperfError, UsageError
+from pytest_specperf.results.bisect_schema import BisectCommit
+
+WORKTREE = "{worktree}"
+_FIELD = "\x1f"
+
+
+def git(repo: Path, *args: str) -> str:
+    """``git -C repo ARGS``'s output; its own message, one line, when it fails."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False
+        )
+    except OSError as exc:
+        raise SpecperfError(f"git: {exc.strerror or exc}") from None
+    if done.returncode != 0:
+        said = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        raise SpecperfError(f"git {' '.join(args)}: {said[-1] if said else 'failed'}")
+    return done.stdout
+
+
+def resolve(repo: Path, revision: str, option: str) -> str:
+    """A revision's full commit hash; a one-line usage error naming the option otherwise."""
+    try:
+        return git(repo, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}").strip()
+    except SpecperfError:
+        raise UsageError(f"{option}: {revision!r} is not a commit of {repo}") from None
+
+
+def commit_range(repo: Path, good: str, bad: str) -> list[BisectCommit]:
+    """``good``, then every commit on the ancestry path to ``bad``, oldest first."""
+    if good == bad:
+        raise UsageError("--good and --bad name the same commit: there is nothing to bisect")
+    try:
+        git(repo, "merge-base", "--is-ancestor", good, bad)
+    except SpecperfError:
+        raise UsageError(
+            f"--good {good[:12]} is not an ancestor of --bad {bad[:12]}: give the last good "
+            "night's commit first, then the red one's"
+        ) from None
+    listed = git(repo, "rev-list", "--reverse", "--ancestry-path", f"{good}..{bad}").split()
+    return [describe(repo, sha) for sha in [good, *listed]]
+
+
+def describe(repo: Path, sha: str) -> BisectCommit:
+    text = git(repo, "show", "-s", f"--format=%H{_FIELD}%s{_FIELD}%an <%ae>{_FIELD}%cI", sha)
+    full, subject, author, date = [*text.rstrip("\n").split(_FIELD), "", "", ""][:4]
+    return BisectCommit(sha=full, subject=subject, author=author, date=date)
+
+
+def with_tree(value: str, tree: Path) -> str:
+    """``{worktree}`` in an --server-env or --build value, replaced by that commit's tree."""
+    return value.replace(WORKTREE, str(tree))
+
+
+class Trees:
+    """One checked-out tree per commit under ``root``, made on first use and reused."""
+
+    def __init__(self, repo: Path, root: Path) -> None:
+        self.repo = repo
+        self.root = root
+        self.made: list[Path] = []
+
+    def tree(self, sha: str) -> Path:
+        path = self.root / sha[:12]
+        if (path / ".git").exists():
+            head = git(path, "rev-parse", "HEAD").strip()
+            if head == sha:
+                return path
+            git(path, "checkout", "--quiet", "--detach", sha)
+            return path
+        self.root.mkdir(parents=True, exist_ok=True)
+        git(self.repo, "worktree", "add", "--quiet", "--detach", str(path), sha)
+        self.made.append(path)
+        return path
+
+    def remove_all(self) -> list[str]:
+        """Every tree under ``root`` removed (one line per one that could not be)."""
+        problems = []
+        for path in sorted(self.root.glob("*")) if self.root.is_dir() else []:
+            try:
+                git(self.repo, "worktree", "remove", "--force", str(path))
+            except SpecperfError as exc:
+                problems.append(f"{path}: {exc}")
+        try:
+            git(self.repo, "worktree", "prune")
+        except SpecperfError as exc:
+            problems.append(str(exc))
+        return problems
+
+
+def build(command: str, sha: str, tree: Path, logs: Path) -> bool:
+    """``--build`` for one commit in its tree, once: False when an earlier build of this
+    commit succeeded (nothing run), True when it ran now; a failure names the commit and
+    its log's last lines."""
+    logs.mkdir(parents=True, exist_ok=True)
+    done_marker = logs / f"{sha}.built"
+    if done_marker.exists():
+        return False
+    log = logs / f"{sha}.log"
+    argv = shlex.split(with_tree(command, tree))
+    if not argv:
+        raise UsageError("--build: the command is empty")
+    with log.open("w", encoding="utf-8") as out:
+        try:
+            done = subprocess.run(argv, cwd=tree, stdout=out, stderr=subprocess.STDOUT, check=False)
+        except OSError as exc:
+            raise SpecperfError(f"--build for {sha[:12]}: {exc.strerror or exc}") from None
+    if done.returncode != 0:
+        tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-5:]
+        raise SpecperfError(
+            f"--build for {sha[:12]} exited {done.returncode} ({log}): " + " | ".join(tail)
+        )
+    done_marker.write_text(command + "\n", encoding="utf-8")
+    return True
+
+
+def side_environment(pairs: Sequence[tuple[str, str]], tree: Path) -> tuple[tuple[str, str], ...]:
+    """One side's server environment: the --server-env pairs with ``{worktree}`` its tree's."""
+    return tuple((name, with_tree(value, tree)) for name, value in pairs)

@@ -1,0 +1,165 @@
+"""One step of a bisection: the A/B of two commits, each side's server started from its tree.
+
+A step is A/B mode's comparison (run/ab/pairs.py ``run_ab``, its boots run/ab/boots.py) with
+the head side served from one commit's tree and the base side from another's: both take the
+bisection's suite options, and each gets the --server-env pairs with ``{worktree}`` its own
+tree. What stops it is the step's rule (gate/bisect.py); every pair is handed to the
+bisection's pair log as soon as it is measured, and a step of an interrupted bisection starts
+from the pairs the log holds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Protocol
+
+import msgspec
+
+from pytest_specperf.config.settings import BaseSide, Settings
+from pytest_specperf.gate.ab.estimate import Pair, pooled_change
+from pytest_specperf.gate.ab.prior import PairPrior
+from pytest_specperf.results.bisect_schema import BisectCommit, StepKind
+from pytest_specperf.run.ab.boots import measure_pair
+from pytest_specperf.run.ab.pairs import AbRun, Decided, ab_settings, run_ab
+from pytest_specperf.run.bisect.repository import Trees, build, side_environment
+
+
+@dataclass(frozen=True)
+class LoggedPair:
+    """One measured pair of a step as the log keeps it: its number in the step (0 first), the
+    pair's figures, the seconds its servers were up and the order its sides booted."""
+
+    index: int
+    pair: Pair
+    seconds: float
+    order: tuple[str, str]
+
+    def encode(self) -> bytes:
+        return msgspec.json.encode(self.pair)
+
+    @staticmethod
+    def decode(index: int, pair_json: bytes | str, seconds: float, order: str) -> LoggedPair:
+        base, head = order.split(",")
+        return LoggedPair(index, msgspec.json.decode(pair_json, type=Pair), seconds, (base, head))
+
+
+class PairLog(Protocol):
+    """Where a bisection keeps every pair it measured (the history store's, history/)."""
+
+    def recorded(self, step: str) -> list[LoggedPair]: ...
+
+    def record(self, step: str, logged: LoggedPair, *, base: str, head: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    """What one step measures: ``head`` against ``base``; ``index``: head's place in the range."""
+
+    number: int
+    kind: StepKind
+    head: BisectCommit
+    base: BisectCommit
+    index: int
+
+
+@dataclass(frozen=True)
+class Sides:
+    """How each side of every step is served: the suite's options, the --server-env pairs
+    (``{worktree}`` in a value is the side's tree), --build, and where trees and logs go."""
+
+    settings: Settings
+    depth: int
+    server_env: Sequence[tuple[str, str]]
+    build: str | None
+    trees: Trees
+    out: Path
+
+
+def step_key(bisection: str, base: str, head: str) -> str:
+    """A step's name in the pair log: the bisection's and the two commits'."""
+    return hashlib.sha256(f"{bisection}\0{base}\0{head}".encode()).hexdigest()[:24]
+
+
+def step_settings(sides: Sides, plan: StepPlan) -> Settings:
+    """The suite's settings for one step: head served from ``plan.head``'s tree, base from
+    ``plan.base``'s, each built first when --build is given."""
+    trees = {commit.sha: sides.trees.tree(commit.sha) for commit in (plan.base, plan.head)}
+    if sides.build is not None:
+        for sha, tree in trees.items():
+            build(sides.build, sha, tree, sides.out / "builds")
+    settings = sides.settings
+    return dataclasses.replace(
+        settings,
+        out_dir=sides.out / f"step{plan.number}-{plan.head.short}",
+        server_env=side_environment(sides.server_env, trees[plan.head.sha]),
+        base=BaseSide(
+            python=settings.python,
+            server_args=settings.server_args,
+            server_env=side_environment(sides.server_env, trees[plan.base.sha]),
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class StepRun:
+    """A step's comparison as it ended, and how many of its pairs an earlier run measured."""
+
+    comparison: AbRun
+    resumed: int
+
+
+def run_step(
+    sides: Sides,
+    plan: StepPlan,
+    *,
+    bisection: str,
+    log: PairLog | None,
+    decided: Decided,
+    prior: PairPrior | None,
+    on_pair: Callable[[AbRun], None] | None = None,
+) -> StepRun:
+    """The step's pairs until ``decided``: those the log holds first, then new ones, each
+    logged as soon as it is measured."""
+    settings = step_settings(sides, plan)
+    key = step_key(bisection, plan.base.sha, plan.head.sha)
+    earlier = log.recorded(key) if log is not None else []
+    resumed = AbRun(
+        depth=sides.depth,
+        settings=ab_settings(settings),
+        pairs=[logged.pair for logged in earlier],
+        server_seconds=sum(logged.seconds for logged in earlier),
+        boots=[side for logged in earlier for side in logged.order],
+        prior=prior,
+    )
+    logged = {"pairs": len(earlier), "seconds": resumed.server_seconds}
+
+    def record(result: AbRun) -> None:
+        if log is not None and len(result.pairs) > logged["pairs"]:
+            index = len(result.pairs) - 1
+            order = (result.boots[2 * index], result.boots[2 * index + 1])
+            seconds = result.server_seconds - logged["seconds"]
+            entry = LoggedPair(index, result.pairs[index], seconds, order)
+            log.record(key, entry, base=plan.base.sha, head=plan.head.sha)
+            logged.update(pairs=len(result.pairs), seconds=result.server_seconds)
+        if on_pair is not None:
+            on_pair(result)
+
+    comparison = run_ab(
+        settings,
+        sides.depth,
+        measure=partial(measure_pair, settings, sides.depth),
+        record=record,
+        resumed=resumed,
+        decided=decided,
+    )
+    return StepRun(comparison, len(earlier))
+
+
+def pair_changes(comparison: AbRun) -> list[float]:
+    """Each pair's pooled log change (gate/ab/estimate.py), for the next steps' prior."""
+    return [c.total for c in (pooled_change(p) for p in comparison.pairs) if c is not None]
