@@ -59,7 +59,7 @@ def test_an_older_schema_is_migrated_keeping_its_runs(tmp_path: Path) -> None:
         "VALUES ('old', 'nightly', 'complete', '2026-11-01T00:00:00+00:00')",
     )
     store = HistoryStore.open(path)
-    assert store.revision() == "0003"
+    assert store.revision() == "0004"
     assert [r["run_id"] for r in store.runs()] == ["old"]
     assert store.runs()[0]["recommendation_json"] is None
 

@@ -1,0 +1,149 @@
+"""specperf bisect on the simulator: repositories whose commits change the server it serves.
+
+Each test builds a small repository (tests/support/bisect_repos.py) and runs the command as a
+user does, in a subprocess; the statistics of many bisections at the issue's noise and range
+are a study (lab/studies/bisect_study.py), not these tests.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.support.bisect_repos import (
+    SIM_SUITE_ARGS,
+    make_repository,
+    noise_args,
+    server_flags,
+)
+
+
+def bisect_command(repo: Path, good: str, bad: str, out: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "pytest_specperf.cli",
+        "bisect",
+        "--repo",
+        str(repo),
+        "--good",
+        good,
+        "--bad",
+        bad,
+        "--out",
+        str(out),
+        "--",
+        *SIM_SUITE_ARGS,
+        *noise_args(0.01),
+    ]
+
+
+def run_bisect(repo: Path, good: str, bad: str, out: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        bisect_command(repo, good, bad, out), capture_output=True, text=True, timeout=600
+    )
+
+
+def result_of(out: Path) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads((out / "bisect.json").read_text())
+    return found
+
+
+def test_a_slowdown_is_named_and_an_interrupted_bisection_goes_on_without_measuring_again(
+    tmp_path: Path,
+) -> None:
+    """Six commits, 15% slower from commit 4: Ctrl-C in step 4, then the same command again:
+    the first three steps are read back from the pair log whole, and commit 4 is named, its
+    change put on step time."""
+    hashes = make_repository(tmp_path / "repo", 6, {4: server_flags(slowdown=0.15)})
+    out = tmp_path / "out"
+    command = bisect_command(tmp_path / "repo", hashes[0], hashes[6], out)
+    started = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert started.stdout is not None
+    seen = []
+    deadline = time.monotonic() + 300
+    for line in started.stdout:
+        seen.append(line)
+        if line.startswith("step 3 "):
+            time.sleep(1.0)  # into step 4's first pair
+            started.send_signal(signal.SIGINT)
+            break
+        assert time.monotonic() < deadline, "".join(seen)
+    rest = started.communicate(timeout=120)[0]
+    assert started.returncode == 130, "".join(seen) + rest
+    first = result_of(out)
+    assert first["interrupted"] and [s["number"] for s in first["steps"]] == [1, 2, 3]
+
+    again = run_bisect(tmp_path / "repo", hashes[0], hashes[6], out)
+    assert again.returncode == 0, again.stdout + again.stderr
+    found = result_of(out)
+    assert found["outcome"] == "culprit" and found["culprit"] == hashes[4]
+    steps = found["steps"]
+    for before, now in zip(first["steps"], steps[:3], strict=True):
+        assert (now["commit"], now["pairs"], now["resumed_pairs"]) == (
+            before["commit"],
+            before["pairs"],
+            before["pairs"],
+        )
+    assert steps[-1]["kind"] == "culprit" and steps[-1]["against"] == hashes[3]
+    change = found["culprit_change"]
+    assert change["change"] < -0.10
+    assert abs(change["step_time_change"]) > abs(change["acceptance_change"])
+    summary = (out / "bisect.md").read_text()
+    assert f"**Culprit: `{hashes[4]}`** commit 4: server --sim-slowdown=0.15" in summary
+    assert "verify steps/s" in summary
+    assert not list((out / "worktrees").glob("*"))
+
+
+def test_a_range_whose_ends_do_not_differ_ends_after_its_first_step(tmp_path: Path) -> None:
+    hashes = make_repository(tmp_path / "repo", 3)
+    done = run_bisect(tmp_path / "repo", hashes[0], hashes[3], tmp_path / "out")
+    assert done.returncode == 1, done.stdout + done.stderr
+    found = result_of(tmp_path / "out")
+    assert (found["outcome"], found.get("culprit"), len(found["steps"])) == ("no-change", None, 1)
+    assert "the range's ends do not differ" in (tmp_path / "out" / "bisect.md").read_text()
+    # Its pairs live under a run of its own kind, which no nightly series reads.
+    store = str(tmp_path / "out" / "history.sqlite")
+    listed = subprocess.run(
+        [sys.executable, "-m", "pytest_specperf.cli", "history", "show", "--history", store],
+        capture_output=True,
+        text=True,
+    )
+    assert " bisect " in listed.stdout, listed.stdout + listed.stderr
+
+
+def test_fewer_accepted_drafts_at_one_commit_is_named_and_put_on_acceptance(
+    tmp_path: Path,
+) -> None:
+    hashes = make_repository(tmp_path / "repo", 4, {2: server_flags(acceptance=0.7)})
+    done = run_bisect(tmp_path / "repo", hashes[0], hashes[4], tmp_path / "out")
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = result_of(tmp_path / "out")
+    assert found["culprit"] == hashes[2]
+    change = found["culprit_change"]
+    assert change["acceptance_change"] < -0.05
+    assert abs(change["acceptance_change"]) > abs(change["step_time_change"])
+
+
+def test_of_two_slowdowns_the_larger_is_named_and_the_other_said_to_remain(
+    tmp_path: Path,
+) -> None:
+    """4% slower from commit 2, a further 10% from commit 5: commit 5 is named, explaining
+    about 70% of the range's change, and the rest is said to lie elsewhere."""
+    both = 1 - 0.96 * 0.90
+    hashes = make_repository(
+        tmp_path / "repo",
+        6,
+        {2: server_flags(slowdown=0.04), 5: server_flags(slowdown=round(both, 4))},
+    )
+    done = run_bisect(tmp_path / "repo", hashes[0], hashes[6], tmp_path / "out")
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = result_of(tmp_path / "out")
+    assert found["culprit"] == hashes[5]
+    assert 0.5 < found["explained_share"] < 0.9
+    assert found["remaining"].startswith("another change remains")

@@ -1,0 +1,84 @@
+"""Repositories whose commits change the simulated server, for specperf bisect's tests and study.
+
+Each commit's tree may hold a ``sitecustomize.py``: with the tree on the server's Python path
+(specperf bisect's default for the simulator, ``PYTHONPATH={worktree}:$PYTHONPATH``), Python
+runs it as the simulator starts, and it appends simulator flags to the server's arguments:
+``--sim-slowdown`` (a slower step) or ``--sim-acceptance`` (fewer accepted draft tokens).
+A commit without changes to it keeps its parent's file, as a real repository keeps code.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+# Only the simulator's command line carries --model-path: other Python processes that see the
+# tree on their path (none should) are left alone.
+_SITECUSTOMIZE = """\
+import sys
+
+if "--model-path" in sys.argv:
+    sys.argv.extend({flags!r})
+"""
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def server_flags(slowdown: float = 0.0, acceptance: float | None = None) -> list[str]:
+    """The simulator flags a commit's sitecustomize adds: slowdown as the share of tokens/s
+    lost (0.08: 8% slower), acceptance as the per-draft acceptance probability."""
+    flags = [f"--sim-slowdown={slowdown:g}"] if slowdown else []
+    if acceptance is not None:
+        flags.append(f"--sim-acceptance={acceptance:g}")
+    return flags
+
+
+def make_repository(
+    path: Path, commits: int, changes: Mapping[int, Sequence[str]] | None = None
+) -> list[str]:
+    """A repository of ``commits + 1`` commits (0 is good); from commit i on, the server gets
+    ``changes[i]``'s flags (the latest change at or before a commit wins). Its hashes, oldest
+    first."""
+    changes = changes or {}
+    path.mkdir(parents=True, exist_ok=True)
+    _git(path, "init", "-q")
+    _git(path, "config", "user.email", "bisect@example.invalid")
+    _git(path, "config", "user.name", "Bisect Test")
+    hashes = []
+    for index in range(commits + 1):
+        (path / "CHANGES").write_text(f"commit {index}\n", encoding="utf-8")
+        if index in changes:
+            flags = list(changes[index])
+            (path / "sitecustomize.py").write_text(
+                _SITECUSTOMIZE.format(flags=flags), encoding="utf-8"
+            )
+        _git(path, "add", "-A")
+        subject = f"commit {index}" + (
+            f": server {' '.join(changes[index])}" if index in changes else ""
+        )
+        _git(path, "commit", "-q", "-m", subject)
+        hashes.append(_git(path, "rev-parse", "HEAD"))
+    return hashes
+
+
+# The suite's options of the tests' bisections: one depth, one short point, the simulator fast.
+SIM_SUITE_ARGS = (
+    "--specperf-backend=sim",
+    "--spec-steps=3",
+    "--specperf-concurrency=4",
+    "--specperf-max-new-tokens=128",
+    "--specperf-warmup-rounds=0",
+    "--specperf-min-point-seconds=0.5",
+    "--specperf-sim-speedup=10",
+)
+
+
+def noise_args(per_boot: float) -> tuple[str, ...]:
+    """Per-boot noise on both sides (a fresh draw per boot: the simulator's default seed)."""
+    return (f"--specperf-server-arg=--sim-noise={per_boot:g}",)

@@ -1,0 +1,87 @@
+"""run/bisect/repository.py: the range's commits, one tree per commit, builds once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_specperf.errors import SpecperfError, UsageError
+from pytest_specperf.run.bisect.repository import (
+    Trees,
+    build,
+    commit_range,
+    resolve,
+    side_environment,
+)
+from tests.support.bisect_repos import make_repository, server_flags
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> tuple[Path, list[str]]:
+    path = tmp_path / "repo"
+    return path, make_repository(path, 5, {3: server_flags(slowdown=0.1)})
+
+
+def test_the_range_is_good_then_each_commit_to_bad_oldest_first(
+    repo: tuple[Path, list[str]],
+) -> None:
+    path, hashes = repo
+    commits = commit_range(path, hashes[1], hashes[5])
+    assert [c.sha for c in commits] == hashes[1:]
+    assert commits[2].subject == "commit 3: server --sim-slowdown=0.1"
+    assert commits[0].author == "Bisect Test <bisect@example.invalid>"
+
+
+def test_a_revision_is_resolved_to_its_full_hash_or_refused_naming_the_option(
+    repo: tuple[Path, list[str]],
+) -> None:
+    path, hashes = repo
+    assert resolve(path, "HEAD~2", "--bad") == hashes[3]
+    with pytest.raises(UsageError, match="--good: 'nosuch' is not a commit of"):
+        resolve(path, "nosuch", "--good")
+
+
+def test_good_after_bad_is_refused_with_what_to_give(repo: tuple[Path, list[str]]) -> None:
+    path, hashes = repo
+    with pytest.raises(UsageError, match="is not an ancestor of --bad"):
+        commit_range(path, hashes[4], hashes[1])
+
+
+def test_each_commit_gets_one_tree_reused_and_all_are_removed_at_the_end(
+    repo: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    path, hashes = repo
+    trees = Trees(path, tmp_path / "out" / "worktrees")
+    first = trees.tree(hashes[3])
+    assert (first / "sitecustomize.py").is_file()
+    assert trees.tree(hashes[3]) == first
+    assert not (trees.tree(hashes[0]) / "sitecustomize.py").exists()
+    assert trees.remove_all() == []
+    assert list((tmp_path / "out" / "worktrees").glob("*")) == []
+
+
+def test_a_commit_is_built_once_in_its_tree(repo: tuple[Path, list[str]], tmp_path: Path) -> None:
+    path, hashes = repo
+    tree = Trees(path, tmp_path / "worktrees").tree(hashes[2])
+    command = "sh -c 'echo built >> {worktree}/built.txt'"
+    assert build(command, hashes[2], tree, tmp_path / "builds") is True
+    assert build(command, hashes[2], tree, tmp_path / "builds") is False
+    assert (tree / "built.txt").read_text() == "built\n"
+
+
+def test_a_failed_build_names_the_commit_and_its_log(
+    repo: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    path, hashes = repo
+    tree = Trees(path, tmp_path / "worktrees").tree(hashes[1])
+    with pytest.raises(SpecperfError, match=rf"--build for {hashes[1][:12]} exited 3 .*: oops"):
+        build("sh -c 'echo oops; exit 3'", hashes[1], tree, tmp_path / "builds")
+
+
+def test_each_side_gets_the_env_with_its_own_tree() -> None:
+    pairs = (("PYTHONPATH", "{worktree}/python:$PYTHONPATH"), ("FLAG", "1"))
+    assert side_environment(pairs, Path("/t/abc")) == (
+        ("PYTHONPATH", "/t/abc/python:$PYTHONPATH"),
+        ("FLAG", "1"),
+    )
