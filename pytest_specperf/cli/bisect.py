@@ -13,11 +13,12 @@ run/bisect/ and writes what it found (results/bisect_report.py).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from pytest_specperf.config.parsers import parse_float, parse_server_env
+from pytest_specperf.config.parsers import parse_float, parse_positive_int, parse_server_env
 from pytest_specperf.config.settings import Settings, build_settings
 from pytest_specperf.config.table import OPTIONS
 from pytest_specperf.errors import UsageError
@@ -48,7 +49,12 @@ REFUSED = {
     "--specperf-update-baselines": "a bisection writes no baseline",
     "--specperf-calibrate": "a bisection writes no baseline",
     "--specperf-server-env": "use --server-env before the --",
+    "--specperf-ab-max-pairs": "use --max-pairs before the --",
 }
+# A step's most pairs: a candidate whose change lies a quarter of the range's change from
+# the middle needs about 12 pairs at the issue's noise (2% per boot) to be told, and a step
+# that cannot tell ends the bisection undecided (lab/studies/bisect_study.py).
+DEFAULT_MAX_PAIRS = 16
 
 
 def add_bisect_command(commands: Any) -> None:
@@ -85,6 +91,11 @@ def add_bisect_command(commands: Any) -> None:
         default=None,
         help="server-seconds the bisection may take: no step is started that would end "
         "past it; it stops with what it knows",
+    )
+    bisect.add_argument(
+        "--max-pairs",
+        default=str(DEFAULT_MAX_PAIRS),
+        help=f"a step's most pairs of boots before it could not tell (default {DEFAULT_MAX_PAIRS})",
     )
     bisect.add_argument(
         "--keep-worktrees", action="store_true", help="leave each commit's tree in <out>"
@@ -149,7 +160,10 @@ class _Pairs:
 
 def run_bisect_command(args: argparse.Namespace) -> int:
     """0 when a commit is named; 1 when none is (no change, undecided, budget)."""
-    settings = suite_settings(args.suite_args, Path.cwd())
+    settings = dataclasses.replace(
+        suite_settings(args.suite_args, Path.cwd()),
+        ab_max_pairs=parse_positive_int("--max-pairs", args.max_pairs),
+    )
     server_env = parse_server_env(args.server_env, "--server-env") or DEFAULT_SERVER_ENV.get(
         settings.backend, ()
     )

@@ -1,8 +1,10 @@
-"""``specperf history show | changes | plot | site | export | import``: the store from the CLI."""
+"""``specperf history show | changes | plot | site | red-range | export | import``: the store
+from the CLI."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,7 @@ from pytest_specperf.errors import SpecperfError
 from pytest_specperf.history.changes import DetectionSettings
 from pytest_specperf.history.plots import have_matplotlib, write_trend_plots
 from pytest_specperf.history.report import HistoryFindings, findings, text_lines
-from pytest_specperf.history.rows import RunContext
+from pytest_specperf.history.rows import SGLANG_GIT_HASH_ENV, RunContext
 from pytest_specperf.history.site import build_site, repo_url_from_env
 from pytest_specperf.history.store import DEFAULT_HISTORY, HistoryStore
 from pytest_specperf.history.transfer import (
@@ -104,6 +106,19 @@ def add_history_commands(commands: Any) -> None:
         help="the tested repository (https://github.com/OWNER/NAME), for commit links "
         "(default: $GITHUB_SERVER_URL/$GITHUB_REPOSITORY where set)",
     )
+    red = action(
+        "red-range",
+        "the newest run if red, and the last green run before it: the range specperf bisect "
+        "takes (prints good=SHA and bad=SHA)",
+    )
+    red.add_argument("--kind", default="nightly", help="runs of this kind (default: nightly)")
+    red.add_argument(
+        "--commit",
+        choices=("tested", "sglang"),
+        default="tested",
+        help="which commit of each run: the tested checkout's, or SGLang's "
+        f"(${SGLANG_GIT_HASH_ENV} at the run; default: tested)",
+    )
     export = action("export", "every run as CSV or as github-action-benchmark data")
     export.add_argument(
         "--format",
@@ -191,6 +206,36 @@ def _columns(rows: list[list[str]]) -> list[str]:
     ]
 
 
+def red_range(store: HistoryStore, kind: str, commit: str) -> tuple[str, str]:
+    """(good, bad): the commits of the last green complete run of ``kind`` and of the newest
+    one, when the newest is red (its exit status not 0); else why not, as an error."""
+    column = "tested_commit" if commit == "tested" else "sglang_git_hash"
+    runs = [r for r in store.runs() if r["kind"] == kind and r["status"] != "incomplete"]
+    if not runs:
+        raise SpecperfError(f"history red-range: no finished {kind} run in {store.name}")
+
+    def green(run: dict[str, Any]) -> bool:
+        try:
+            status = json.loads(run["results_json"] or "{}").get("exit_status")
+        except ValueError:
+            return False
+        return bool(run["status"] == "complete" and status == 0)
+
+    newest = runs[-1]
+    if green(newest):
+        raise SpecperfError(f"history red-range: the newest {kind} run is green: nothing to bisect")
+    before = [r for r in runs[:-1] if green(r)]
+    if not before:
+        raise SpecperfError(f"history red-range: no green {kind} run before the newest one")
+    good, bad = before[-1][column], newest[column]
+    if not good or not bad:
+        raise SpecperfError(
+            f"history red-range: the runs did not record their {commit} commit "
+            + (f"(set ${SGLANG_GIT_HASH_ENV} on the runner)" if commit == "sglang" else "")
+        )
+    return str(good), str(bad)
+
+
 def run_history(args: argparse.Namespace) -> int:
     # Only import writes: the readers need a store that exists and change nothing in it.
     store = HistoryStore.open(history_target(args.history), read_only=args.action != "import")
@@ -219,6 +264,10 @@ def run_history(args: argparse.Namespace) -> int:
                 f"{built.index}: {counted(built.runs, 'run')}, "
                 f"{counted(built.series, 'series page')}, {counted(built.changes, 'change point')}"
             )
+            return 0
+        if args.action == "red-range":
+            good, bad = red_range(store, args.kind, args.commit)
+            print(f"good={good}\nbad={bad}")
             return 0
         if args.action == "export":
             text = export_csv(store) if args.format == "csv" else export_benchmark_action(store)

@@ -14,6 +14,7 @@ import hashlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from pytest_specperf import interrupts
@@ -147,13 +148,14 @@ class Bisection:
         while (index := search.next_candidate()) is not None:
             if self._over_budget():
                 return self._narrowed(search, "the budget (--budget-s) leaves no room for step")
+            middle_of = self._range_estimate()
             step = self._step(
                 "candidate",
                 self.commits[index],
                 good,
                 index,
-                lambda run: candidate_decided(run, range_log),
-                range_log,
+                partial(candidate_decided, middle=middle_of),
+                middle_of,
             )
             if step.verdict not in ("like-good", "like-bad"):
                 return self._narrowed(search, f"step {step.number} {step.verdict}: could not tell")
@@ -213,6 +215,16 @@ class Bisection:
     def _log_change(self, step: BisectStep) -> float:
         assert step.change is not None
         return math.log1p(step.change.change)
+
+    def _range_estimate(self) -> float:
+        """The range's change as every step so far measured it: the range step's and each
+        like-bad candidate's change against good (all read bad against good), by pairs."""
+        read = [
+            (self._log_change(step), step.pairs)
+            for step in self.steps
+            if step.change is not None and (step.kind == "range" or step.verdict == "like-bad")
+        ]
+        return sum(change * pairs for change, pairs in read) / sum(pairs for _, pairs in read)
 
     def _over_budget(self) -> bool:
         """Whether a step at the fewest pairs would end past --budget-s (pairs measured so
@@ -294,11 +306,12 @@ def ab_decided(run: AbRun) -> bool:
     return run.last is not None and run.last.outcome != "continue"
 
 
-def candidate_decided(run: AbRun, range_log: float) -> bool:
+def candidate_decided(run: AbRun, *, middle: float) -> bool:
+    """``middle``'s end: the range's change as measured so far (its half is the middle)."""
     if run.last is None:
         return False
     last = len(run.pairs) >= run.settings.max_pairs
-    return candidate_outcome(run.last.pooled.estimate, range_log, last=last) != "continue"
+    return candidate_outcome(run.last.pooled.estimate, middle, last=last) != "continue"
 
 
 def step_verdict(kind: StepKind, run: AbRun, range_log: float | None) -> StepVerdict:

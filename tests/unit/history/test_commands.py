@@ -261,3 +261,34 @@ def test_plot_writes_under_specperf_by_default(
     assert main(["history", "plot"]) == 0
     assert len(list((tmp_path / ".specperf" / "trends").glob("*.png"))) == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == [".specperf"]
+
+
+def _night(store: HistoryStore, run_id: str, commit: str, exit_status: int) -> None:
+    results = sample_results(run_id, [sample_point(4, 100.0)], commit=commit)
+    results.exit_status = exit_status
+    store.record(results, RunContext(run_profile="nightly"))
+    store.finish_run(run_id, "complete")
+
+
+def test_red_range_is_the_last_green_night_and_the_red_one_after_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What the nightly's opt-in bisect job hands to specperf bisect."""
+    path = tmp_path / "h.sqlite"
+    store = HistoryStore.open(path)
+    for run_id, commit, status in (("n1", "a1", 0), ("n2", "b2", 0), ("n3", "c3", 1)):
+        _night(store, run_id, commit, status)
+    store.close()
+    assert main(["history", "red-range", "--history", str(path)]) == 0
+    assert capsys.readouterr().out == "good=b2\nbad=c3\n"
+
+
+def test_red_range_of_a_green_newest_night_is_an_error_saying_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "h.sqlite"
+    store = HistoryStore.open(path)
+    _night(store, "n1", "a1", 0)
+    store.close()
+    assert main(["history", "red-range", "--history", str(path)]) == 2
+    assert "the newest nightly run is green: nothing to bisect" in capsys.readouterr().err
