@@ -51,9 +51,9 @@ REFUSED = {
     "--specperf-server-env": "use --server-env before the --",
     "--specperf-ab-max-pairs": "use --max-pairs before the --",
 }
-# A step's most pairs: a candidate whose change lies a quarter of the range's change from
-# the middle needs about 12 pairs at the noise (2% per boot) to be told, and a step
-# that cannot tell ends the bisection undecided (lab/studies/bisect_study.py).
+# A step's most pairs: a step that cannot tell ends the bisection undecided, and a candidate
+# measured near the middle of the range's change needs many pairs to be told
+# (docs/explanation/bisect.md has the figures).
 DEFAULT_MAX_PAIRS = 16
 
 

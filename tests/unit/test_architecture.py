@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import re
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
@@ -522,3 +523,43 @@ def test_loading_the_plugin_or_the_command_imports_no_heavy_library(module: str)
 
 def test_a_heavy_import_at_load_is_seen() -> None:
     assert not _imported_by("scipy.stats").isdisjoint(LOADED_ON_USE)
+
+
+# -- ARCHITECTURE.md's map names only what exists ---------------------------------------------
+_NAMED = re.compile(r"`([\w./]+(?:\.py|/))`")
+
+
+def named_paths(paragraph: str) -> list[str]:
+    return _NAMED.findall(paragraph)
+
+
+def missing_parts(text: str, package: Path, repo: Path) -> list[str]:
+    """Each file or folder a paragraph names that is not there: a path as written (from the
+    package or the repository), or a bare module name in a folder the paragraph names (or
+    whose whole path it gave)."""
+    missing = []
+    for paragraph in text.split("\n\n"):
+        named = named_paths(paragraph)
+        folders = [package / n for n in named if n.endswith("/")]
+        for name in named:
+            if (package / name).exists() or (repo / name).exists():
+                continue
+            bare = "/" not in name.rstrip("/")
+            if bare and any((f / name).exists() for f in folders):
+                continue
+            if bare and any(n.endswith("/" + name) for n in named):
+                continue  # the paragraph gave its whole path before
+            missing.append(name)
+    return missing
+
+
+def test_architecture_md_names_only_files_and_folders_that_exist() -> None:
+    text = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    assert missing_parts(text, REPO / PACKAGE, REPO) == []
+
+
+def test_a_name_the_map_gives_that_is_not_there_is_found(tmp_path: Path) -> None:
+    (tmp_path / "pkg" / "run").mkdir(parents=True)
+    (tmp_path / "pkg" / "run" / "a.py").write_text("")
+    text = "**`run/`**: `a.py` and `b.py`, `run/a.py`, `gone/`"
+    assert missing_parts(text, tmp_path / "pkg", tmp_path) == ["b.py", "gone/"]
