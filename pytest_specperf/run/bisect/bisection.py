@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -255,9 +255,6 @@ class Bisection:
         """Whether a part of the range's change lies elsewhere: the range's change less the
         culprit's, beyond the noise of both steps (one-sided, in the range's direction)."""
         first, last = self.steps[0], self.steps[-1]
-        spreads = [c for step in self.changes for c in step]
-        if len(spreads) < 3 or first.pairs < 2 or last.pairs < 2:
-            return None
         prior = pooled_prior(self.changes, "")
         if prior is None:
             return None
@@ -349,24 +346,3 @@ def progress_line(step: BisectStep, commits: int, head: BisectCommit, base: Bise
         f"against {base.short}: {step.verdict} after {step.pairs} pair(s){resumed}{figure}; "
         f"{step.server_seconds:,.0f} server-seconds"
     )
-
-
-def bisect_range(
-    settings: Settings,
-    request: BisectRequest,
-    *,
-    log: PairLog | None,
-    say: Callable[[str], None],
-    keep_trees: bool = False,
-) -> BisectResult:
-    """The whole bisection; the trees removed at the end unless ``keep_trees``."""
-    bisection = Bisection(settings, request, log=log, say=say)
-    try:
-        return bisection.run()
-    finally:
-        if not keep_trees:
-            for problem in bisection.remove_trees():
-                say(f"worktree not removed: {problem}")
-
-
-__all__: Sequence[str] = ("BisectRequest", "Bisection", "bisect_range")
