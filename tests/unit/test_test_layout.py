@@ -1,0 +1,32 @@
+"""How the project's own tests are laid out: shared test data is imported from tests/support,
+never from a conftest (a conftest holds fixtures and hooks only)."""
+
+from __future__ import annotations
+
+import ast
+
+from tests.support.data import REPO
+
+TEST_FOLDERS = ("tests", "lab/tests")
+
+
+def _imported_modules(source: str) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_no_test_imports_a_conftest() -> None:
+    offenders = [
+        f"{path.relative_to(REPO)}: {module}"
+        for folder in TEST_FOLDERS
+        for path in sorted((REPO / folder).rglob("*.py"))
+        for module in sorted(_imported_modules(path.read_text(encoding="utf-8")))
+        if "conftest" in module.split(".")
+    ]
+    assert offenders == []
