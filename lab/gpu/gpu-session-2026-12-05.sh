@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 38's GPU runs of 2026-12-05, one driver in the background across calls on the lent
 # H200 (SGLang 0.5.12 bundle in /tmp/stash, wheels in .whl/), in the order of
-# docs/runs/gpu-plan.md:
+# lab/gpu/PLAN.md:
 #   1. the issue's nightly command three times with --specperf-history on the store of the
 #      2026-12-04 evening run (3 comparable runs from earlier machines): the first two add
 #      this machine's runs to it, the third reads 5 comparable runs, so its floors carry the

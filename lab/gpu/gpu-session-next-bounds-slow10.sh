@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 38's GPU runs owed after 2026-12-05 (docs/runs/gpu-plan.md), one driver in the
+# Issue 38's GPU runs owed after 2026-12-05 (lab/gpu/PLAN.md), one driver in the
 # background across calls on a lent H200 (the seed-class model needs more than an H100's
 # 78 GiB: ask for the H200; SGLang 0.5.12 bundle in /tmp/stash, wheels in .whl/ with
 # py-spy's for --specperf-server-stacks):

@@ -11,7 +11,7 @@ from tests.support.history_writer import sample_results
 from tests.support.points import make_point
 from tests.support.scripts import run_script
 
-STUDY = Path(__file__).resolve().parents[3] / "lab" / "studies" / "relabel_bound.py"
+STUDY = Path(__file__).resolve().parents[2] / "lab" / "studies" / "relabel_bound.py"
 
 
 def test_a_full_core_recorded_as_cpu_bound_beside_a_busy_gpu_reads_gpu_bound_now(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.support.scripts import run_script
 
-STUDY = Path(__file__).resolve().parents[3] / "lab" / "studies" / "ab_rejudge.py"
+STUDY = Path(__file__).resolve().parents[2] / "lab" / "studies" / "ab_rejudge.py"
 RUNS = STUDY.parents[2] / "lab" / "runs"
 
 
