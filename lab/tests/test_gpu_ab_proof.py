@@ -1,5 +1,5 @@
 """lab/gpu/gpu_ab_proof.py's summary gives the pairs' changes and their spread (the A/A pair
-spread a placement's row in docs/explanation/ab-gating.md reads)."""
+spread a placement's row in docs/runs/ab-gating-journal.md reads)."""
 
 from __future__ import annotations
 
