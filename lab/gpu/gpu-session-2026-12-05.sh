@@ -16,7 +16,7 @@ export LENT_H200=1
 source lab/gpu/_lent_gpu.sh
 {
   date -u +"start %FT%TZ"
-  tar -xzf lab/runs/2026-12-04-evening-h200/proof.tar.gz -C /tmp/evening proof/nightly-history.sqlite
+  tar -xf lab/runs/2026-12-04-evening-h200/proof.tar.xz -C /tmp/evening proof/nightly-history.sqlite
   cp /tmp/evening/proof/nightly-history.sqlite "$proof/nightly-history.sqlite"
   for n in 1 2 3; do
     date -u +"nightly $n %FT%TZ"
