@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from tests.support.data import REPO
-from tests.support.e2e import FAST_ARGS
+from tests.support.e2e import FAST_ARGS, SharedRun
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
 
@@ -72,12 +72,12 @@ def _tree(folder: Path) -> set[str]:
 
 
 def test_a_second_run_into_one_out_dir_leaves_only_its_own_files_there(
-    pytester: pytest.Pytester, suite_dir: Path
+    pytester: pytest.Pytester, suite_dir: Path, shared_plain_run: SharedRun
 ) -> None:
     """A steps=1 run, then a steps=3 run into the same --specperf-out: the folder holds what
     the steps=3 run wrote and nothing else (the steps=1 server log once stayed beside it, and
     an undocumented results.previous.json appeared), the same files a steps=3 run writes into
-    an empty folder; the steps=1 run's files are whole in previous/."""
+    an empty folder (the shared plain run's); the steps=1 run's files are whole in previous/."""
     first = pytester.runpytest_subprocess("perf_tests", "--spec-steps=1", *FAST_ARGS)
     assert first.ret == 0
     out = suite_dir / ".specperf"
@@ -86,14 +86,12 @@ def test_a_second_run_into_one_out_dir_leaves_only_its_own_files_there(
 
     second = pytester.runpytest_subprocess("perf_tests", "--spec-steps=3", *FAST_ARGS)
     assert second.ret == 0
-    alone = pytester.runpytest_subprocess(
-        "perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-out=alone"
-    )
-    assert alone.ret == 0
+    alone = shared_plain_run  # the same command into an empty folder
+    assert alone.result.ret == 0
 
     previous = out / "previous"
     assert {name for name in _tree(out) if not name.startswith("previous/")} == _tree(
-        suite_dir / "alone"
+        alone.path / ".specperf"
     )
     assert {name: (previous / name).read_bytes() for name in _tree(previous)} == first_files
     second.stdout.fnmatch_lines([f"*the previous run's files: {previous}*"])
