@@ -211,34 +211,6 @@ def test_server_stacks_on_reads_the_simulators_stack_and_finds_no_wait_for_a_gpu
     result.stdout.fnmatch_lines(["*of which waiting for the GPU (py-spy*C=1 0%*"])
 
 
-def test_url_mode_measures_an_existing_server_without_booting(
-    running_sim: str, pytester: pytest.Pytester, suite_dir: Path
-) -> None:
-    # running_sim comes first: its httpx calls must not run inside pytester's sys.modules
-    # snapshot, whose restore would drop lazily imported httpcore modules and leave later
-    # tests with exception classes httpx no longer maps.
-    """--specperf-url: the depth comes from /server_info, and no server process is started."""
-    before = len(sim_processes())
-    assert before == 1, "the user's own server is the only tagged one"
-    result = pytester.runpytest_subprocess(
-        "perf_tests",
-        f"--specperf-url={running_sim}",
-        "--specperf-max-new-tokens=100",
-        "--specperf-concurrency=1",
-        "-p",
-        "no:cacheprovider",
-    )
-    assert len(sim_processes()) == before
-    result.stdout.fnmatch_lines(["*specperf: profile=* url=http://127.0.0.1:* depths=[[]3[]]*"])
-    runs = suite_results(suite_dir)["runs"]
-    # The server says it is the simulator (its /server_info): recorded as such, never as a GPU.
-    assert runs[0]["backend"] == "sim"
-    assert runs[0]["server"]["speculative_num_steps"] == 3
-    assert not list((suite_dir / ".specperf").glob("server-steps*.log"))
-    # Not this run's process: its CPU is not measured.
-    assert all(point.get("server_cpu") is None for point in runs[0]["points"])
-
-
 @pytest.mark.parametrize(
     ("option", "message"),
     [
