@@ -29,6 +29,7 @@ SHARED_RUNS = {
     "replay": "printed-commands",  # tests/e2e/test_printed_commands_e2e.py: one scratch clone
     "shared_plain_run": "suite-runs",  # tests/support/e2e.py: a plain run and a recording
     "shared_recording": "suite-runs",
+    "shared_three_depths": "suite-runs",
 }
 # So the modules that use them run each on one worker, those of one group on the same one.
 # By module: xdist's controller schedules node ids and sees no fixtures.

@@ -94,16 +94,17 @@ def test_a_red_verdict_on_another_machine_says_so_first(
 
 
 def test_three_depths_boot_once_each_and_show_the_trade_off(
-    pytester: pytest.Pytester, suite_dir: Path
+    shared_three_depths: SharedRun,
 ) -> None:
     """--spec-steps=1,2,3: one server per depth; speed rises with depth while KV capacity falls."""
-    result = pytester.runpytest_subprocess("perf_tests", "--spec-steps=1,2,3", *FAST_ARGS)
+    result = shared_three_depths.result
     result.stdout.fnmatch_lines(["*Speculation depth trade-off*", "KV | *"])
-    runs = suite_results(suite_dir)["runs"]
+    runs = shared_three_depths.results()["runs"]
     assert [run["depth"] for run in runs] == [1, 2, 3]
     ports = {run["server"]["url"] for run in runs}
     assert len(ports) == 3, "each depth boots its own server, exactly once"
-    logs = sorted(p.name for p in (suite_dir / ".specperf").glob("server-steps*.log"))
+    out = shared_three_depths.path / ".specperf"
+    logs = sorted(p.name for p in out.glob("server-steps*.log"))
     assert logs == ["server-steps1.log", "server-steps2.log", "server-steps3.log"]
     single = [next(p for p in run["points"] if p["concurrency"] == 1) for run in runs]
     assert single[0]["per_req_tok_s"] < single[1]["per_req_tok_s"] < single[2]["per_req_tok_s"]

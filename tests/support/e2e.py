@@ -155,6 +155,22 @@ def shared_plain_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
 
 
 @pytest.fixture(scope="session")
+def shared_three_depths(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    """`pytest perf_tests --spec-steps=1,2,3` (FAST_ARGS) with no baseline, in a CI job with an
+    empty $GITHUB_STEP_SUMMARY: run once, read by tests/e2e/test_suite_e2e.py (a server per
+    depth, the trade-off) and test_report_artifacts.py (every artifact of a run of depths)."""
+    project = suite_project(tmp_path_factory.mktemp("three-depths"))
+    summary = project / "step-summary.md"
+    return run_suite_once(
+        project,
+        "perf_tests",
+        "--spec-steps=1,2,3",
+        *FAST_ARGS,
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )
+
+
+@pytest.fixture(scope="session")
 def shared_recording(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
     """`pytest perf_tests --spec-steps=3 --specperf-update-baselines -v --junitxml=junit.xml`
     (FAST_ARGS) into an empty baselines directory, run once: tests read its output and gate
