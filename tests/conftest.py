@@ -27,6 +27,9 @@ SHARED_RUNS = {
     "bad_baselines_run": "bad-baselines",
     "nights": "history-nights",
     "replay": "printed-commands",  # tests/e2e/test_printed_commands_e2e.py: one scratch clone
+    "shared_plain_run": "suite-runs",  # tests/support/e2e.py: a plain run and a recording
+    "shared_recording": "suite-runs",
+    "shared_three_depths": "suite-runs",
 }
 # So the modules that use them run each on one worker, those of one group on the same one.
 # By module: xdist's controller schedules node ids and sees no fixtures.
@@ -40,6 +43,9 @@ SHARED_RUN_MODULES = {
     "tests/e2e/test_history_site_browser.py": "history-nights",
     "tests/e2e/test_history_nights.py": "history-nights",
     "tests/e2e/test_printed_commands_e2e.py": "printed-commands",
+    "tests/e2e/test_suite_e2e.py": "suite-runs",
+    "tests/e2e/test_report_artifacts.py": "suite-runs",
+    "tests/e2e/test_pytest_ecosystem.py": "suite-runs",
 }
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 38's GPU runs of 2026-12-05, one driver in the background across calls on the lent
 # H200 (SGLang 0.5.12 bundle in /tmp/stash, wheels in .whl/), in the order of
-# docs/runs/gpu-plan.md:
+# lab/gpu/PLAN.md:
 #   1. the issue's nightly command three times with --specperf-history on the store of the
 #      2026-12-04 evening run (3 comparable runs from earlier machines): the first two add
 #      this machine's runs to it, the third reads 5 comparable runs, so its floors carry the
@@ -16,7 +16,7 @@ export LENT_H200=1
 source lab/gpu/_lent_gpu.sh
 {
   date -u +"start %FT%TZ"
-  tar -xzf lab/runs/2026-12-04-evening-h200/proof.tar.gz -C /tmp/evening proof/nightly-history.sqlite
+  tar -xf lab/runs/2026-12-04-evening-h200/proof.tar.xz -C /tmp/evening proof/nightly-history.sqlite
   cp /tmp/evening/proof/nightly-history.sqlite "$proof/nightly-history.sqlite"
   for n in 1 2 3; do
     date -u +"nightly $n %FT%TZ"

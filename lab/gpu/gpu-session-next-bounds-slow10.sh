@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 38's GPU runs owed after 2026-12-05 (docs/runs/gpu-plan.md), one driver in the
+# Issue 38's GPU runs owed after 2026-12-05 (lab/gpu/PLAN.md), one driver in the
 # background across calls on a lent H200 (the seed-class model needs more than an H100's
 # 78 GiB: ask for the H200; SGLang 0.5.12 bundle in /tmp/stash, wheels in .whl/ with
 # py-spy's for --specperf-server-stacks):
@@ -26,7 +26,7 @@ source lab/gpu/_lent_gpu.sh
 graphs="'--specperf-server-arg=${GRAPHS_FLAG:---cuda-graph-bs} 8 16 32 64'"
 # The A/A's store: the prior of the A/B (read and added to: keep the copy, not the tarball).
 # PRIOR_TARBALL: the newest run's store (2026-12-05 third session: 6 pairs of this sweep).
-tar -xzf "${PRIOR_TARBALL:-lab/runs/2026-12-05-bounds-slow10-h200/proof.tar.gz}" -C "$proof" \
+tar -xf "${PRIOR_TARBALL:-lab/runs/2026-12-05-bounds-slow10-h200/proof.tar.xz}" -C "$proof" \
   --strip-components=1 proof/ab-history.sqlite
 {
   date -u +"start %FT%TZ"

@@ -6,7 +6,7 @@ gate of this checkout gives at the last pair, beside each boot's samples, and th
 with their spread (an A/A's figure), so a change to the gate can be tried on what a real GPU
 measured.
 
-    python lab/studies/ab_rejudge.py --tarball lab/runs/2026-12-05-bounds-slow10-h200/proof.tar.gz
+    python lab/studies/ab_rejudge.py --tarball lab/runs/2026-12-05-bounds-slow10-h200/proof.tar.xz
     python lab/studies/ab_rejudge.py OUT/ab/steps3 --max-pairs 3
 """
 

@@ -1,7 +1,7 @@
 """Re-read the samples of results.json files with the suite's current bound rule.
 
     python lab/studies/relabel_bound.py OUT/results.json [MORE/results.json ...]
-    python lab/studies/relabel_bound.py --tarball lab/runs/2026-12-05-seed-h200/proof.tar.gz
+    python lab/studies/relabel_bound.py --tarball lab/runs/2026-12-05-seed-h200/proof.tar.xz
 
 Prints one row per measured sample that has a GPU reading or a server CPU share: the file,
 depth, C, NVML's busy share, the server's busiest process's share of a core, the bound the

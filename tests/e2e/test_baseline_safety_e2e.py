@@ -20,6 +20,7 @@ import pytest
 
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
 from tests.support.data import REPO
+from tests.support.e2e import sim_processes
 from tests.support.repository import c1_baseline
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
@@ -235,9 +236,16 @@ def test_a_sim_run_against_a_published_gpu_baseline_fails_naming_both_backends(
 def test_url_mode_takes_its_depth_from_the_server_and_labels_runs_as_bench_does(
     running_sim: str, pytester: pytest.Pytester, suite_dir: Path, tmp_path: Path
 ) -> None:
-    """Against a depth-3 server, --spec-steps=0,1 is a usage error before anything is
-    measured; pytest and `specperf bench` label the server with the same profile."""
-    # running_sim comes first (see test_suite_e2e.py: httpx imports and pytester snapshots).
+    """--specperf-url measures the server given, a depth-3 simulator the test started, and
+    boots none: --spec-steps=0,1 is a usage error before anything is measured; the run takes
+    its depth from /server_info, records the server as the simulator it says it is, measures
+    no CPU of a process it did not start; pytest and `specperf bench` label the server with
+    the same profile."""
+    # running_sim comes first: its httpx calls must not run inside pytester's sys.modules
+    # snapshot, whose restore would drop lazily imported httpcore modules and leave later
+    # tests with exception classes httpx no longer maps.
+    before = len(sim_processes())
+    assert before == 1, "the user's own server is the only tagged one"
     url = f"--specperf-url={running_sim}"
     wrong = pytester.runpytest_subprocess("perf_tests", url, "--spec-steps=0,1", *TINY[3:])
     assert wrong.ret == pytest.ExitCode.USAGE_ERROR
@@ -250,9 +258,16 @@ def test_url_mode_takes_its_depth_from_the_server_and_labels_runs_as_bench_does(
         "perf_tests", url, *TINY[3:], "--specperf-allow-no-baseline"
     )
     assert measured.ret == 0, measured.stdout.str()
-    pytest_profile = json.loads((suite_dir / ".specperf" / "results.json").read_text())["runs"][0][
-        "profile"
-    ]
+    assert len(sim_processes()) == before
+    measured.stdout.fnmatch_lines(["*specperf: profile=* url=http://127.0.0.1:* depths=[[]3[]]*"])
+    (run,) = json.loads((suite_dir / ".specperf" / "results.json").read_text())["runs"]
+    # The server says it is the simulator (its /server_info): recorded as such, never as a GPU.
+    assert run["backend"] == "sim"
+    assert run["server"]["speculative_num_steps"] == 3
+    assert not list((suite_dir / ".specperf").glob("server-steps*.log"))
+    # Not this run's process: its CPU is not measured.
+    assert all(point.get("server_cpu") is None for point in run["points"])
+    pytest_profile = run["profile"]
     out = tmp_path / "bench"
     bench = _specperf(
         "bench",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e import FAST_ARGS, suite_results
+from tests.support.e2e import FAST_ARGS, SharedRun, suite_results, with_the_recorded_baseline
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
 RECORD = ("perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-update-baselines")
@@ -31,10 +31,11 @@ def junit_properties(path: Path) -> dict[str, dict[str, str]]:
 
 
 def test_recording_run_reports_recorded_tests_with_their_figures(
-    pytester: pytest.Pytester, suite_dir: Path
+    shared_recording: SharedRun,
 ) -> None:
-    """--specperf-update-baselines: each gated test reads RECORDED (R), says what, exit 0."""
-    result = pytester.runpytest_subprocess(*RECORD, "-v", "--junitxml=junit.xml")
+    """--specperf-update-baselines: each gated test reads RECORDED (R), says what, exit 0
+    (the shared recording: RECORD with -v --junitxml=junit.xml)."""
+    result = shared_recording.result
     assert result.ret == 0
     result.stdout.fnmatch_lines(
         [
@@ -57,20 +58,29 @@ def test_recording_run_reports_recorded_tests_with_their_figures(
     ]
     # Not a terminal: no progress line, not even a wiped one.
     assert CURSOR_SAVE not in result.stdout.str() and "requests," not in result.stdout.str()
-    recorded = junit_properties(suite_dir / "junit.xml")["test_accept_length_floor[steps3]"]
+    junit = shared_recording.path / "junit.xml"
+    recorded = junit_properties(junit)["test_accept_length_floor[steps3]"]
     assert recorded["specperf.recorded"].startswith("steps=3 accept length ")
 
 
 def test_gate_run_leaves_figures_in_junit_and_one_benchmark_record_per_point(
-    pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester,
+    suite_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    shared_recording: SharedRun,
 ) -> None:
     """--junitxml gets measured/floor/baseline; --benchmark-json one record per (depth, C)."""
     # Inherited from an xdist run of these tests, it would make pytest-benchmark in the
     # pytest below believe it is an xdist worker, and turn itself off.
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     # A wide tolerance (floors at 10% of the baseline): this test is about where the figures
-    # go, and must not fail on a noisy machine.
-    assert pytester.runpytest_subprocess(*RECORD, "--specperf-tolerance=0.9").ret == 0
+    # go, and must not fail on a noisy machine. The shared recording's baseline with the
+    # tolerance that RECORD plus --specperf-tolerance=0.9 would have written into it.
+    path = with_the_recorded_baseline(shared_recording, suite_dir)
+    baseline = json.loads(path.read_text())
+    assert baseline["tolerance"]["throughput"] == 0.1
+    baseline["tolerance"]["throughput"] = 0.9
+    path.write_text(json.dumps(baseline))
     result = pytester.runpytest_subprocess(
         "perf_tests",
         "--spec-steps=3",

@@ -8,16 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e import FAST_ARGS, sim_processes, suite_results
+from tests.support.e2e import (
+    FAST_ARGS,
+    SharedRun,
+    sim_processes,
+    suite_results,
+    with_the_recorded_baseline,
+)
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
 
 
-def test_without_baseline_points_skip_with_how_to_record(
-    pytester: pytest.Pytester, suite_dir: Path
-) -> None:
+def test_without_baseline_points_skip_with_how_to_record(shared_plain_run: SharedRun) -> None:
     """No baseline for the key: gated tests skip, saying how to record one, and the table prints."""
-    result = pytester.runpytest_subprocess("perf_tests", "--spec-steps=3", *FAST_ARGS)
+    result = shared_plain_run.result
     result.assert_outcomes(skipped=10)
     result.stdout.fnmatch_lines(
         [
@@ -28,28 +32,18 @@ def test_without_baseline_points_skip_with_how_to_record(
     )
 
 
-def test_ci_job_summary_gets_the_report_appended(
-    pytester: pytest.Pytester, suite_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_ci_job_summary_gets_the_report_appended(shared_plain_run: SharedRun) -> None:
     """With $GITHUB_STEP_SUMMARY set, the report is appended after what the job wrote there."""
-    summary = suite_dir / "step-summary.md"
-    summary.write_text("earlier step\n", encoding="utf-8")
-    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    pytester.runpytest_subprocess("perf_tests", "--spec-steps=3", *FAST_ARGS)
-    text = summary.read_text(encoding="utf-8")
+    text = (shared_plain_run.path / "step-summary.md").read_text(encoding="utf-8")
     assert text.startswith("earlier step\n# pytest-specperf results\n")
     assert "C | Agg tok/s | Per-req tok/s" in text and "steps=3 " in text
 
 
 def test_recorded_baselines_pass_and_slowdown_fails_the_floors(
-    pytester: pytest.Pytester, suite_dir: Path
+    pytester: pytest.Pytester, suite_dir: Path, shared_recording: SharedRun
 ) -> None:
     """Record, re-run green, then --sim-slowdown=0.2 fails the floors with a precise message."""
-    record = pytester.runpytest_subprocess(
-        "perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-update-baselines"
-    )
-    assert record.ret == 0
-    baseline = suite_dir / "baselines/qwen3.5-122b-a10b-fp8-tp4-mtp/sim-x10/steps-3.json"
+    baseline = with_the_recorded_baseline(shared_recording, suite_dir)
     assert json.loads(baseline.read_text())["kv"]["max_running_requests"] == 17
 
     green = pytester.runpytest_subprocess("perf_tests", "--spec-steps=3", *FAST_ARGS)
@@ -72,16 +66,12 @@ def test_recorded_baselines_pass_and_slowdown_fails_the_floors(
 
 
 def test_a_red_verdict_on_another_machine_says_so_first(
-    pytester: pytest.Pytester, suite_dir: Path
+    pytester: pytest.Pytester, suite_dir: Path, shared_recording: SharedRun
 ) -> None:
     """The baseline carries its machine's fingerprint; a run on another CPU model (here: the
     file says so) gets the difference as the first line of its failure. The simulator
     fills no GPU field."""
-    record = pytester.runpytest_subprocess(
-        "perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-update-baselines"
-    )
-    assert record.ret == 0
-    path = suite_dir / "baselines/qwen3.5-122b-a10b-fp8-tp4-mtp/sim-x10/steps-3.json"
+    path = with_the_recorded_baseline(shared_recording, suite_dir)
     baseline = json.loads(path.read_text())
     testbed = baseline["testbed"]
     assert testbed["cpu_model"] and not {"gpu_name", "driver", "cuda", "torch"} & set(testbed)
@@ -104,16 +94,17 @@ def test_a_red_verdict_on_another_machine_says_so_first(
 
 
 def test_three_depths_boot_once_each_and_show_the_trade_off(
-    pytester: pytest.Pytester, suite_dir: Path
+    shared_three_depths: SharedRun,
 ) -> None:
     """--spec-steps=1,2,3: one server per depth; speed rises with depth while KV capacity falls."""
-    result = pytester.runpytest_subprocess("perf_tests", "--spec-steps=1,2,3", *FAST_ARGS)
+    result = shared_three_depths.result
     result.stdout.fnmatch_lines(["*Speculation depth trade-off*", "KV | *"])
-    runs = suite_results(suite_dir)["runs"]
+    runs = shared_three_depths.results()["runs"]
     assert [run["depth"] for run in runs] == [1, 2, 3]
     ports = {run["server"]["url"] for run in runs}
     assert len(ports) == 3, "each depth boots its own server, exactly once"
-    logs = sorted(p.name for p in (suite_dir / ".specperf").glob("server-steps*.log"))
+    out = shared_three_depths.path / ".specperf"
+    logs = sorted(p.name for p in out.glob("server-steps*.log"))
     assert logs == ["server-steps1.log", "server-steps2.log", "server-steps3.log"]
     single = [next(p for p in run["points"] if p["concurrency"] == 1) for run in runs]
     assert single[0]["per_req_tok_s"] < single[1]["per_req_tok_s"] < single[2]["per_req_tok_s"]
@@ -124,15 +115,14 @@ def test_three_depths_boot_once_each_and_show_the_trade_off(
 
 
 def test_a_booted_servers_busiest_process_is_measured_at_every_point(
-    pytester: pytest.Pytester, suite_dir: Path
+    shared_plain_run: SharedRun,
 ) -> None:
     """Each point of a server this run started records its busiest process's share of a core,
     and the depth's table says it."""
-    result = pytester.runpytest_subprocess("perf_tests", "--spec-steps=3", *FAST_ARGS)
-    points = suite_results(suite_dir)["runs"][0]["points"]
+    points = shared_plain_run.results()["runs"][0]["points"]
     assert points and all(point["server_cpu"]["share"] > 0 for point in points)
     assert all(point["server_cpu"]["process"] for point in points)
-    result.stdout.fnmatch_lines(["*server CPU*of one core*"])
+    shared_plain_run.result.stdout.fnmatch_lines(["*server CPU*of one core*"])
 
 
 def test_a_cpu_bound_servers_vcpu_is_timed_after_each_sample(
@@ -220,34 +210,6 @@ def test_server_stacks_on_reads_the_simulators_stack_and_finds_no_wait_for_a_gpu
     read = [wait for wait in waits if wait is not None]
     assert len(read) >= len(samples) - 1 and set(read) == {0.0}, waits
     result.stdout.fnmatch_lines(["*of which waiting for the GPU (py-spy*C=1 0%*"])
-
-
-def test_url_mode_measures_an_existing_server_without_booting(
-    running_sim: str, pytester: pytest.Pytester, suite_dir: Path
-) -> None:
-    # running_sim comes first: its httpx calls must not run inside pytester's sys.modules
-    # snapshot, whose restore would drop lazily imported httpcore modules and leave later
-    # tests with exception classes httpx no longer maps.
-    """--specperf-url: the depth comes from /server_info, and no server process is started."""
-    before = len(sim_processes())
-    assert before == 1, "the user's own server is the only tagged one"
-    result = pytester.runpytest_subprocess(
-        "perf_tests",
-        f"--specperf-url={running_sim}",
-        "--specperf-max-new-tokens=100",
-        "--specperf-concurrency=1",
-        "-p",
-        "no:cacheprovider",
-    )
-    assert len(sim_processes()) == before
-    result.stdout.fnmatch_lines(["*specperf: profile=* url=http://127.0.0.1:* depths=[[]3[]]*"])
-    runs = suite_results(suite_dir)["runs"]
-    # The server says it is the simulator (its /server_info): recorded as such, never as a GPU.
-    assert runs[0]["backend"] == "sim"
-    assert runs[0]["server"]["speculative_num_steps"] == 3
-    assert not list((suite_dir / ".specperf").glob("server-steps*.log"))
-    # Not this run's process: its CPU is not measured.
-    assert all(point.get("server_cpu") is None for point in runs[0]["points"])
 
 
 @pytest.mark.parametrize(

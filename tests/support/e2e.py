@@ -6,12 +6,16 @@ other suites run on a shared machine stay out of the count.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +66,138 @@ def suite_results(suite_dir: Path) -> dict[str, Any]:
     return loaded
 
 
+def suite_project(path: Path) -> Path:
+    """``path`` made a project holding the shipped perf_tests and an empty baselines directory."""
+    path.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(REPO / "perf_tests", path / "perf_tests")
+    (path / "baselines").mkdir()
+    return path
+
+
+@dataclass(frozen=True)
+class SharedRun:
+    """One suite run that several tests of a module read (a module-scoped fixture: the module
+    is in tests/conftest.py's SHARED_RUN_MODULES, so one worker runs it once)."""
+
+    path: Path  # the project it ran in: perf_tests, baselines/, .specperf/
+    result: pytest.RunResult
+
+    def results(self) -> dict[str, Any]:
+        return suite_results(self.path)
+
+
+def run_suite_once(
+    project: Path, *args: str, env: Mapping[str, str] | None = None, timeout: float = 300
+) -> SharedRun:
+    """``python -m pytest ARGS`` in ``project`` as ``pytester.runpytest_subprocess`` runs it
+    (its environment: no outer PYTEST_ADDOPTS, HOME in the project, no colours, the project
+    first on PYTHONPATH, stdin closed), its processes tagged as `no_leftover_sims` tags a
+    test's: fails if a simulator it started outlives it."""
+    tag = uuid.uuid4().hex
+    (project / "tmproot").mkdir(exist_ok=True)
+    environ = {**os.environ, **(env or {})}
+    for name in ("PYTEST_ADDOPTS", "TOX_ENV_DIR"):
+        environ.pop(name, None)
+    environ.update(
+        {
+            TAG_ENV: tag,
+            "HOME": str(project),
+            "USERPROFILE": str(project),
+            "PY_COLORS": "0",
+            "PYTEST_DEBUG_TEMPROOT": str(project / "tmproot"),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(project), environ.get("PYTHONPATH")])),
+        }
+    )
+    begun = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-mpytest", f"--basetemp={project / 'basetemp'}", *args],
+        cwd=project,
+        env=environ,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    duration = time.monotonic() - begun
+    deadline = time.monotonic() + 10
+    while (left := sim_processes(tag)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for proc in left:
+        proc.kill()
+    assert not left, f"simulator processes left behind: {[p.pid for p in left]}"
+    ret: int | pytest.ExitCode = done.returncode
+    with contextlib.suppress(ValueError):  # pytester's way: an ExitCode where one applies
+        ret = pytest.ExitCode(done.returncode)
+    lines = done.stdout.splitlines(), done.stderr.splitlines()
+    return SharedRun(project, pytest.RunResult(ret, *lines, duration=duration))
+
+
+# The suite's own steps-3 baseline file of FAST_ARGS's runs, in a project.
+RECORDED = Path("baselines") / DEFAULT_PROFILE / "sim-x10" / "steps-3.json"
+
+
+@pytest.fixture(scope="session")
+def shared_plain_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    """`pytest perf_tests --spec-steps=3` (FAST_ARGS) with no baseline, as a CI job runs it
+    ($GITHUB_STEP_SUMMARY holding what an earlier step wrote): run once, read by several tests
+    (tests/e2e/test_suite_e2e.py, test_report_artifacts.py)."""
+    project = suite_project(tmp_path_factory.mktemp("plain-run"))
+    summary = project / "step-summary.md"
+    summary.write_text("earlier step\n", encoding="utf-8")
+    return run_suite_once(
+        project,
+        "perf_tests",
+        "--spec-steps=3",
+        *FAST_ARGS,
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )
+
+
+@pytest.fixture(scope="session")
+def shared_three_depths(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    """`pytest perf_tests --spec-steps=1,2,3` (FAST_ARGS) with no baseline, in a CI job with an
+    empty $GITHUB_STEP_SUMMARY: run once, read by tests/e2e/test_suite_e2e.py (a server per
+    depth, the trade-off) and test_report_artifacts.py (every artifact of a run of depths)."""
+    project = suite_project(tmp_path_factory.mktemp("three-depths"))
+    summary = project / "step-summary.md"
+    return run_suite_once(
+        project,
+        "perf_tests",
+        "--spec-steps=1,2,3",
+        *FAST_ARGS,
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )
+
+
+@pytest.fixture(scope="session")
+def shared_recording(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    """`pytest perf_tests --spec-steps=3 --specperf-update-baselines -v --junitxml=junit.xml`
+    (FAST_ARGS) into an empty baselines directory, run once: tests read its output and gate
+    against a copy of what it recorded (tests/e2e/test_suite_e2e.py, test_pytest_ecosystem.py)."""
+    project = suite_project(tmp_path_factory.mktemp("recorded-run"))
+    return run_suite_once(
+        project,
+        "perf_tests",
+        "--spec-steps=3",
+        *FAST_ARGS,
+        "--specperf-update-baselines",
+        "-v",
+        "--junitxml=junit.xml",
+    )
+
+
+def with_the_recorded_baseline(recording: SharedRun, project: Path) -> Path:
+    """The recording's baselines copied into ``project``; the steps-3 file's path there."""
+    assert recording.result.ret == 0, recording.result.stdout.str()
+    shutil.copytree(recording.path / "baselines", project / "baselines", dirs_exist_ok=True)
+    return project / RECORDED
+
+
 @pytest.fixture
 def suite_dir(pytester: pytest.Pytester) -> Path:
     """A project directory holding the shipped perf_tests and an empty baselines directory."""
-    shutil.copytree(REPO / "perf_tests", pytester.path / "perf_tests")
-    (pytester.path / "baselines").mkdir()
-    return pytester.path
+    return suite_project(pytester.path)
 
 
 @pytest.fixture

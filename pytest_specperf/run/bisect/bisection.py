@@ -148,7 +148,7 @@ class Bisection:
         while (index := search.next_candidate()) is not None:
             if self._over_budget():
                 return self._narrowed(search, "the budget (--budget-s) leaves no room for step")
-            middle_of = self._range_estimate()
+            middle_of, _ = self._range_estimate()
             step = self._step(
                 "candidate",
                 self.commits[index],
@@ -216,15 +216,17 @@ class Bisection:
         assert step.change is not None
         return math.log1p(step.change.change)
 
-    def _range_estimate(self) -> float:
-        """The range's change as every step so far measured it: the range step's and each
-        like-bad candidate's change against good (all read bad against good), by pairs."""
+    def _range_estimate(self) -> tuple[float, int]:
+        """The range's change as every step so far measured it, and the pairs behind it: the
+        range step's and each like-bad candidate's change against good (all read bad against
+        good), weighted by pairs."""
         read = [
             (self._log_change(step), step.pairs)
             for step in self.steps
             if step.change is not None and (step.kind == "range" or step.verdict == "like-bad")
         ]
-        return sum(change * pairs for change, pairs in read) / sum(pairs for _, pairs in read)
+        pairs = sum(n for _, n in read)
+        return sum(change * n for change, n in read) / pairs, pairs
 
     def _over_budget(self) -> bool:
         """Whether a step at the fewest pairs would end past --budget-s (pairs measured so
@@ -252,21 +254,33 @@ class Bisection:
         return result
 
     def _remaining(self, own: float, range_log: float) -> str | None:
-        """Whether a part of the range's change lies elsewhere: the range's change less the
-        culprit's, beyond the noise of both steps (one-sided, in the range's direction)."""
-        first, last = self.steps[0], self.steps[-1]
+        """Whether a part of the range's change lies elsewhere than the culprit: the last
+        commit read like good already differs from good (its interval wholly on the range's
+        side of zero), or the range's change as the steps read it less the culprit's lies
+        beyond the noise of both (one-sided, in the range's direction)."""
+        slower = range_log < 0
+        before = [s for s in self.steps if s.kind == "candidate" and s.verdict == "like-good"]
+        nearest = max(before, key=lambda s: s.index, default=None)
+        if nearest is not None and nearest.change is not None:
+            low, high = nearest.change.low, nearest.change.high
+            if low is not None and high is not None and (high < 0 if slower else low > 0):
+                return (
+                    f"another change remains before the culprit: its side of the range, "
+                    f"{nearest.commit[:12]}, already reads "
+                    f"{relative_change(1 + nearest.change.change)} [{relative_change(1 + low)}, "
+                    f"{relative_change(1 + high)}] against good"
+                )
         prior = pooled_prior(self.changes, "")
         if prior is None:
             return None
-        se = prior.spread * math.sqrt(1 / first.pairs + 1 / last.pairs)
-        rest = range_log - own
-        beyond = rest / se if range_log < 0 else -rest / se
-        rest_text = relative_change(math.exp(rest))
-        if -beyond > REMAINS_Z:
+        measured, pairs = self._range_estimate()
+        se = prior.spread * math.sqrt(1 / pairs + 1 / self.steps[-1].pairs)
+        rest = measured - own
+        if (-rest if slower else rest) / se > REMAINS_Z:
             return (
-                f"another change remains: the range's {relative_change(math.exp(range_log))} "
-                f"less this commit's {relative_change(math.exp(own))} leaves {rest_text} "
-                "elsewhere in the range"
+                f"another change remains: the range's {relative_change(math.exp(measured))} "
+                f"less this commit's {relative_change(math.exp(own))} leaves "
+                f"{relative_change(math.exp(rest))} elsewhere in the range"
             )
         return None
 

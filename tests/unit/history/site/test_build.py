@@ -12,7 +12,7 @@ from pytest_specperf.errors import SpecperfError
 from pytest_specperf.history.rows import RunContext
 from pytest_specperf.history.site import MARKER, build_site, repo_url_from_env
 from pytest_specperf.history.store import HistoryStore
-from tests.unit.history.site.conftest import night
+from tests.support.step_nights import night
 
 
 def _build(store_path: Path, out: Path) -> None:

@@ -15,7 +15,7 @@ from pytest_specperf.history.site.charts import (
 )
 from pytest_specperf.history.site.data import SiteData, gather
 from pytest_specperf.history.store import HistoryStore
-from tests.unit.history.site.conftest import STEP_AT
+from tests.support.step_nights import STEP_AT
 
 
 def _site(path: Path, repo_url: str | None = None) -> SiteData:

@@ -17,7 +17,7 @@ from pytest_specperf.history.site.data import (
     worst_outcome,
 )
 from pytest_specperf.history.store import HistoryStore
-from tests.unit.history.site.conftest import STEP_AT, night, write_nights
+from tests.support.step_nights import STEP_AT, night, write_nights
 
 
 def _gather(path: Path, **kwargs: object) -> object:

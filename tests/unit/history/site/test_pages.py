@@ -9,7 +9,7 @@ from pathlib import Path
 from pytest_specperf.history.site.data import gather
 from pytest_specperf.history.site.pages import all_pages, runs_table
 from pytest_specperf.history.store import HistoryStore
-from tests.unit.history.site.conftest import write_nights
+from tests.support.step_nights import write_nights
 
 HOSTILE = '<script>alert("x")</script>'
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 from tests.support.scripts import run_script
 
-STUDY = Path(__file__).resolve().parents[3] / "lab" / "studies" / "ab_rejudge.py"
+STUDY = Path(__file__).resolve().parents[2] / "lab" / "studies" / "ab_rejudge.py"
 RUNS = STUDY.parents[2] / "lab" / "runs"
 
 
 def test_the_h200_seed_class_ab_with_its_stall_left_out_is_decided() -> None:
     """docs/runs/2026-12-05-bounds-slow10-h200: what the gate says now of that run's pairs."""
-    tarball = RUNS / "2026-12-05-bounds-slow10-h200" / "proof.tar.gz"
+    tarball = RUNS / "2026-12-05-bounds-slow10-h200" / "proof.tar.xz"
     done = run_script(STUDY, "--tarball", str(tarball))
     assert done.returncode == 0, done.stderr[-2000:]
     assert "pair 1 base C=16: 1,674, 2,786, 2,955" in done.stdout
@@ -23,7 +23,7 @@ def test_the_h200_seed_class_ab_with_its_stall_left_out_is_decided() -> None:
 
 def test_the_seed_class_aa_without_a_stall_reads_as_it_did() -> None:
     """docs/runs/2026-12-05-seed-h200's A/A: nothing left out, green after 3 pairs."""
-    tarball = RUNS / "2026-12-05-seed-h200" / "proof.tar.gz"
+    tarball = RUNS / "2026-12-05-seed-h200" / "proof.tar.xz"
     done = run_script(STUDY, "--tarball", str(tarball))
     assert done.returncode == 0, done.stderr[-2000:]
     verdict = next(line for line in done.stdout.splitlines() if line.startswith("steps=3 A/B"))
@@ -34,7 +34,7 @@ def test_the_seed_class_aa_without_a_stall_reads_as_it_did() -> None:
 def test_the_seed_class_head_slowed_by_3_ms_is_red_at_the_first_look_without_a_prior() -> None:
     """docs/runs/2026-12-05-ladder-slow10-h200: the A/B read a prior; its pairs alone say red,
     and the A/B stopped inside its first pair (its folders hold no point) is said, not judged."""
-    tarball = RUNS / "2026-12-05-ladder-slow10-h200" / "proof.tar.gz"
+    tarball = RUNS / "2026-12-05-ladder-slow10-h200" / "proof.tar.xz"
     done = run_script(STUDY, "--tarball", str(tarball))
     assert done.returncode == 0, done.stderr[-2000:]
     verdict = next(line for line in done.stdout.splitlines() if line.startswith("steps=3 A/B"))
@@ -47,7 +47,7 @@ def test_the_seed_class_head_slowed_by_3_ms_is_red_at_the_first_look_without_a_p
 def test_the_placements_aa_pairs_give_their_changes_and_spreads() -> None:
     """docs/runs/2026-12-05-placement-aa-h100: the A/A of each CPU placement on one H100, the
     last cut by the device budget inside its third pair (two pairs judged)."""
-    tarball = RUNS / "2026-12-05-placement-aa-h100" / "proof.tar.gz"
+    tarball = RUNS / "2026-12-05-placement-aa-h100" / "proof.tar.xz"
     done = run_script(STUDY, "--tarball", str(tarball))
     assert done.returncode == 0, done.stderr[-2000:]
     spreads = [line for line in done.stdout.splitlines() if line.startswith("pair changes:")]
@@ -62,7 +62,7 @@ def test_the_placements_aa_pairs_give_their_changes_and_spreads() -> None:
 def test_the_interleaved_placements_aa_pairs_give_their_changes_and_spreads() -> None:
     """docs/runs/2026-12-05-placement-interleave-h200: rotate and none on one H200, four pairs
     each, neither A/A decided at that spread."""
-    tarball = RUNS / "2026-12-05-placement-interleave-h200" / "proof.tar.gz"
+    tarball = RUNS / "2026-12-05-placement-interleave-h200" / "proof.tar.xz"
     done = run_script(STUDY, "--tarball", str(tarball))
     assert done.returncode == 0, done.stderr[-2000:]
     spreads = [line for line in done.stdout.splitlines() if line.startswith("pair changes:")]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.support.scripts import run_script
 
-STUDY = Path(__file__).resolve().parents[3] / "lab" / "studies" / "detection_study.py"
+STUDY = Path(__file__).resolve().parents[2] / "lab" / "studies" / "detection_study.py"
 
 
 def test_study_runs_and_a_large_slowdown_is_always_red() -> None:

@@ -1,5 +1,5 @@
 """lab/gpu/gpu_ab_proof.py's summary gives the pairs' changes and their spread (the A/A pair
-spread a placement's row in docs/explanation/ab-gating.md reads)."""
+spread a placement's row in docs/runs/ab-gating-journal.md reads)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def proof() -> ModuleType:
 
 def test_the_h200_ab_pairs_give_their_changes_and_spread(proof: ModuleType) -> None:
     """docs/runs/2026-12-05-ladder-slow10-h200: pairs -9.5, -14.9, -14.2%."""
-    tarball = REPO / "lab" / "runs" / "2026-12-05-ladder-slow10-h200" / "proof.tar.gz"
+    tarball = REPO / "lab" / "runs" / "2026-12-05-ladder-slow10-h200" / "proof.tar.xz"
     with tarfile.open(tarball) as archive:
         member = archive.extractfile("proof/ab/slow10/results.json")
         assert member is not None

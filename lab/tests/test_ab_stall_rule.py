@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.support.scripts import run_script
 
-STUDY = Path(__file__).resolve().parents[3] / "lab" / "studies" / "ab_stall_rule.py"
+STUDY = Path(__file__).resolve().parents[2] / "lab" / "studies" / "ab_stall_rule.py"
 
 
 def test_plain_noise_and_heads_stalls_leave_nothing_out_and_a_base_stall_is_left_out() -> None:

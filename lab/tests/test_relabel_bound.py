@@ -11,7 +11,7 @@ from tests.support.history_writer import sample_results
 from tests.support.points import make_point
 from tests.support.scripts import run_script
 
-STUDY = Path(__file__).resolve().parents[3] / "lab" / "studies" / "relabel_bound.py"
+STUDY = Path(__file__).resolve().parents[2] / "lab" / "studies" / "relabel_bound.py"
 
 
 def test_a_full_core_recorded_as_cpu_bound_beside_a_busy_gpu_reads_gpu_bound_now(
@@ -30,7 +30,7 @@ def test_a_full_core_recorded_as_cpu_bound_beside_a_busy_gpu_reads_gpu_bound_now
 
 def test_the_h200_seed_point_reads_gpu_bound_and_the_aas_256_token_points_cpu_bound() -> None:
     """The table in docs/runs/2026-12-05-seed-h200/README.md, from the run's own files."""
-    tarball = STUDY.parents[2] / "lab" / "runs" / "2026-12-05-seed-h200" / "proof.tar.gz"
+    tarball = STUDY.parents[2] / "lab" / "runs" / "2026-12-05-seed-h200" / "proof.tar.xz"
     done = run_script(STUDY, "--tarball", str(tarball))
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line.split(" | ") for line in done.stdout.splitlines() if "results.json" in line]
