@@ -68,6 +68,8 @@ def night_command(store: Path, out: Path, args: argparse.Namespace, changed: boo
     ]
     if args.warmup_rounds is not None:
         command.append(f"--specperf-warmup-rounds={args.warmup_rounds}")
+    if args.select:
+        command += ["-k", args.select]
     if changed:
         command.append(f"--specperf-server-arg={scenario_flag(args)}")
     return command
@@ -160,6 +162,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="each boot's warm-up rounds (default: the run profile's; the simulator needs none "
         "unless told to have cold shapes)",
+    )
+    parser.add_argument(
+        "--select",
+        default=None,
+        metavar="EXPR",
+        help="run only the perf tests pytest's -k EXPR selects (default: the run profile's)",
     )
     parser.add_argument(
         "--check-only", action="store_true", help="judge the store already in --work, run nothing"

@@ -2,7 +2,8 @@
 history tests (tests/e2e/test_history_nights.py, tests/e2e/test_history_site_browser.py).
 
 lab/studies/nightly_demo.py, shortened: depths 0 and 3 (the control beside steps=3), C = 1 and
-4, 64 tokens, one 0.2 s sample a point after one warm-up round, throughput halved from night 4.
+4, 64 tokens, one 0.2 s sample a point after one warm-up round, throughput halved from night 4,
+the losslessness tests left out.
 C=4 on the simulator flips between levels from sample to sample (the streams' prefills
 falling together or apart, 12 or 16 requests in a 0.2 s sample): at 32 tokens without a
 warm-up about 5% apart, and at 64 tokens with one warm-up round still up to 14% in one CI run
@@ -48,6 +49,9 @@ def _run_nights(work: Path) -> Nights:
         "--concurrency=1,4",
         "--tokens=64",
         "--warmup-rounds=1",
+        # The history tests read the throughput series; the greedy-output comparison was a
+        # quarter of each night (3.3 of 12 s).
+        "--select=not losslessness",
         timeout=900,
     )
     assert "PASS: a throughput change point with an attribution" in done.stdout, (
