@@ -40,6 +40,7 @@ from pytest_specperf.plugin.terminal import (
     header_lines,
     make_room_for_not_recorded,
     recorded_status,
+    write_header,
     write_summary,
 )
 from pytest_specperf.plugin.xdist import SPLITTING_DIST_MODES, depth_scope, worker_input
@@ -81,10 +82,14 @@ def pytest_configure_node(node: Any) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Without xdist: a run that collected the suite's tests takes its out dir now."""
     run = SpecperfRun.of(session.config)
-    if run is None or session.config.option.collectonly:
+    if run is None or run.is_worker:
         return
-    if any("specperf_depth" in getattr(i, "fixturenames", ()) for i in session.items):
-        begin_run(run)
+    if not any("specperf_depth" in getattr(i, "fixturenames", ()) for i in session.items):
+        return
+    if session.config.option.collectonly:  # what a run of these tests would boot and take
+        write_header(session.config, header_lines(run, session.config))
+    else:
+        _begin(run, session.config)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -94,7 +99,17 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
     run = SpecperfRun.of(node.config)
     suite = any(depth_scope(i) != i for i in ids)
     if run is not None and suite and not node.config.option.collectonly:
-        begin_run(run)
+        _begin(run, node.config)
+
+
+def _begin(run: SpecperfRun, config: pytest.Config) -> None:
+    """The run begins; the first time, its header: only a session that measures says what
+    it will boot and how long that takes (a run of other tests with the plugin installed
+    says nothing)."""
+    first = run.lock is None
+    begin_run(run)
+    if first and not run.is_worker:
+        write_header(config, header_lines(run, config))
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -116,11 +131,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     run = SpecperfRun.of(config)
     if run is not None:
         run_end.unconfigure(run)
-
-
-def pytest_report_header(config: pytest.Config) -> list[str]:
-    run = SpecperfRun.of(config)
-    return [] if run is None else header_lines(run, config)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -168,8 +168,18 @@ def previous_run_lines(run: SpecperfRun) -> list[str]:
     ]
 
 
+def write_header(config: pytest.Config, lines: list[str]) -> None:
+    """Lines printed where pytest prints its header's: not under -q or --no-header."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None or not reporter.showheader or reporter.no_header:
+        return
+    for line in lines:
+        reporter.write_line(line)
+
+
 def header_lines(run: SpecperfRun, config: pytest.Config) -> list[str]:
-    """pytest_report_header: the run's settings, its estimated time, how xdist splits it."""
+    """The run's header once its tests are collected: its settings, its estimated time, how
+    xdist splits it."""
     settings = run.settings
     where = f"url={settings.url}" if settings.url else f"backend={settings.backend}"
     run_profile = f" run-profile={settings.run_profile}" if settings.run_profile else ""

@@ -63,7 +63,7 @@ HEADER = "specperf: profile="
 # What a sender can see of a run, in order, and the longest delay after each at which the
 # first signal is sent (about how long the phase that follows lasts on the simulator).
 TRIGGERS = {
-    "header": 0.1,  # configured, collecting: before boot
+    "header": 0.1,  # configured, collected: before boot
     "results.json created": 1.0,  # the depth opened: boot and readiness
     "server ready": 0.3,  # warm-up and C=1
     "first point recorded": 0.1,  # between points, C=4

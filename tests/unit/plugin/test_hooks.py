@@ -106,11 +106,36 @@ def test_unknown_run_profile_is_a_usage_error(pytester: pytest.Pytester) -> None
     result.stderr.fnmatch_lines(["*--specperf-run-profile: 'nigthly' is not a run profile*"])
 
 
-def test_the_estimated_run_time_is_in_the_header(pytester: pytest.Pytester) -> None:
-    """Printed before anything boots (no test here uses a server)."""
-    pytester.makepyfile("def test_nothing():\n    pass\n")
+def test_the_estimated_run_time_is_printed_once_the_suite_is_collected(
+    pytester: pytest.Pytester,
+) -> None:
+    """After collection, before anything boots (the test takes a depth, not a server)."""
+    pytester.makepyfile("def test_a_depth(specperf_depth):\n    pass\n")
     result = pytester.runpytest("--specperf-backend=sim", "--specperf-boot-estimate=7")
+    result.stdout.fnmatch_lines(
+        [
+            "collected 1 item",
+            "specperf: profile=* backend=sim *",
+            "specperf: estimated run time: *1 boot(s) x 7 s*",
+        ]
+    )
+
+
+def test_collect_only_prints_what_the_run_would_take_and_begins_nothing(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile("def test_a_depth(specperf_depth):\n    pass\n")
+    result = pytester.runpytest("--co", "--specperf-backend=sim", "--specperf-boot-estimate=7")
     result.stdout.fnmatch_lines(["specperf: estimated run time: *1 boot(s) x 7 s*"])
+    assert not (pytester.path / ".specperf").exists()
+
+
+def test_a_run_of_other_tests_prints_no_specperf_line(pytester: pytest.Pytester) -> None:
+    """The plugin installed, tests that measure nothing: no settings, no run time to boot."""
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest("--specperf-backend=sim")
+    assert result.ret == 0
+    assert not [line for line in result.outlines if line.startswith("specperf")]
 
 
 def test_a_run_over_its_time_budget_is_a_usage_error_before_anything_boots(
