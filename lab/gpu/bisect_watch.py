@@ -2,14 +2,13 @@
 
 A lent machine goes back when the session's device time ends, and /tmp with it. Every pair a
 bisection measures is in its history store (``<out>/history.sqlite``, SQLite in WAL mode), and
-a rerun of the same command on the next machine goes on from the pairs in it. So every
-``--every-s`` this copies the store whole (SQLite's backup API: one file, no WAL beside it)
-to ``--copy``, which the session's polls carry back; and with ``--stop-after-s`` it sends the
-bisection SIGTERM (which it ends as interrupted, writing what it knows) as soon as a pair has
-landed after which one more would not end in time, a pair's time being the wall time between
-the pairs this run measured (the first one: ``--pair-s`` until one has landed). Past the
-deadline it stops the bisection whatever it is doing: the pair in flight is lost, the others
-are kept.
+a rerun of the same command on the next machine goes on from the pairs in it. So after every
+pair, and every ``--every-s``, this copies the store whole (SQLite's backup API: one file, no
+WAL beside it) to ``--copy``, which the session's polls carry back. With ``--stop-after-s`` it
+sends the bisection SIGTERM (which ends it as interrupted, writing what it knows) as soon as a
+pair has landed after which one more would not end in time, a pair's time being the mean wall
+time of the pairs this run measured (``--pair-s`` until one has). Past the deadline it stops
+the bisection whatever it is doing: the pair in flight is lost, the others are kept.
 
     python lab/gpu/bisect_watch.py --pid PID --store OUT/history.sqlite \
         --copy STATE/history.sqlite --stop-after-s 1300 --pair-s 230
@@ -98,18 +97,19 @@ class Deadline:
     def why_stop(self, now: float, pairs: int) -> str | None:
         """A line saying why the bisection is stopped now, or None to let it go on."""
         elapsed = now - self.start
-        if pairs > self.pairs:
+        landed = pairs > self.pairs
+        if landed:
             self.landed.extend([now] * (pairs - self.pairs))
             self.pairs = pairs
-            pair_s = self.expected_pair_s()
-            if elapsed + pair_s > self.stop_after_s:
-                return (
-                    f"stopping after pair {len(self.landed)} of this run at {elapsed:.0f} s: "
-                    f"another of about {pair_s:.0f} s would end past {self.stop_after_s:.0f} s"
-                )
         if elapsed > self.stop_after_s:
             return (
                 f"stopping at the deadline, {self.stop_after_s:.0f} s: the pair in flight is lost"
+            )
+        pair_s = self.expected_pair_s()
+        if landed and elapsed + pair_s > self.stop_after_s:
+            return (
+                f"stopping after pair {len(self.landed)} of this run at {elapsed:.0f} s: "
+                f"another of about {pair_s:.0f} s would end past {self.stop_after_s:.0f} s"
             )
         return None
 
@@ -121,14 +121,21 @@ def watch(
     *,
     every_s: float,
     deadline: Deadline | None,
+    poll_s: float = 2.0,
 ) -> None:
+    """Until ``pid`` ends: a copy after every pair and every ``every_s``, the deadline's
+    SIGTERM; a last copy at the end."""
     stopped = False
+    copied_at, copied_pairs = time.monotonic(), -1
     while alive(pid):
-        time.sleep(every_s)
-        keep_a_copy(store, copy)
+        time.sleep(poll_s)
+        now, pairs = time.monotonic(), pairs_recorded(store)
+        if pairs != copied_pairs or now - copied_at >= every_s:
+            keep_a_copy(store, copy)
+            copied_at, copied_pairs = now, pairs
         if deadline is None or stopped:
             continue
-        why = deadline.why_stop(time.monotonic(), pairs_recorded(store))
+        why = deadline.why_stop(now, pairs)
         if why is not None:
             print(f"bisect_watch: {why}", flush=True)
             os.kill(pid, signal.SIGTERM)

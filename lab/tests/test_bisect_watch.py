@@ -80,6 +80,10 @@ def test_past_the_deadline_it_stops_whatever_runs(bisect_watch: ModuleType) -> N
     assert deadline.why_stop(1001.0, 0) == (
         "stopping at the deadline, 1000 s: the pair in flight is lost"
     )
+    late = bisect_watch.Deadline(1000.0, 250.0, start=0.0, pairs=0)
+    assert (
+        late.why_stop(1010.0, 1) == "stopping at the deadline, 1000 s: the pair in flight is lost"
+    )
 
 
 def test_the_watched_process_gets_sigterm_at_the_deadline_and_the_copy_is_left(
@@ -91,7 +95,12 @@ def test_the_watched_process_gets_sigterm_at_the_deadline_and_the_copy_is_left(
     try:
         deadline = bisect_watch.Deadline(0.3, 10.0, start=time.monotonic(), pairs=1)
         bisect_watch.watch(
-            sleeper.pid, store, tmp_path / "copy.sqlite", every_s=0.1, deadline=deadline
+            sleeper.pid,
+            store,
+            tmp_path / "copy.sqlite",
+            every_s=0.1,
+            deadline=deadline,
+            poll_s=0.05,
         )
         assert sleeper.wait(timeout=10) == -15
     finally:
