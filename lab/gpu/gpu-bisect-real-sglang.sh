@@ -36,7 +36,8 @@
 # CPU machine put it in .specperf/bisect-real-sglang/history.sqlite (ignored by git) and carry
 # that folder in the next session's call that starts this driver: it is copied into place
 # before the bisection starts. The repository is rebuilt with the same hashes, so the
-# bisection's name (range, server env, suite options) and its steps' names match.
+# bisection's name (range, server env, suite options) and its steps' names match, as long as
+# lab/gpu/slow_scheduler_sitecustomize.py and the settings below stay as they were.
 #
 # Other settings: SLOW_FROM (default 5), BATCH_SLEEP_S (default 0.003), MAX_PAIRS (a step's
 # most, default 16), SUITE_EXTRA (more suite options), PAIR_S (a pair's time until one is
