@@ -30,7 +30,7 @@
 # in its history store.
 #
 # Resuming: the pairs are in $PROOF/bisect/history.sqlite; lab/gpu/bisect_watch.py copies it
-# every 15 s to $PROOF/state/history.sqlite (one consistent file) and, with STOP_AFTER_S
+# after every pair to $PROOF/state/history.sqlite (one consistent file) and, with STOP_AFTER_S
 # (seconds from the start; set it to the device time left less about 100 s), stops the
 # bisection after the last pair that ends in time. A poll copies that file into $OUT; on the
 # CPU machine put it in .specperf/bisect-real-sglang/history.sqlite (ignored by git) and carry
