@@ -12,9 +12,13 @@ takes these steps, each an A/B of two commits in pairs of fresh boots (gate/ab/)
    first known to read like ``bad`` (their middle), against ``good``. Its change e is *like
    bad* when the A/B's ``1 - 2 alpha`` repeated interval of e lies wholly beyond D / 2 on D's
    side, *like good* when it lies wholly on zero's side; else another pair, up to the A/B's
-   most pairs, then the step "could not tell" and the bisection ends undecided with the range
-   narrowed so far. A candidate like bad was measured bad with error at most ``alpha``, one
-   like good likewise, whatever the stopping (repeated intervals).
+   most pairs. A candidate like bad was measured bad with error at most ``alpha``, one like
+   good likewise, whatever the stopping (repeated intervals). With its most pairs spent, a
+   candidate whose interval lies wholly between zero and D is *between two changes*: changed
+   against good, and short of bad. Either side then holds a change; the search goes on
+   toward the larger (``between-larger-before`` narrows as like bad, ``between-larger-after``
+   as like good), and the other is said to remain. Else the step "could not tell" and the
+   bisection ends undecided with the range narrowed so far.
 3. **The culprit**: once the last like-good commit and the first like-bad one are neighbours,
    the first is the candidate; it is then measured against its parent, a direct A/B. Named
    as the culprit only if that A/B calls a change in D's direction: its change with its
@@ -40,7 +44,17 @@ from pytest_specperf.gate.ab.prior import PRIOR_DOF, PairPrior
 from pytest_specperf.gate.ab.verdict import AbLook
 
 RangeOutcome = Literal["changed", "no-change", "undecided", "continue"]
-CandidateOutcome = Literal["like-good", "like-bad", "undecided", "continue"]
+CandidateOutcome = Literal[
+    "like-good",
+    "like-bad",
+    "between-larger-before",
+    "between-larger-after",
+    "undecided",
+    "continue",
+]
+# The candidate outcomes that narrow the search toward the range's end (bad) or its start.
+NARROWS_TO_BAD = ("like-bad", "between-larger-before")
+NARROWS_TO_GOOD = ("like-good", "between-larger-after")
 BisectOutcome = Literal["culprit", "no-change", "undecided"]
 
 
@@ -66,7 +80,25 @@ def candidate_outcome(estimate: Estimate, range_change: float, *, last: bool) ->
             return "like-bad"
         if toward_good:
             return "like-good"
+        if last:
+            return between_changes(estimate.change, low, high, range_change)
     return "undecided" if last else "continue"
+
+
+def between_changes(
+    change: float, low: float, high: float, range_change: float
+) -> CandidateOutcome:
+    """A candidate that read neither like good nor like bad in its most pairs: between two
+    changes when its interval excludes both zero and D (changed, and short of bad), and then
+    toward the larger of its change e and the rest D - e; else undecided."""
+    slower = range_change < 0
+    changed = high < 0 if slower else low > 0
+    short_of_bad = low > range_change if slower else high < range_change
+    if not (changed and short_of_bad):
+        return "undecided"
+    if abs(change) >= abs(range_change - change):
+        return "between-larger-before"
+    return "between-larger-after"
 
 
 def culprit_confirmed(found: AbLook, range_change: float) -> bool:
@@ -96,14 +128,14 @@ class Search:
             return None
         return (self.good + self.bad) // 2
 
-    def learn(self, index: int, outcome: CandidateOutcome) -> None:
+    def learn(self, index: int, outcome: str) -> None:
         if not self.good < index < self.bad:
             raise ValueError(
                 f"candidate {index} is outside the range left ({self.good}, {self.bad})"
             )
-        if outcome == "like-good":
+        if outcome in NARROWS_TO_GOOD:
             self.good = index
-        elif outcome == "like-bad":
+        elif outcome in NARROWS_TO_BAD:
             self.bad = index
         else:
             raise ValueError(f"a {outcome} step narrows nothing")

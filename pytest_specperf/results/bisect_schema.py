@@ -17,14 +17,16 @@ from pytest_specperf.results.schema import AbChange
 BISECT_SCHEMA_VERSION = 1
 
 StepKind = Literal["range", "candidate", "culprit"]
-# range: changed | no-change; candidate: like-good | like-bad; culprit: confirmed |
-# not-confirmed; any step: undecided (its most pairs spent), failed, interrupted, skipped
-# (--budget-s left no room for it).
+# range: changed | no-change; candidate: like-good | like-bad | between-larger-before |
+# between-larger-after (gate/bisect.py); culprit: confirmed | not-confirmed; any step: undecided
+# (its most pairs spent), failed, interrupted, skipped (--budget-s left no room for it).
 StepVerdict = Literal[
     "changed",
     "no-change",
     "like-good",
     "like-bad",
+    "between-larger-before",
+    "between-larger-after",
     "confirmed",
     "not-confirmed",
     "undecided",

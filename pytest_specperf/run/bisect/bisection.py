@@ -21,6 +21,8 @@ from pytest_specperf import interrupts
 from pytest_specperf.config.settings import BaseSide, Settings
 from pytest_specperf.gate.ab.verdict import change_record
 from pytest_specperf.gate.bisect import (
+    NARROWS_TO_BAD,
+    NARROWS_TO_GOOD,
     Search,
     candidate_outcome,
     culprit_confirmed,
@@ -157,7 +159,7 @@ class Bisection:
                 partial(candidate_decided, middle=middle_of),
                 middle_of,
             )
-            if step.verdict not in ("like-good", "like-bad"):
+            if step.verdict not in (*NARROWS_TO_GOOD, *NARROWS_TO_BAD):
                 return self._narrowed(search, f"step {step.number} {step.verdict}: could not tell")
             search.learn(index, step.verdict)
         culprit, parent = self.commits[search.bad], self.commits[search.bad - 1]
@@ -259,7 +261,14 @@ class Bisection:
         side of zero), or the range's change as the steps read it less the culprit's lies
         beyond the noise of both (one-sided, in the range's direction)."""
         slower = range_log < 0
-        before = [s for s in self.steps if s.kind == "candidate" and s.verdict == "like-good"]
+        for step in self.steps:
+            if step.verdict == "between-larger-before" and step.change is not None:
+                return (
+                    f"another change remains after the culprit: {step.commit[:12]}, after it, "
+                    f"reads {relative_change(1 + step.change.change)} against good, short of "
+                    f"the range's {relative_change(math.exp(range_log))}"
+                )
+        before = [s for s in self.steps if s.kind == "candidate" and s.verdict in NARROWS_TO_GOOD]
         nearest = max(before, key=lambda s: s.index, default=None)
         if nearest is not None and nearest.change is not None:
             low, high = nearest.change.low, nearest.change.high

@@ -36,8 +36,39 @@ def test_a_candidate_reads_like_the_end_its_interval_lies_towards(
     assert candidate_outcome(interval(low, high), SLOWER, last=False) == outcome
 
 
-def test_a_candidate_still_across_the_middle_at_its_last_pair_is_undecided() -> None:
-    assert candidate_outcome(interval(-0.06, -0.02), SLOWER, last=True) == "undecided"
+def test_a_candidate_across_the_middle_and_zero_at_its_last_pair_is_undecided() -> None:
+    assert candidate_outcome(interval(-0.06, 0.005), SLOWER, last=True) == "undecided"
+
+
+def test_a_candidate_across_the_middle_and_bad_at_its_last_pair_is_undecided() -> None:
+    assert candidate_outcome(interval(-0.09, -0.03), SLOWER, last=True) == "undecided"
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "outcome"),
+    [
+        # changed (wholly below zero), short of bad (above -8%), nearer zero: the larger after
+        (-0.06, -0.02, "between-larger-after"),
+        # the same, nearer bad: the larger before
+        (-0.075, -0.035, "between-larger-before"),
+    ],
+)
+def test_a_candidate_between_zero_and_the_range_at_its_last_pair_goes_toward_the_larger(
+    low: float, high: float, outcome: str
+) -> None:
+    """Neither like good nor like bad in its most pairs, yet changed and short of bad: two
+    changes, one on each side of it; the search goes on toward the larger."""
+    assert candidate_outcome(interval(low, high), SLOWER, last=True) == outcome
+    assert candidate_outcome(interval(low, high), SLOWER, last=False) == "continue"
+
+
+def test_a_between_candidate_narrows_the_search_toward_the_larger_change() -> None:
+    after = Search([f"c{i}" for i in range(9)])
+    after.learn(4, "between-larger-after")
+    assert (after.good, after.bad) == (4, 8)
+    before = Search([f"c{i}" for i in range(9)])
+    before.learn(4, "between-larger-before")
+    assert (before.good, before.bad) == (0, 4)
 
 
 def test_before_the_first_look_a_candidate_has_no_interval_and_goes_on() -> None:
