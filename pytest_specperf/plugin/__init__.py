@@ -108,7 +108,7 @@ def _begin(run: SpecperfRun, config: pytest.Config) -> None:
     says nothing)."""
     first = run.lock is None
     begin_run(run)
-    if first and not run.is_worker:
+    if first:
         write_header(config, header_lines(run, config))
 
 

@@ -256,10 +256,11 @@ class Bisection:
         return result
 
     def _remaining(self, own: float, range_log: float) -> str | None:
-        """Whether a part of the range's change lies elsewhere than the culprit: the last
-        commit read like good already differs from good (its interval wholly on the range's
-        side of zero), or the range's change as the steps read it less the culprit's lies
-        beyond the noise of both (one-sided, in the range's direction)."""
+        """Whether a part of the range's change lies elsewhere than the culprit: a candidate
+        after it lay between two changes (the smaller after it), the last commit read like
+        good already differs from good (its interval wholly on the range's side of zero), or
+        the range's change as the steps read it less the culprit's lies beyond the noise of
+        both (one-sided, in the range's direction)."""
         slower = range_log < 0
         for step in self.steps:
             if step.verdict == "between-larger-before" and step.change is not None:
