@@ -333,7 +333,8 @@ def compare_depth(
             )
             point_within.append(noise.within * math.sqrt(1 / len(current) + 1 / len(ref.samples)))
             dofs.append(noise.dof)
-            sources.add(noise.description.split(" (")[0])
+            short = noise.description.split(" (")[0]
+            sources.add(f"{short}, {noise.rule}" if noise.rule else short)
             descriptions.add(noise.description)
             if ref.runner is not None and ref.runner.between_runs:
                 runners.append(ref.runner)

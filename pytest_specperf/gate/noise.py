@@ -88,6 +88,9 @@ class Noise:
     between: float | None
     dof: float
     description: str
+    # How the spread between boots (or machines) was taken, without its figures, so that the
+    # same rule on several metrics reads once: "between machines taken as at least 5% (...)".
+    rule: str = ""
 
 
 def noise_for(noise: MetricNoise | None) -> Noise | None:
@@ -119,6 +122,10 @@ def noise_for(noise: MetricNoise | None) -> Noise | None:
         else ""
     )
     if between is not None and boots < MIN_BOOTS_FOR_BOOT_NOISE:
+        rule = (
+            f"{spread} taken as at least {PRIOR_BOOT_CV:.0%} (fewer than "
+            f"{MIN_BOOTS_FOR_BOOT_NOISE} {groups} cannot estimate it)"
+        )
         description += (
             f", {spread} {between:.1%} from {boots} {groups}, taken as at least "
             f"{PRIOR_BOOT_CV:.0%} (fewer than {MIN_BOOTS_FOR_BOOT_NOISE} {groups} cannot "
@@ -126,23 +133,27 @@ def noise_for(noise: MetricNoise | None) -> Noise | None:
         )
         between = max(between, PRIOR_BOOT_CV)
     elif between is not None and boots >= MIN_BOOTS_TO_TRUST_ESTIMATE:
+        rule = f"{spread} as measured on {boots} {groups}"
         description += f", {spread} {between:.1%} from {boots} {groups})"
     elif between is not None:
         bound = boot_noise_upper_bound(
             between, noise.within_boot_cv, boots=boots, per_boot=noise.samples / boots
         )
+        rule = f"{spread} taken at its {BOOT_NOISE_CONFIDENCE:.0%} upper bound ({boots} {groups})"
         description += (
             f", {spread} {between:.1%} from {boots} {groups}, taken as {bound:.1%}: "
             f"its {BOOT_NOISE_CONFIDENCE:.0%} upper bound)"
         )
         between = bound
     else:
+        rule = ""
         description += ")"
     return Noise(
         within=noise.within_boot_cv,
         between=between,
         dof=math.inf,
         description=description + machine,
+        rule=rule,
     )
 
 

@@ -222,23 +222,47 @@ def exit_status_meaning(status: int) -> str:
 
 
 def floor_lines(runs: Sequence[DepthRun]) -> list[str]:
-    """Each depth's pooled floor and where its width comes from (the calibration, or the
-    runner's history with --specperf-history): shown in the terminal and in report.md."""
-    return [
-        f"gate floor: steps={v.depth}: {relative_change(v.floor)} vs baseline ({v.outcome}, "
-        f"{relative_change(v.measured)}){bound_note(run)}; width: {v.noise_source}"
-        for run in runs
-        for v in run.verdicts
-        if v.concurrency is None and v.floor is not None and v.measured is not None
-    ]
+    """Each depth's floor and where its width comes from (the calibration, the runner's
+    history with --specperf-history, or the fixed tolerance): shown in the terminal and in
+    report.md. The pooled floor where the depth was tested as a whole; else, each point's
+    throughput floors (a baseline without calibrated noise is judged point by point)."""
+    lines = []
+    for run in runs:
+        pooled = [v for v in run.verdicts if v.concurrency is None and v.load is None]
+        for v in pooled:
+            if v.floor is not None and v.measured is not None:
+                lines.append(
+                    f"gate floor: steps={v.depth}: {relative_change(v.floor)} vs baseline "
+                    f"({v.outcome}, {relative_change(v.measured)}){bound_note(run)}; "
+                    f"width: {v.noise_source}"
+                )
+        if pooled:
+            continue
+        for v in run.verdicts:
+            if v.metric not in _THROUGHPUT_LABELS or not v.floor or not v.baseline:
+                continue
+            if v.measured is None or v.concurrency is None:
+                continue
+            lines.append(
+                f"gate floor: steps={v.depth} C={v.concurrency} {_THROUGHPUT_LABELS[v.metric]}: "
+                f"{relative_change(v.floor / v.baseline)} vs baseline ({v.outcome}, "
+                f"{relative_change(v.measured / v.baseline)}){bound_note(run, v.concurrency)}; "
+                f"width: {v.noise_source}"
+            )
+    return lines
 
 
-def bound_note(run: DepthRun) -> str:
-    """`` at C=64 gpu-bound (GPU 95% busy, NVML)``: what set the pace at the gated points,
-    where the samples said (empty where none did)."""
+_THROUGHPUT_LABELS = {"agg_tok_s": "agg tok/s", "per_req_tok_s": "per-req tok/s"}
+
+
+def bound_note(run: DepthRun, concurrency: int | None = None) -> str:
+    """`` at C=64 gpu-bound (GPU 95% busy, NVML)``: what set the pace at the gated points (or
+    at ``concurrency`` only), where the samples said (empty where none did)."""
     parts = []
     for point in run.points:
         if point.bound is None or point.load is not None:
+            continue
+        if concurrency is not None and point.concurrency != concurrency:
             continue
         busy = f" (GPU {point.gpu.busy:.0%} busy, NVML)" if point.gpu is not None else ""
         parts.append(f"C={point.concurrency} {point.bound}{busy}")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 
+import msgspec
 import pytest
 
 from pytest_specperf.errors import BaselineError
-from pytest_specperf.gate.decision import GateSettings, Reference, compare
+from pytest_specperf.gate.decision import GateSettings, Reference, compare, compare_depth
 from pytest_specperf.gate.machines import LabelledRun, merge_across_machines, spread_text
 from pytest_specperf.gate.noise import noise_for
 from pytest_specperf.measure.repeats import merge_samples
@@ -171,3 +172,27 @@ def test_one_machine_is_recorded_repeats_not_a_calibration() -> None:
     noise = merged.points["64"].noise["agg_tok_s"]
     assert (noise.source, noise.machines) == ("recorded repeats", 1)
     assert noise_for(noise) is None
+
+
+def test_the_pooled_floor_says_how_the_spread_between_machines_was_taken() -> None:
+    """Agg and per-req noise differ in figures, so the depth's source is said short; the rule
+    that set the width (two machines: at least 5%) is still in it."""
+    two = merge_across_machines(
+        labelled(machine_run(4400, 4480, uuid="GPU-a"), machine_run(4402, 4403, uuid="GPU-b")),
+        how_recorded="test",
+    )
+    point = two.points["64"]
+    agg = point.noise["agg_tok_s"]
+    per_req = msgspec.structs.replace(point.noise["per_req_tok_s"], within_boot_cv=0.002)
+    refs = [
+        Reference(figure=100.0, samples=(100.0, 100.0), boots=2, noise=noise)
+        for noise in (agg, per_req)
+    ]
+    pooled = compare_depth(
+        [[([ref.figure] * 3, ref) for ref in refs]], alpha=0.008, settings=GateSettings()
+    )
+    assert pooled is not None
+    assert pooled.noise_source == (
+        "calibrated across 2 machines, between machines taken as at least 5% (fewer than 3 "
+        "machines cannot estimate it), 1 point(s) pooled"
+    )

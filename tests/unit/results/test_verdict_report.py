@@ -3,10 +3,12 @@ the run ended."""
 
 from __future__ import annotations
 
+import msgspec
+
 from pytest_specperf.gate.decision import no_baseline
 from pytest_specperf.results.report import ReportContext, markdown_report
 from pytest_specperf.results.schema import AbComparison, Verdict
-from pytest_specperf.results.verdict_report import verdict_markdown
+from pytest_specperf.results.verdict_report import floor_lines, verdict_markdown
 from tests.unit.results.test_report_markdown import _section
 from tests.unit.results_samples import sample_run, sample_verdict
 
@@ -103,3 +105,29 @@ def test_an_exploratory_run_that_judged_nothing_says_what_and_why() -> None:
     section = _verdict_section(depth)
     assert "no verdicts recorded" not in section and "the run failed" not in section
     assert "steps=3: not judged: no baseline (p is missing)" in section
+
+
+def test_a_depth_judged_point_by_point_states_each_points_floor_and_its_width() -> None:
+    verdicts = [
+        sample_verdict(3, 16, "agg_tok_s", "pass"),
+        sample_verdict(3, 16, "per_req_tok_s", "pass"),
+        sample_verdict(3, 16, "accept_length", "pass"),
+    ]
+    lines = floor_lines([sample_run(3, verdicts=verdicts)])
+    assert lines == [
+        "gate floor: steps=3 C=16 agg tok/s: -20.0% vs baseline (pass, -10.0%); "
+        "width: no noise recorded: fixed tolerance 10%",
+        "gate floor: steps=3 C=16 per-req tok/s: -20.0% vs baseline (pass, -10.0%); "
+        "width: no noise recorded: fixed tolerance 10%",
+    ]
+
+
+def test_a_depth_tested_as_a_whole_states_only_its_pooled_floor() -> None:
+    pooled = msgspec.structs.replace(
+        sample_verdict(3, None, "throughput", "pass"), floor=0.95, measured=0.99
+    )
+    run = sample_run(3, verdicts=[pooled, sample_verdict(3, 16, "agg_tok_s", "pass")])
+    assert floor_lines([run]) == [
+        "gate floor: steps=3: -5.0% vs baseline (pass, -1.0%); "
+        "width: no noise recorded: fixed tolerance 10%"
+    ]
