@@ -54,7 +54,7 @@ machines_on_record() {
       ladder)
         $python lab/gpu/slowdown_ladder.py "$proof/ladder" --backend "$backend" \
           --profile $profile --concurrency ${LADDER_C:-64} --max-new-tokens ${LADDER_TOKENS:-2048} --repeats 1 --warm-once \
-          --sleeps ${LADDER_SLEEPS:-0.001 0.002 0.003} --target 0.05 2>&1 | tee "$proof/ladder.txt"
+          --sleeps ${LADDER_SLEEPS:-0.001 0.0015 0.002} --target 0.05 2>&1 | tee "$proof/ladder.txt"
         SLOW5=$(sed -n 's/^SLOW=//p' "$proof/ladder.txt" | tail -1)
         echo "SLOW5=${SLOW5:-none}" ;;
       slow5)
