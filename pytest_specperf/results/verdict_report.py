@@ -224,8 +224,9 @@ def exit_status_meaning(status: int) -> str:
 def floor_lines(runs: Sequence[DepthRun]) -> list[str]:
     """Each depth's floor and where its width comes from (the calibration, the runner's
     history with --specperf-history, or the fixed tolerance): shown in the terminal and in
-    report.md. The pooled floor where the depth was tested as a whole; else, each point's
-    throughput floors (a baseline without calibrated noise is judged point by point)."""
+    report.md. The pooled floor where the depth was tested as a whole; else (a baseline
+    without calibrated noise is judged point by point) the points' floors in one line, with
+    the figure nearest its floor."""
     lines = []
     for run in runs:
         pooled = [v for v in run.verdicts if v.concurrency is None and v.load is None]
@@ -236,23 +237,39 @@ def floor_lines(runs: Sequence[DepthRun]) -> list[str]:
                     f"({v.outcome}, {relative_change(v.measured)}){bound_note(run)}; "
                     f"width: {v.noise_source}"
                 )
-        if pooled:
-            continue
-        for v in run.verdicts:
-            if v.metric not in _THROUGHPUT_LABELS or not v.floor or not v.baseline:
-                continue
-            if v.measured is None or v.concurrency is None:
-                continue
-            lines.append(
-                f"gate floor: steps={v.depth} C={v.concurrency} {_THROUGHPUT_LABELS[v.metric]}: "
-                f"{relative_change(v.floor / v.baseline)} vs baseline ({v.outcome}, "
-                f"{relative_change(v.measured / v.baseline)}){bound_note(run, v.concurrency)}; "
-                f"width: {v.noise_source}"
-            )
+        if not pooled and (line := _point_floors_line(run)):
+            lines.append(line)
     return lines
 
 
 _THROUGHPUT_LABELS = {"agg_tok_s": "agg tok/s", "per_req_tok_s": "per-req tok/s"}
+
+
+def _point_floors_line(run: DepthRun) -> str | None:
+    # (verdict, floor / baseline, measured / baseline, measured / floor) of each judged figure
+    judged = [
+        (v, v.floor / v.baseline, v.measured / v.baseline, v.measured / v.floor)
+        for v in run.verdicts
+        if v.metric in _THROUGHPUT_LABELS
+        and v.concurrency is not None
+        and v.floor
+        and v.baseline
+        and v.measured is not None
+    ]
+    if not judged:
+        return None
+    lowest = min(floor for _, floor, _, _ in judged)
+    highest = max(floor for _, floor, _, _ in judged)
+    floor = relative_change(lowest)
+    if relative_change(highest) != floor:
+        floor = f"{relative_change(highest)} to {floor}"
+    nearest, _, change, _ = min(judged, key=lambda item: item[3])
+    return (
+        f"gate floor: steps={run.depth}, point by point: {floor} vs baseline for each of "
+        f"{len(judged)} figures (nearest its floor: C={nearest.concurrency} "
+        f"{_THROUGHPUT_LABELS[nearest.metric]}, {nearest.outcome}, {relative_change(change)})"
+        f"{bound_note(run, nearest.concurrency)}; width: {nearest.noise_source}"
+    )
 
 
 def bound_note(run: DepthRun, concurrency: int | None = None) -> str:

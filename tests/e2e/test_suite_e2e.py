@@ -51,6 +51,12 @@ def test_recorded_baselines_pass_and_slowdown_fails_the_floors(
     # Greedy outputs, speedup and self-test need a second depth, the control, the option;
     # the SLO capacity needs --specperf-slo.
     green.assert_outcomes(passed=5, skipped=5)
+    green.stdout.fnmatch_lines(
+        [
+            "gate floor: steps=3, point by point: -10.0% vs baseline for each of * figures *"
+            "width: *fixed tolerance 10%"
+        ]
+    )
 
     slow = pytester.runpytest_subprocess(
         "perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-server-arg=--sim-slowdown=0.2"

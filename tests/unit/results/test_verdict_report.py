@@ -107,18 +107,18 @@ def test_an_exploratory_run_that_judged_nothing_says_what_and_why() -> None:
     assert "steps=3: not judged: no baseline (p is missing)" in section
 
 
-def test_a_depth_judged_point_by_point_states_each_points_floor_and_its_width() -> None:
+def test_a_depth_judged_point_by_point_states_its_floor_and_the_figure_nearest_it() -> None:
+    nearer = msgspec.structs.replace(sample_verdict(3, 4, "per_req_tok_s", "pass"), measured=85.0)
     verdicts = [
         sample_verdict(3, 16, "agg_tok_s", "pass"),
-        sample_verdict(3, 16, "per_req_tok_s", "pass"),
+        nearer,
         sample_verdict(3, 16, "accept_length", "pass"),
     ]
     lines = floor_lines([sample_run(3, verdicts=verdicts)])
     assert lines == [
-        "gate floor: steps=3 C=16 agg tok/s: -20.0% vs baseline (pass, -10.0%); "
-        "width: no noise recorded: fixed tolerance 10%",
-        "gate floor: steps=3 C=16 per-req tok/s: -20.0% vs baseline (pass, -10.0%); "
-        "width: no noise recorded: fixed tolerance 10%",
+        "gate floor: steps=3, point by point: -20.0% vs baseline for each of 2 figures "
+        "(nearest its floor: C=4 per-req tok/s, pass, -15.0%); "
+        "width: no noise recorded: fixed tolerance 10%"
     ]
 
 
