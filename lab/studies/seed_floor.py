@@ -15,36 +15,31 @@ measurement: a real machine moves the spread, which is why it has to run.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 from pathlib import Path
 
 import msgspec
 
-from pytest_specperf.gate.baselines import THROUGHPUT_METRICS, Baseline, load_baseline
+from pytest_specperf.gate.baselines import Baseline, load_baseline
 from pytest_specperf.gate.decision import GateSettings, Reference, compare, compare_depth
+from pytest_specperf.gate.floors import references_of
 from pytest_specperf.gate.noise import MetricNoise
 
 
 def references(baseline: Baseline, concurrency: int, extra: int) -> dict[str, Reference]:
+    """The gate's references of one point, as if ``extra`` more machines had read the same
+    spread between them."""
     point = baseline.point(concurrency)
     assert point is not None
-    found = {}
-    for metric in THROUGHPUT_METRICS:
-        figure = point.figure(metric)
-        noise = point.noise.get(metric)
-        if figure is None:
-            continue
-        if noise is not None and extra:
-            noise = msgspec.structs.replace(
-                noise, machines=noise.machines + extra, boots=noise.boots + extra
-            )
-        found[metric] = Reference(
-            figure=figure,
-            samples=tuple(point.samples.get(metric, ())),
-            boots=point.boots + extra,
-            noise=noise,
-            tolerance=baseline.tolerance.throughput,
+    found = references_of(point, baseline)
+    if not extra:
+        return found
+    for metric, ref in found.items():
+        noise = ref.noise and msgspec.structs.replace(
+            ref.noise, machines=ref.noise.machines + extra, boots=ref.noise.boots + extra
         )
+        found[metric] = dataclasses.replace(ref, noise=noise, boots=ref.boots + extra)
     return found
 
 

@@ -135,6 +135,13 @@ def _add_baseline_commands(commands: Any) -> None:
     actions = baseline.add_subparsers(dest="action", required=True)
     show = actions.add_parser("show", help="a baseline's figures, noise and provenance")
     show.add_argument("path", type=Path, help="a baseline file (steps-N.json)")
+    show.add_argument(
+        "--samples",
+        type=_samples,
+        default=3,
+        help="samples a point of the run whose floor it works out (default 3: the seed-class "
+        "nightly's; --specperf-repeats of your run)",
+    )
     diff = actions.add_parser(
         "diff", help="compare two baselines, or a baseline and a run's results.json"
     )
@@ -206,6 +213,13 @@ def _add_baseline_commands(commands: Any) -> None:
     migrate.add_argument("paths", type=Path, nargs="+", help="baseline files")
 
 
+def _samples(raw: str) -> int:
+    try:
+        return parse_positive_int("--samples", raw)
+    except UsageError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _depth_option(raw: str | None) -> int | None:
     return parse_positive_int("--spec-steps", raw) if raw is not None else None
 
@@ -228,7 +242,7 @@ def _holds_runs(path: Path) -> bool:
 
 def _baseline(args: argparse.Namespace) -> int:
     if args.action == "show":
-        print(review.show(review.read_baseline(args.path), args.path))
+        print(review.show(review.read_baseline(args.path), args.path, samples=args.samples))
         return 0
     if args.action == "diff":
         depth = _depth_option(args.spec_steps)

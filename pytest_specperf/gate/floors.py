@@ -7,11 +7,23 @@ the metric, measured vs floor, and the baseline file.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pytest_specperf.gate.baselines import THROUGHPUT_METRICS, Baseline, metric_samples
-from pytest_specperf.gate.decision import PointInput, Reference
+from pytest_specperf.gate.baselines import (
+    THROUGHPUT_METRICS,
+    Baseline,
+    BaselinePoint,
+    metric_samples,
+)
+from pytest_specperf.gate.decision import (
+    GateSettings,
+    PointInput,
+    Reference,
+    compare,
+    compare_depth,
+)
 from pytest_specperf.gate.recommend import slo_capacity
 from pytest_specperf.results.acceptance import SamplingBound
 from pytest_specperf.results.client_bound import fell_behind
@@ -109,6 +121,36 @@ def what_to_do(report: Path, record_command: str, deliberate_slowdown: str | Non
     return f"{line}; if the change is intended, re-record the baseline with: {record_command}"
 
 
+def expected_floor(baseline: Baseline, samples: int, settings: GateSettings) -> str:
+    """The floor a run of ``samples`` samples a point gets against ``baseline``, worked out as
+    the gate works it for a run reading exactly the baseline's figures in one fresh boot: the
+    depth's pooled floor and where its width comes from, else (no calibrated noise) the
+    fixed tolerance each point is held to. For ``specperf baseline show``: how small a change
+    a nightly against this file can catch, before any night runs."""
+    points = [
+        [([ref.figure] * samples, ref) for ref in references_of(point, baseline).values()]
+        for point in baseline.points.values()
+    ]
+    pooled = compare_depth(points, alpha=settings.depth_alpha, settings=settings)
+    if pooled is not None:
+        return (
+            f"a run of {samples} samples a point reading these figures: floor "
+            f"{relative_change(math.exp(-pooled.threshold))} for the depth ({pooled.noise_source})"
+        )
+    tests = sum(len(items) for items in points)
+    widths = [
+        compare(current, ref, alpha=settings.point_alpha(tests), settings=settings).threshold
+        for items in points
+        for current, ref in items
+    ]
+    if not widths:
+        return "no throughput figures: nothing to gate"
+    return (
+        f"a run reading these figures: each point's floor {relative_change(math.exp(-max(widths)))}"
+        " (fixed tolerance: no calibrated noise)"
+    )
+
+
 def point_input(
     point: PointMetrics, baseline: Baseline, runner: RunnerSpread | None = None
 ) -> PointInput:
@@ -119,29 +161,35 @@ def point_input(
         if point.load is None
         else baseline.rate_points.get(point.load)
     )
-    references: dict[str, Reference] = {}
-    if reference is not None:
-        for metric in THROUGHPUT_METRICS:
-            figure = reference.figure(metric)
-            if figure is None:
-                continue
-            references[metric] = Reference(
-                figure=figure,
-                samples=tuple(reference.samples.get(metric, ())),
-                boots=reference.boots,
-                noise=reference.noise.get(metric),
-                published=baseline.recorded_by == "published",
-                tolerance=baseline.tolerance.throughput,
-                runner=runner,
-            )
     return PointInput(
         concurrency=point.concurrency,
         samples=samples_by_metric(point),
-        references=references,
+        references={} if reference is None else references_of(reference, baseline, runner),
         client_bound=point.client_bound,
         boots=boots_of(point),
         load=point.load,
     )
+
+
+def references_of(
+    point: BaselinePoint, baseline: Baseline, runner: RunnerSpread | None = None
+) -> dict[str, Reference]:
+    """The baseline's side of each throughput figure of one of its points."""
+    references: dict[str, Reference] = {}
+    for metric in THROUGHPUT_METRICS:
+        figure = point.figure(metric)
+        if figure is None:
+            continue
+        references[metric] = Reference(
+            figure=figure,
+            samples=tuple(point.samples.get(metric, ())),
+            boots=point.boots,
+            noise=point.noise.get(metric),
+            published=baseline.recorded_by == "published",
+            tolerance=baseline.tolerance.throughput,
+            runner=runner,
+        )
+    return references
 
 
 def success_failure(point: PointMetrics, min_success_rate: float, depth: int) -> str | None:

@@ -26,6 +26,8 @@ from pytest_specperf.gate.baselines import (
     load_baseline,
     save_baseline,
 )
+from pytest_specperf.gate.decision import GateSettings
+from pytest_specperf.gate.floors import expected_floor
 from pytest_specperf.gate.machines import LabelledRun, merge_across_machines, spread_text
 from pytest_specperf.gate.provenance import downgrade_message, downgrade_reasons
 from pytest_specperf.measure.repeats import split_by_boot
@@ -168,7 +170,9 @@ def workload_text(workload: dict[str, Any]) -> str:
     return f"workload {name} ({fields})" if fields else f"workload {name}"
 
 
-def show(baseline: Baseline, path: Path) -> str:
+def show(baseline: Baseline, path: Path, *, samples: int = 3) -> str:
+    """A baseline's figures, noise and provenance, and the floor a run of ``samples`` samples
+    a point gets against it."""
     lines = [
         f"baseline {path}",
         f"  profile={baseline.profile} hardware={baseline.hardware} steps={baseline.depth} "
@@ -189,6 +193,7 @@ def show(baseline: Baseline, path: Path) -> str:
             f"| {concurrency} | {_number(point.agg_tok_s)} | {_number(point.per_req_tok_s)} "
             f"| {_noise_text(point)} |"
         )
+    lines += ["", expected_floor(baseline, samples, GateSettings())]
     if baseline.machines is not None:
         lines += ["", f"rests on {spread_text(baseline.machines)}"]
         lines += [

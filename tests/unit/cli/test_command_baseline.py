@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -23,6 +24,9 @@ from tests.support.points import make_point
 
 REPO_BASELINES = Path(__file__).resolve().parents[3] / "baselines"
 SIM_STEPS3 = REPO_BASELINES / "qwen3.5-122b-a10b-fp8-tp4-mtp" / "sim-x5" / "steps-3.json"
+PUBLISHED_STEPS3 = (
+    REPO_BASELINES / "qwen3.5-122b-a10b-fp8-tp4-mtp" / "4x-rtx-pro-6000-blackwell" / "steps-3.json"
+)
 H200_NGRAM = REPO_BASELINES / "smoke-tiny-qwen3-ngram" / "1x-h200" / "steps-3.json"
 
 
@@ -213,3 +217,24 @@ def test_merge_refuses_one_run_given_twice(
     copy = shutil.copy(run, tmp_path / "copy.json")
     assert main(["baseline", "merge", str(run), str(copy), "--baselines", str(tmp_path)]) == 2
     assert "run same is given twice" in capsys.readouterr().err
+
+
+def test_show_works_out_the_floor_a_run_gets_before_any_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The shipped simulator baseline is calibrated over 3 boots: the floor a run of N samples
+    a point reading its figures gets for the depth, and where the width comes from."""
+    assert main(["baseline", "show", str(SIM_STEPS3)]) == 0
+    three = capsys.readouterr().out
+    assert re.search(r"a run of 3 samples a point reading these figures: floor -\d\.\d%", three)
+    assert "boot-to-boot taken at its 60% upper bound (3 boots), 5 point(s) pooled" in three
+    assert main(["baseline", "show", str(SIM_STEPS3), "--samples", "10"]) == 0
+    assert "a run of 10 samples a point" in capsys.readouterr().out
+
+
+def test_show_of_published_figures_says_each_point_keeps_the_fixed_tolerance(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["baseline", "show", str(PUBLISHED_STEPS3)]) == 0
+    said = "each point's floor -10.0% (fixed tolerance: no calibrated noise)"
+    assert said in capsys.readouterr().out
