@@ -122,15 +122,12 @@ def noise_for(noise: MetricNoise | None) -> Noise | None:
         else ""
     )
     if between is not None and boots < MIN_BOOTS_FOR_BOOT_NOISE:
-        rule = (
-            f"{spread} taken as at least {PRIOR_BOOT_CV:.0%} (fewer than "
-            f"{MIN_BOOTS_FOR_BOOT_NOISE} {groups} cannot estimate it)"
+        taken = (
+            f"taken as at least {PRIOR_BOOT_CV:.0%} (fewer than {MIN_BOOTS_FOR_BOOT_NOISE} "
+            f"{groups} cannot estimate it)"
         )
-        description += (
-            f", {spread} {between:.1%} from {boots} {groups}, taken as at least "
-            f"{PRIOR_BOOT_CV:.0%} (fewer than {MIN_BOOTS_FOR_BOOT_NOISE} {groups} cannot "
-            "estimate it))"
-        )
+        rule = f"{spread} {taken}"
+        description += f", {spread} {between:.1%} from {boots} {groups}, {taken})"
         between = max(between, PRIOR_BOOT_CV)
     elif between is not None and boots >= MIN_BOOTS_TO_TRUST_ESTIMATE:
         rule = f"{spread} as measured on {boots} {groups}"
