@@ -50,11 +50,11 @@ def suite_command(args: argparse.Namespace, out: Path, extra: list[str]) -> list
     ]  # fmt: skip
 
 
-def run(command: list[str], out: Path) -> subprocess.CompletedProcess[str]:
-    """Run ``command``; its output is kept beside its results, in ``out``/pytest.txt."""
+def run(command: list[str], log: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``command``; its output is kept in ``log``."""
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "pytest.txt").write_text(done.stdout + done.stderr, encoding="utf-8")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(done.stdout + done.stderr, encoding="utf-8")
     return done
 
 
@@ -88,7 +88,7 @@ def main() -> int:
     runs = []
     for machine in range(1, args.machines + 1):
         out = args.out / f"machine-{machine}"
-        done = run(suite_command(args, out, ["--specperf-allow-no-baseline"]), out)
+        done = run(suite_command(args, out, ["--specperf-allow-no-baseline"]), out / "pytest.txt")
         if not (out / "results.json").is_file():
             summary.add(f"machine {machine}: no results.json (exit {done.returncode})")
             summary.add(done.stdout[-3000:] + done.stderr[-3000:])
@@ -101,7 +101,7 @@ def main() -> int:
         sys.executable, "-m", "pytest_specperf.cli", "baseline", "merge", *runs,
         "--spec-steps", "3", "--baselines", str(baselines), "--force",
     ]  # fmt: skip
-    merged = run(merge, baselines)
+    merged = run(merge, args.out / "merge.txt")
     if merged.returncode != 0:
         summary.add(f"merge failed (exit {merged.returncode}):", merged.stdout + merged.stderr)
         summary.write()
@@ -119,7 +119,7 @@ def main() -> int:
         cells = []
         for kind, extra in (("unchanged", gate), ("slowed", gate + slow)):
             out = args.out / f"night-{night}-{kind}"
-            done = run(suite_command(args, out, extra), out)
+            done = run(suite_command(args, out, extra), out / "pytest.txt")
             read = floor_of(done.stdout)
             verdict = "green" if done.returncode == 0 else f"red (exit {done.returncode})"
             if read is not None:
