@@ -9,9 +9,15 @@
 #   merge    `specperf baseline merge` of the machines on record and this run (into
 #            $proof/baselines: the shipped file is replaced by hand after review); --force:
 #            a red night of an unchanged build is a machine reading the spread must include
-#   ladder   one boot: what each /slow_down sleep costs at C=64, 2,048 tokens; SLOW5 is the
-#            sleep nearest -5% (lab/gpu/slowdown_ladder.py)
-#   slow5    the nightly with that sleep, against the merged baseline: should be red
+#   ladder   one boot: what each /slow_down sleep costs at C=64, 2,048 tokens
+#            (lab/gpu/slowdown_ladder.py), at sleeps around the red night's target (below;
+#            or LADDER_SLEEPS and LADDER_TARGET); SLOW becomes the measured sleep nearest it
+#   red      the nightly with sleep SLOW, against the merged baseline: should be red. Its
+#            target is the slowdown a red night has to show on this machine: the larger of 5%
+#            and the merged baseline's floor plus this machine's lead plus a margin
+#            (lab/gpu/red_night_target.py). Without a ladder before it, SLOW is the sleep the
+#            measured cost per ms (about 2%) puts at the target, and what it cost is read
+#            against this machine's own nightly. (`slow5`, its former name, runs the same.)
 #   trace    the shipped trace replayed open-loop at depths 1 and 3
 # ORDER picks the phases (default: all, in that order); MACHINES the results.json files the
 # shipped baseline rests on (default: lab/runs/seed-class-nightly-machines/<hardware key>/).
@@ -29,18 +35,34 @@ profile=qwen3-next-real-width-fp8-mtp
 plugin="-p pytest_specperf.plugin"
 python -c 'import importlib.metadata as m; import sys; sys.exit(0 if any(e.value.startswith("pytest_specperf") for e in m.entry_points(group="pytest11")) else 1)' && plugin=""
 nightly="$python -m pytest perf_tests $plugin -p no:cacheprovider -rsf --spec-steps=3 --specperf-backend=$backend --specperf-profile=$profile --specperf-run-profile=seed-class-nightly ${EXTRA:-}"
-# The runs on record for this machine's hardware key (read from the nightly's results).
+# This machine's hardware key (read from the nightly's results).
+hardware_key() {
+  $python -c 'import json, sys; print(json.load(open(sys.argv[1]))["runs"][0]["hardware"])' "$proof/nightly/results.json"
+}
+# The red night's target and the sleeps around it (LADDER_TARGET and LADDER_SLEEPS where set):
+# sets TARGET, SLEEPS and SLOW, the middle sleep (the ladder then measures them).
+red_target() {
+  TARGET=${LADDER_TARGET:-} SLEEPS=${LADDER_SLEEPS:-}
+  if [[ -z $TARGET || -z $SLEEPS ]]; then
+    $python lab/gpu/red_night_target.py "$proof/baselines/$profile/$(hardware_key)/steps-3.json" \
+      "$proof/nightly/results.json" 2>&1 | tee "$proof/red-target.txt"
+    TARGET=${TARGET:-$(sed -n 's/^TARGET=//p' "$proof/red-target.txt")}
+    SLEEPS=${SLEEPS:-$(sed -n 's/^SLEEPS=//p' "$proof/red-target.txt")}
+  fi
+  TARGET=${TARGET:-0.05} SLEEPS=${SLEEPS:-0.002 0.003 0.004}
+  local rungs=($SLEEPS)
+  SLOW=${rungs[$(( ${#rungs[@]} / 2 ))]}
+}
+# The runs on record for this machine's hardware key.
 machines_on_record() {
-  local hardware
-  hardware=$($python -c 'import json, sys; print(json.load(open(sys.argv[1]))["runs"][0]["hardware"])' "$proof/nightly/results.json")
-  ls lab/runs/seed-class-nightly-machines/"$hardware"/*.results.json 2>/dev/null
+  ls lab/runs/seed-class-nightly-machines/"$(hardware_key)"/*.results.json 2>/dev/null
 }
 {
   date -u +"start %FT%TZ"
   lent_gpu_banner
   nvidia-smi --query-gpu=name,uuid,driver_version,memory.total --format=csv,noheader 2>&1
   echo "vCPUs: $(nproc); $(grep -m1 'model name' /proc/cpuinfo)"
-  for phase in ${ORDER:-nightly merge ladder slow5 trace}; do
+  for phase in ${ORDER:-nightly merge ladder red trace}; do
     date -u +"$phase %FT%TZ"
     case $phase in
       nightly)
@@ -52,16 +74,19 @@ machines_on_record() {
         $python -m pytest_specperf.cli baseline merge $machines "$proof/nightly/results.json" \
           --spec-steps 3 --baselines "$proof/baselines" --force 2>&1 | tee "$proof/merge.txt" ;;
       ladder)
+        red_target
         $python lab/gpu/slowdown_ladder.py "$proof/ladder" --backend "$backend" \
           --profile $profile --concurrency ${LADDER_C:-64} --max-new-tokens ${LADDER_TOKENS:-2048} --repeats 1 --warm-once \
-          --sleeps ${LADDER_SLEEPS:-0.001 0.0015 0.002} --target 0.05 2>&1 | tee "$proof/ladder.txt"
-        SLOW5=$(sed -n 's/^SLOW=//p' "$proof/ladder.txt" | tail -1)
-        echo "SLOW5=${SLOW5:-none}" ;;
-      slow5)
-        [[ -n ${SLOW5:-} ]] || { echo "slow5: no sleep from the ladder"; continue; }
-        $nightly --specperf-baselines="$proof/baselines" --specperf-inject-slowdown="$SLOW5" \
-          --specperf-out="$proof/slow5" >"$proof/slow5.txt" 2>&1
-        echo "slow5 exit $?"; tail -30 "$proof/slow5.txt" ;;
+          --sleeps $SLEEPS --target "$TARGET" 2>&1 | tee "$proof/ladder.txt"
+        measured=$(sed -n 's/^SLOW=//p' "$proof/ladder.txt" | tail -1)
+        SLOW=${measured:-$SLOW}
+        echo "SLOW=$SLOW (${measured:+measured by the ladder}${measured:-from the slope: the ladder found none})" ;;
+      red|slow5)
+        [[ -n ${SLOW:-} ]] || red_target
+        echo "red: sleep $SLOW s for a target of -$TARGET"
+        $nightly --specperf-baselines="$proof/baselines" --specperf-inject-slowdown="$SLOW" \
+          --specperf-out="$proof/red" >"$proof/red.txt" 2>&1
+        echo "red exit $?"; tail -30 "$proof/red.txt" ;;
       trace)
         $python -m pytest perf_tests $plugin -p no:cacheprovider -rsf --spec-steps=1,3 \
           --specperf-backend="$backend" --specperf-profile=$profile \

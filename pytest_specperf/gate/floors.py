@@ -18,6 +18,7 @@ from pytest_specperf.gate.baselines import (
     metric_samples,
 )
 from pytest_specperf.gate.decision import (
+    Comparison,
     GateSettings,
     PointInput,
     Reference,
@@ -121,22 +122,41 @@ def what_to_do(report: Path, record_command: str, deliberate_slowdown: str | Non
     return f"{line}; if the change is intended, re-record the baseline with: {record_command}"
 
 
+def _reading_the_baseline(
+    baseline: Baseline, samples: int
+) -> list[list[tuple[list[float], Reference]]]:
+    """Each point's figures as a run of ``samples`` samples reading exactly the baseline's."""
+    return [
+        [([ref.figure] * samples, ref) for ref in references_of(point, baseline).values()]
+        for point in baseline.points.values()
+    ]
+
+
+def expected_depth_floor(
+    baseline: Baseline, samples: int, settings: GateSettings
+) -> Comparison | None:
+    """The depth's pooled comparison for a run of ``samples`` samples a point reading exactly
+    the baseline's figures in one fresh boot (its ``threshold`` is the floor, on the log
+    scale); None where the baseline has no calibrated noise (each point then has the fixed
+    tolerance)."""
+    return compare_depth(
+        _reading_the_baseline(baseline, samples), alpha=settings.depth_alpha, settings=settings
+    )
+
+
 def expected_floor(baseline: Baseline, samples: int, settings: GateSettings) -> str:
     """The floor a run of ``samples`` samples a point gets against ``baseline``, worked out as
     the gate works it for a run reading exactly the baseline's figures in one fresh boot: the
     depth's pooled floor and where its width comes from, else (no calibrated noise) the
     fixed tolerance each point is held to. For ``specperf baseline show``: how small a change
     a nightly against this file can catch, before any night runs."""
-    points = [
-        [([ref.figure] * samples, ref) for ref in references_of(point, baseline).values()]
-        for point in baseline.points.values()
-    ]
-    pooled = compare_depth(points, alpha=settings.depth_alpha, settings=settings)
+    pooled = expected_depth_floor(baseline, samples, settings)
     if pooled is not None:
         return (
             f"a run of {samples} samples a point reading these figures: floor "
             f"{relative_change(math.exp(-pooled.threshold))} for the depth ({pooled.noise_source})"
         )
+    points = _reading_the_baseline(baseline, samples)
     tests = sum(len(items) for items in points)
     widths = [
         compare(current, ref, alpha=settings.point_alpha(tests), settings=settings).threshold

@@ -1,0 +1,65 @@
+"""lab/gpu/red_night_target.py: the slowdown a red night has to show on one machine."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.support.data import REPO
+from tests.support.scripts import load_script, run_script
+
+SCRIPT = REPO / "lab" / "gpu" / "red_night_target.py"
+H100 = REPO / "baselines" / "qwen3-next-real-width-fp8-mtp" / "1x-h100-80gb-hbm3" / "steps-3.json"
+H100_RUNS = REPO / "lab" / "runs" / "seed-class-nightly-machines" / "1x-h100-80gb-hbm3"
+
+
+@pytest.fixture(scope="module")
+def red_night() -> ModuleType:
+    return load_script(SCRIPT)
+
+
+def test_a_floor_under_five_percent_leaves_the_issues_five_percent(red_night: ModuleType) -> None:
+    assert red_night.target(0.03, 0.01, 0.005) == 0.05
+
+
+def test_a_wider_floor_adds_the_machines_lead_and_the_margin(red_night: ModuleType) -> None:
+    assert red_night.target(0.067, 0.015, 0.015) == pytest.approx(0.097)
+
+
+def test_a_machine_reading_below_the_baseline_does_not_shrink_the_target(
+    red_night: ModuleType,
+) -> None:
+    assert red_night.target(0.067, -0.02, 0.015) == pytest.approx(0.082)
+
+
+def test_the_sleeps_bracket_the_target_at_the_slope(red_night: ModuleType) -> None:
+    """10% at 2% a ms: 5 ms, and 3.75 and 6.25 ms around it."""
+    assert red_night.sleeps_around(0.10, 0.02) == [0.00375, 0.005, 0.00625]
+
+
+def test_the_target_of_a_machine_on_record_passes_its_floor() -> None:
+    nightly = sorted(H100_RUNS.glob("*.results.json"))[-1]
+    done = run_script(SCRIPT, str(H100), str(nightly))
+    assert done.returncode == 0, done.stderr[-2000:]
+    floor = float(re.search(r"floor for 3 samples: -(\d+\.\d)%", done.stdout)[1])  # type: ignore[index]
+    target = float(re.search(r"^TARGET=(\S+)$", done.stdout, re.M)[1])  # type: ignore[index]
+    assert target * 100 > floor
+    sleeps = re.search(r"^SLEEPS=(.+)$", done.stdout, re.M)[1].split()  # type: ignore[index]
+    assert len(sleeps) == 3 and sleeps == sorted(sleeps, key=float)
+
+
+def test_a_baseline_without_noise_is_held_to_its_fixed_tolerance(tmp_path: Path) -> None:
+    """One machine, one boot: no pooled floor; the red night has to pass the fixed 10%."""
+    data = json.loads(H100.read_text())
+    for point in data["points"].values():
+        point["noise"] = {}
+    baseline = tmp_path / "steps-3.json"
+    baseline.write_text(json.dumps(data))
+    nightly = sorted(H100_RUNS.glob("*.results.json"))[-1]
+    done = run_script(SCRIPT, str(baseline), str(nightly))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "floor for 3 samples: -10.0% (fixed tolerance: no calibrated noise)" in done.stdout
