@@ -17,8 +17,12 @@ measures every point once as a sample does, --specperf-warmup-rounds times (the 
 Without a baseline the speed is unknown: the estimate then counts samples and warm-up rounds at
 their minimum length, and says it is a lower bound.
 
-Not counted: a re-measured borderline verdict (--specperf-confirm may boot again), the
-self-test, --specperf-refine's points, pytest's own start.
+A borderline verdict is re-measured before it stands (--specperf-confirm): in a fresh boot by
+default, with its warm-up, then --specperf-repeats samples of the point. That is not in the
+total (most runs have none), but the line says what it adds at most, every point of every
+depth judged borderline, so that a nightly's time limit can allow for it.
+
+Not counted: the self-test, --specperf-refine's points, pytest's own start.
 """
 
 from __future__ import annotations
@@ -52,6 +56,9 @@ class RunEstimate:
     speed_from: str  # the baseline(s) the sample lengths come from, or why none
     lower_bound: bool
     first_look_s: float | None = None  # A/B mode: the run if every depth decides at 3 pairs
+    # What re-measuring every point of every depth as borderline adds (None: no verdict to
+    # confirm: no baseline, --specperf-confirm=off or A/B mode).
+    confirm_s: float | None = None
 
     @property
     def total_s(self) -> float:
@@ -66,6 +73,8 @@ class RunEstimate:
             f"{self.warmup_s:,.0f} s + {self.samples} sample(s) in {self.measure_s:,.0f} s "
             f"(speed: {self.speed_from})"
         )
+        if self.confirm_s is not None:
+            text += f"; a borderline verdict re-measured adds up to {bound}{self.confirm_s:,.0f} s"
         if self.first_look_s is not None:
             text += (
                 f"; A/B: that is every pair --specperf-ab-max-pairs allows, a verdict at the "
@@ -137,9 +146,12 @@ def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -
     measure_s = 0.0
     warmup_total = 0.0
     samples = 0
+    confirm_s = 0.0
+    fresh_boot = settings.confirm == "fresh-boot" and settings.url is None
     for depth in settings.depths:
         baseline = baselines.get(depth)
         round_s = 0.0
+        remeasure_s = 0.0
         for level in settings.concurrency:
             point = baseline.point(level) if baseline is not None else None
             agg = point.agg_tok_s if point is not None else None
@@ -153,16 +165,20 @@ def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -
             samples += count
             measure_s += count * (sample_s + SAMPLE_OVERHEAD_S)
             round_s += max(workload.min_point_seconds, loop_s or 0.0)
+            remeasure_s += settings.repeats * (sample_s + SAMPLE_OVERHEAD_S)
         warmup_s = round_s * settings.warmup.max_rounds
         if settings.warmup.max_seconds is not None:
             warmup_s = min(warmup_s, settings.warmup.max_seconds + round_s)
         warmup_total += warmup_s * per_depth_sweeps
+        if baseline is not None:
+            confirm_s += remeasure_s + (boot_s + warmup_s if fresh_boot else 0.0)
     speed_from = (
         f"baselines of {len(baselines)} of {len(settings.depths)} depth(s)"
         if baselines
         else "no baseline: samples and warm-up rounds at their minimum length"
     )
     sweeps = len(settings.depths) * per_depth_sweeps
+    judged = bool(baselines) and settings.confirm != "off" and settings.base is None
     first_look = run_shape(settings).first_look
     first_look_s = estimate(first_look, baselines).total_s if first_look is not None else None
     return RunEstimate(
@@ -176,6 +192,7 @@ def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -
         speed_from=speed_from,
         lower_bound=lower_bound,
         first_look_s=first_look_s,
+        confirm_s=confirm_s if judged else None,
     )
 
 

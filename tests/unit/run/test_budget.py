@@ -146,3 +146,30 @@ def test_the_simulator_ignores_the_profiles_boot_estimate(tmp_path: Path) -> Non
     values = {"profile": "smoke-tiny-qwen3next-mtp", "backend": "sim", "spec_steps": "3"}
     found = estimate(build_settings(lambda key: values.get(key), tmp_path), {})
     assert found.boot_s == 5 and found.boot_from == "default"
+
+
+def test_the_line_says_what_a_borderline_verdicts_fresh_boot_adds_at_most(
+    tmp_path: Path,
+) -> None:
+    """A boot (50 s), its warm-up (3 rounds of 8 s + 2 s) and each point's 3 samples again."""
+    found = estimate(
+        settings(tmp_path, warmup_rounds="3", repeats="3"), {3: baseline({1: 50.0, 4: 800.0})}
+    )
+    samples = 3 * (8 + 0.32 + SAMPLE_OVERHEAD_S) + 3 * (2 + 0.32 + SAMPLE_OVERHEAD_S)
+    assert found.confirm_s == pytest.approx(50 + 30 + samples)
+    assert f"a borderline verdict re-measured adds up to {found.confirm_s:,.0f} s" in found.line()
+
+
+def test_a_same_boot_confirmation_adds_only_its_samples(tmp_path: Path) -> None:
+    found = estimate(
+        settings(tmp_path, confirm="same-boot", repeats="3"), {3: baseline({1: 50.0, 4: 800.0})}
+    )
+    assert found.confirm_s == pytest.approx(
+        3 * (8 + 0.32 + SAMPLE_OVERHEAD_S) + 3 * (2 + 0.32 + SAMPLE_OVERHEAD_S)
+    )
+
+
+def test_nothing_to_confirm_without_a_baseline_or_with_confirmation_off(tmp_path: Path) -> None:
+    assert estimate(settings(tmp_path), {}).confirm_s is None
+    off = estimate(settings(tmp_path, confirm="off"), {3: baseline({1: 50.0, 4: 800.0})})
+    assert off.confirm_s is None and "borderline" not in off.line()
