@@ -65,7 +65,9 @@ def main() -> int:
     parser.add_argument("baseline", type=Path)
     parser.add_argument("nightly", type=Path, help="this machine's nightly results.json")
     parser.add_argument("--samples", type=int, default=3, help="the nightly's samples a point")
-    parser.add_argument("--margin", type=float, default=0.015)
+    # The lead is read in the nightly's boot, the red night runs in another: on one H100 two
+    # boots read 2.6% apart (docs/runs/2026-12-06-seed-nightly-h100-third).
+    parser.add_argument("--margin", type=float, default=0.025)
     parser.add_argument("--slope", type=float, default=0.02, help="share lost per ms of sleep")
     args = parser.parse_args()
     baseline = load_baseline(args.baseline)
