@@ -83,7 +83,7 @@ machines_on_record() {
         echo "SLOW=$SLOW (${measured:+measured by the ladder}${measured:-from the slope: the ladder found none})" ;;
       red|slow5)
         [[ -n ${SLOW:-} ]] || red_target
-        echo "red: sleep $SLOW s for a target of -$TARGET"
+        echo "red: sleep $SLOW s, for a slowdown of $TARGET (a share of the baseline)"
         $nightly --specperf-baselines="$proof/baselines" --specperf-inject-slowdown="$SLOW" \
           --specperf-out="$proof/red" >"$proof/red.txt" 2>&1
         echo "red exit $?"; tail -30 "$proof/red.txt" ;;
