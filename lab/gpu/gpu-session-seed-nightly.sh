@@ -22,10 +22,16 @@
 # ORDER picks the phases (default: all, in that order); MACHINES the results.json files the
 # shipped baseline rests on (default: lab/runs/seed-class-nightly-machines/<hardware key>/).
 # Everything lands in /tmp/proof (driver.log, each phase's folder); a poll tars it into $OUT.
+# LEFT_S: the device seconds left when the driver starts; a phase that would not end in what is
+# then left (its usual length on an H100, PHASE_S below) is skipped with a line saying so,
+# rather than cut off half way when the machine goes back.
 # A dry run on the simulator: LENT_H200= BACKEND=sim EXTRA="--specperf-max-new-tokens=64
 #   --specperf-concurrency=4 --specperf-warmup-rounds=0" (the shipped baseline is not
 #   comparable there: the nightly phase then fails as not judged, which is what it should do).
 set -u
+# Each phase's usual length on an H100 (docs/runs/2026-12-06-seed-nightly-h100-third): the
+# nightly with a fresh boot 450-500 s; the red night 340 s and as much again when borderline.
+declare -A PHASE_S=([nightly]=520 [merge]=10 [ladder]=520 [red]=400 [slow5]=400 [trace]=380)
 proof=${PROOF:-/tmp/proof}
 mkdir -p "$proof"
 export LENT_H200=${LENT_H200-1}
@@ -63,6 +69,13 @@ machines_on_record() {
   nvidia-smi --query-gpu=name,uuid,driver_version,memory.total --format=csv,noheader 2>&1
   echo "vCPUs: $(nproc); $(grep -m1 'model name' /proc/cpuinfo)"
   for phase in ${ORDER:-nightly merge ladder red trace}; do
+    if [[ -n ${LEFT_S:-} ]]; then
+      left=$((LEFT_S - SECONDS)) need=${PHASE_S[$phase]:-0}
+      if ((need > left)); then
+        echo "skip $phase: it takes about $need s, $left s of device time left"
+        continue
+      fi
+    fi
     date -u +"$phase %FT%TZ"
     case $phase in
       nightly)
