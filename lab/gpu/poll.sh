@@ -13,7 +13,7 @@ proof=${PROOF:-/tmp/proof}
 deadline=$((SECONDS + seconds))
 while ((SECONDS < deadline)); do
   grep -Eq -- "$pattern" "$proof/driver.log" 2>/dev/null && break
-  sleep 5
+  sleep 1
 done
 tail -n "${TAIL:-30}" "$proof/driver.log" 2>/dev/null || echo "no $proof/driver.log yet"
 if [[ -n ${OUT:-} ]]; then
