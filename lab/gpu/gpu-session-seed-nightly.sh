@@ -13,9 +13,8 @@
 #            (lab/gpu/slowdown_ladder.py), at sleeps around the red night's target (below;
 #            or LADDER_SLEEPS and LADDER_TARGET); SLOW becomes the measured sleep nearest it
 #   red      the nightly with sleep SLOW, against the merged baseline: should be red. Its
-#            target is the slowdown a red night has to show on this machine: the larger of 5%
-#            and the merged baseline's floor plus this machine's lead plus a margin
-#            (lab/gpu/red_night_target.py). Without a ladder before it, SLOW is the sleep the
+#            target (lab/gpu/red_night_target.py): the 5% where the merged baseline's
+#            floor is under 5%, else the floor plus this machine's lead plus a margin. Without a ladder before it, SLOW is the sleep the
 #            measured cost per ms (about 2%) puts at the target, and what it cost is read
 #            against this machine's own nightly. (`slow5`, its former name, runs the same.)
 #   trace    the shipped trace replayed open-loop at depths 1 and 3

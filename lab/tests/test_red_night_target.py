@@ -23,7 +23,8 @@ def red_night() -> ModuleType:
 
 
 def test_a_floor_under_five_percent_leaves_the_issues_five_percent(red_night: ModuleType) -> None:
-    assert red_night.target(0.03, 0.01, 0.005) == 0.05
+    """The issue's question as asked, even where this machine's lead may hide part of it."""
+    assert red_night.target(0.042, 0.015, 0.025) == 0.05
 
 
 def test_a_wider_floor_adds_the_machines_lead_and_the_margin(red_night: ModuleType) -> None:
