@@ -197,7 +197,8 @@ def show(baseline: Baseline, path: Path, *, samples: int = 3) -> str:
     if baseline.machines is not None:
         lines += ["", f"rests on {spread_text(baseline.machines)}"]
         lines += [
-            f"  - {m.run}: {m.gpu_name or 'GPU not recorded'}, driver {m.driver or '?'}, "
+            f"  - {m.run}: {m.gpu_name or 'GPU not recorded'}{_cards(m.gpu_uuid)}, "
+            f"driver {m.driver or '?'}, "
             f"{m.cpu_model or 'CPU not recorded'}; {m.samples} sample(s), agg level "
             + (relative_change(math.exp(m.agg_level)) if m.agg_level is not None else "-")
             for m in baseline.machines.runs
@@ -205,6 +206,14 @@ def show(baseline: Baseline, path: Path, *, samples: int = 3) -> str:
     if baseline.notes:
         lines += ["", f"notes: {baseline.notes}"]
     return "\n".join(lines)
+
+
+def _cards(uuids: str | None) -> str:
+    """`` (GPU-b1cae4fe)``: each card's UUID to its first group, enough to tell machines apart
+    (the file keeps them whole); empty where none was recorded."""
+    if not uuids:
+        return ""
+    return " (" + ", ".join(uuid.strip()[:12] for uuid in uuids.split(",")) + ")"
 
 
 def merge(

@@ -25,6 +25,7 @@ from pytest_specperf.results.schema import (
     RunResults,
     ServerSummary,
 )
+from tests.support.data import REPO
 from tests.support.points import make_point
 
 
@@ -200,3 +201,14 @@ def test_a_red_run_without_reasons_is_named_by_what_its_status_means(
     test failed when the status says otherwise."""
     with pytest.raises(ReviewError, match=rf"exit status {status}: {meaning}"):
         promote(run(100.0), tmp_path, results_path=Path("r.json"), run_exit=RunExit(status))
+
+
+def test_show_of_a_baseline_across_machines_names_each_machines_cards() -> None:
+    """The shipped H100 seed-class baseline rests on three different cards, told apart by UUID."""
+    path = REPO / "baselines/qwen3-next-real-width-fp8-mtp/1x-h100-80gb-hbm3/steps-3.json"
+    baseline = load_baseline(path)
+    assert baseline is not None and baseline.machines is not None
+    text = show(baseline, path)
+    for machine in baseline.machines.runs:
+        assert machine.gpu_uuid is not None
+        assert f"NVIDIA H100 80GB HBM3 ({machine.gpu_uuid[:12]}), driver" in text
