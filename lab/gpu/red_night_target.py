@@ -27,7 +27,7 @@ from pathlib import Path
 from pytest_specperf.gate.baselines import Baseline, load_baseline, metric_samples
 from pytest_specperf.gate.decision import GateSettings
 from pytest_specperf.gate.floors import expected_depth_floor, references_of
-from pytest_specperf.gate.review import pick_run, read_results
+from pytest_specperf.gate.review import ReviewError, pick_run, read_results
 from pytest_specperf.results.schema import DepthRun
 
 ISSUE_TARGET = 0.05
@@ -83,7 +83,10 @@ def main() -> int:
         floor, source = baseline.tolerance.throughput, "fixed tolerance: no calibrated noise"
     else:
         floor, source = 1 - math.exp(-pooled.threshold), pooled.noise_source
-    run = pick_run(read_results(args.nightly), baseline.depth, args.nightly)
+    try:
+        run = pick_run(read_results(args.nightly), baseline.depth, args.nightly)
+    except ReviewError as error:
+        raise SystemExit(str(error)) from None
     ahead = lead(run, baseline)
     share = target(floor, ahead, args.margin)
     print(f"floor for {args.samples} samples: -{floor:.1%} ({source})")
