@@ -4,7 +4,7 @@
 
 For each baseline file and point: the depth's pooled floor and each metric's own floor for a
 nightly of ``--samples`` samples (the seed-class preset's 3) reading exactly the baseline's
-figures, with the gate's own functions (``gate/decision.py`` ``compare_depth`` and
+figures, with the gate's own functions (``gate/floors.py`` ``pooled_floor``, ``gate/decision.py``
 ``compare`` at the default settings). Then the projection the next machines are for: the
 same file with 1, 2 or 3 more machines whose spread between them is the one measured now
 (``boot_to_boot_cv`` kept, the machine count raised): what the gate's rule (at least 5% from
@@ -22,8 +22,8 @@ from pathlib import Path
 import msgspec
 
 from pytest_specperf.gate.baselines import Baseline, load_baseline
-from pytest_specperf.gate.decision import GateSettings, Reference, compare, compare_depth
-from pytest_specperf.gate.floors import references_of
+from pytest_specperf.gate.decision import GateSettings, Reference, compare
+from pytest_specperf.gate.floors import pooled_floor, references_of
 from pytest_specperf.gate.noise import MetricNoise
 
 
@@ -48,16 +48,11 @@ def drop(threshold: float) -> str:
 
 
 def floors(refs: dict[str, Reference], samples: int, settings: GateSettings) -> str:
-    current = {metric: [ref.figure] * samples for metric, ref in refs.items()}
-    pooled = compare_depth(
-        [[(current[metric], ref) for metric, ref in refs.items()]],
-        alpha=settings.depth_alpha,
-        settings=settings,
-    )
+    pooled = pooled_floor([refs], samples, settings)
     point_alpha = settings.point_alpha(len(refs))
     per_metric = []
     for metric, ref in refs.items():
-        own = compare(current[metric], ref, alpha=point_alpha, settings=settings)
+        own = compare([ref.figure] * samples, ref, alpha=point_alpha, settings=settings)
         per_metric.append(f"{metric} {drop(own.threshold)}")
     depth = "none (fixed rule)" if pooled is None else drop(pooled.threshold)
     return f"pooled {depth}; per point: {', '.join(per_metric)}"

@@ -8,7 +8,7 @@ the metric, measured vs floor, and the baseline file.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from pytest_specperf.gate.baselines import (
@@ -122,26 +122,35 @@ def what_to_do(report: Path, record_command: str, deliberate_slowdown: str | Non
     return f"{line}; if the change is intended, re-record the baseline with: {record_command}"
 
 
-def _reading_the_baseline(
-    baseline: Baseline, samples: int
+def _reading_exactly(
+    references: Sequence[Mapping[str, Reference]], samples: int
 ) -> list[list[tuple[list[float], Reference]]]:
-    """Each point's figures as a run of ``samples`` samples reading exactly the baseline's."""
-    return [
-        [([ref.figure] * samples, ref) for ref in references_of(point, baseline).values()]
-        for point in baseline.points.values()
-    ]
+    """Each point's figures (its references by metric) as a run of ``samples`` samples reading
+    exactly the references' figures."""
+    return [[([ref.figure] * samples, ref) for ref in refs.values()] for refs in references]
+
+
+def pooled_floor(
+    references: Sequence[Mapping[str, Reference]], samples: int, settings: GateSettings
+) -> Comparison | None:
+    """The depth's pooled comparison for a run of ``samples`` samples a point reading exactly
+    the references' figures in one fresh boot (its ``threshold`` is the floor, on the log
+    scale); None where they have no calibrated noise (each point then has the fixed
+    tolerance). ``references``: each point's, by metric."""
+    return compare_depth(
+        _reading_exactly(references, samples), alpha=settings.depth_alpha, settings=settings
+    )
+
+
+def _references_by_point(baseline: Baseline) -> list[dict[str, Reference]]:
+    return [references_of(point, baseline) for point in baseline.points.values()]
 
 
 def expected_depth_floor(
     baseline: Baseline, samples: int, settings: GateSettings
 ) -> Comparison | None:
-    """The depth's pooled comparison for a run of ``samples`` samples a point reading exactly
-    the baseline's figures in one fresh boot (its ``threshold`` is the floor, on the log
-    scale); None where the baseline has no calibrated noise (each point then has the fixed
-    tolerance)."""
-    return compare_depth(
-        _reading_the_baseline(baseline, samples), alpha=settings.depth_alpha, settings=settings
-    )
+    """``pooled_floor`` of a run reading exactly the baseline's figures."""
+    return pooled_floor(_references_by_point(baseline), samples, settings)
 
 
 def expected_floor(baseline: Baseline, samples: int, settings: GateSettings) -> str:
@@ -156,7 +165,7 @@ def expected_floor(baseline: Baseline, samples: int, settings: GateSettings) -> 
             f"a run of {samples} samples a point reading these figures: floor "
             f"{relative_change(math.exp(-pooled.threshold))} for the depth ({pooled.noise_source})"
         )
-    points = _reading_the_baseline(baseline, samples)
+    points = _reading_exactly(_references_by_point(baseline), samples)
     tests = sum(len(items) for items in points)
     widths = [
         compare(current, ref, alpha=settings.point_alpha(tests), settings=settings).threshold
