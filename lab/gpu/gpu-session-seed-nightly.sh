@@ -17,6 +17,8 @@
 #            floor is under 5%, else the floor plus this machine's lead plus a margin. Without a ladder before it, SLOW is the sleep the
 #            measured cost per ms (about 2%) puts at the target, and what it cost is read
 #            against this machine's own nightly. (`slow5`, its former name, runs the same.)
+#            Short of time, `ORDER="red trace"` skips the nightly: give LADDER_TARGET and
+#            LADDER_SLEEPS (the target is then read against the shipped baseline alone).
 #   trace    the shipped trace replayed open-loop at depths 1 and 3
 # ORDER picks the phases (default: all, in that order); MACHINES the results.json files the
 # shipped baseline rests on (default: lab/runs/seed-class-nightly-machines/<hardware key>/).
@@ -94,6 +96,8 @@ machines_on_record() {
         SLOW=${measured:-$SLOW}
         echo "SLOW=$SLOW (${measured:+measured by the ladder}${measured:-from the slope: the ladder found none})" ;;
       red|slow5)
+        # Without merge before it (ORDER="red ..."), against the shipped baseline.
+        [[ -d $proof/baselines ]] || cp -r baselines "$proof/baselines"
         [[ -n ${SLOW:-} ]] || red_target
         echo "red: sleep $SLOW s, for a slowdown of $TARGET (a share of the baseline)"
         $nightly --specperf-baselines="$proof/baselines" --specperf-inject-slowdown="$SLOW" \
