@@ -22,6 +22,11 @@ default, with its warm-up, then --specperf-repeats samples of the point. That is
 total (most runs have none), but the line says what it adds at most, every point of every
 depth judged borderline, so that a nightly's time limit can allow for it.
 
+An open-loop point (a trace's replay, a --specperf-request-rate point) lasts at least its
+arrivals' span, the trace's last timestamp over --specperf-trace-speed or the rate point's
+requests at its rate, --specperf-repeats samples of it a sweep; the tail after the last send
+is not counted.
+
 Not counted: the self-test, --specperf-refine's points, pytest's own start.
 """
 
@@ -32,6 +37,7 @@ from dataclasses import dataclass, replace
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.errors import BaselineError, UsageError
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
+from pytest_specperf.measure.arrivals import TRACE_LOAD, rate_of, rate_requests
 from pytest_specperf.run.ab.budget import FIRST_LOOK, ab_shape
 from pytest_specperf.run.shape import RunShape, depth_shape
 from pytest_specperf.server.hardware import gpu_key, local_gpu_names, sim_key, slug
@@ -133,6 +139,17 @@ def _seconds(requests: int, tokens: int, rate: float | None) -> float | None:
     return requests * tokens / rate if rate else None
 
 
+def open_loop_span_s(settings: Settings, load: str) -> float:
+    """Seconds from an open-loop point's first send to its last (``load``: a key of
+    ``settings.open_loads``)."""
+    if load == TRACE_LOAD:
+        return max(settings.workload.trace_offsets_s, default=0.0)
+    rate = rate_of(load)
+    if rate is None:
+        return 0.0
+    return rate_requests(rate, settings.rate_seconds, settings.workload.fixed_requests) / rate
+
+
 def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -> RunEstimate:
     """The run's time as the settings describe it (``baselines``: by depth; default: read)."""
     if baselines is None:
@@ -166,6 +183,10 @@ def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -
             measure_s += count * (sample_s + SAMPLE_OVERHEAD_S)
             round_s += max(workload.min_point_seconds, loop_s or 0.0)
             remeasure_s += settings.repeats * (sample_s + SAMPLE_OVERHEAD_S)
+        for load in settings.open_loads:
+            count = settings.repeats * per_depth_sweeps
+            samples += count
+            measure_s += count * (open_loop_span_s(settings, load) + SAMPLE_OVERHEAD_S)
         warmup_s = round_s * settings.warmup.max_rounds
         if settings.warmup.max_seconds is not None:
             warmup_s = min(warmup_s, settings.warmup.max_seconds + round_s)

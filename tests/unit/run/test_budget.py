@@ -173,3 +173,26 @@ def test_nothing_to_confirm_without_a_baseline_or_with_confirmation_off(tmp_path
     assert estimate(settings(tmp_path), {}).confirm_s is None
     off = estimate(settings(tmp_path, confirm="off"), {3: baseline({1: 50.0, 4: 800.0})})
     assert off.confirm_s is None and "borderline" not in off.line()
+
+
+def test_a_rate_point_counts_its_requests_at_its_rate(tmp_path: Path) -> None:
+    # 4 requests a second for 5 s of arrivals: 20 requests, 5 s; twice (two repeats).
+    closed = estimate(settings(tmp_path, repeats="2"), {})
+    found = estimate(
+        settings(tmp_path, repeats="2", request_rate="4", rate_seconds="5"),
+        {},
+    )
+    assert found.samples == closed.samples + 2
+    assert found.measure_s - closed.measure_s == pytest.approx(2 * (5 + SAMPLE_OVERHEAD_S))
+
+
+def test_a_trace_replay_lasts_at_least_its_span_at_the_replay_speed(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(
+        '{"timestamp": 0, "input_length": 10, "output_length": 5}\n'
+        '{"timestamp": 30000, "input_length": 10, "output_length": 5}\n'
+    )
+    found = estimate(settings(tmp_path, workload=f"trace:{trace}", trace_speed="2"), {})
+    # The closed-loop points at their 2 s minimum each, the 30 s trace at twice its speed.
+    closed_s = 2 * (2 + SAMPLE_OVERHEAD_S)
+    assert found.measure_s == pytest.approx(closed_s + 15 + SAMPLE_OVERHEAD_S)
