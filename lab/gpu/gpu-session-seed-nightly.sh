@@ -32,8 +32,9 @@
 set -u
 # Each phase's usual length on an H100 (docs/runs/2026-12-06-seed-nightly-h100-third,
 # 2026-12-06-seed-red-h100-fourth): the nightly with a fresh boot 450-500 s; the red night 340 s
-# after another boot, 504 s as a fresh machine's first (and as much again when borderline).
-declare -A PHASE_S=([nightly]=520 [merge]=10 [ladder]=520 [red]=520 [slow5]=520 [trace]=380)
+# after another boot, 504 s as a fresh machine's first (and as much again when borderline); the
+# trace, not yet run on a GPU: two boots (about 190 and 90 s) and two 15 s replays.
+declare -A PHASE_S=([nightly]=520 [merge]=10 [ladder]=520 [red]=520 [slow5]=520 [trace]=420)
 proof=${PROOF:-/tmp/proof}
 mkdir -p "$proof"
 export LENT_H200=${LENT_H200-1}
