@@ -249,8 +249,19 @@ def tradeoff_rows(runs: Sequence[DepthRun]) -> tuple[list[str], list[list[str]]]
         running = server.max_running_requests if server else None
         kv_row.append(f"{count(tokens)} tokens, {count(running)} running")
     rows.append(kv_row)
-    rows.append(["accept length"] + [number(run.accept_length, 2) for run in ordered])
+    rows.append(["accept length"] + [_accept_length_cell(run) for run in ordered])
     return header, rows
+
+
+def _accept_length_cell(run: DepthRun) -> str:
+    """The run's accept length over its closed-loop points; a run of open-loop points only (a
+    trace's replay, request rates) has its accept length from those, and says so."""
+    if run.accept_length is not None or not run.rate_points:
+        return number(run.accept_length, 2)
+    verify = sum(point.spec_verify_ct for point in run.rate_points)
+    if verify == 0:
+        return "-"
+    return f"{sum(point.tokens for point in run.rate_points) / verify:.2f} (open loop)"
 
 
 def _interval_notes(runs: Sequence[DepthRun]) -> list[str]:

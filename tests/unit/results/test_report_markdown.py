@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from pytest_specperf.results import report
@@ -241,6 +242,20 @@ def test_trade_off_section_is_a_table_with_a_kv_row() -> None:
     tradeoff = _section(text, "Speculation depth trade-off")
     assert "| C | steps=1 agg / per-req tok/s | steps=3 agg / per-req tok/s |" in tradeoff
     assert "| KV | 1,000 tokens, 48 running | 900 tokens, 48 running |" in tradeoff
+
+
+def test_a_trade_off_of_open_loop_points_only_has_their_accept_length() -> None:
+    """A trace replay at two depths and no closed-loop point: the accept length row reads the
+    replay's tokens per verify step, marked as the open loop's, not a bare '-'."""
+    runs = []
+    for depth, verify in ((1, 500), (3, 250)):
+        run = sample_run(depth)
+        replay = msgspec.structs.replace(
+            run.points[0], load="trace", tokens=1000, spec_verify_ct=verify
+        )
+        runs.append(msgspec.structs.replace(run, points=[], rate_points=[replay]))
+    tradeoff = _section(markdown_report(ReportContext(runs=runs)), "Speculation depth trade-off")
+    assert "| accept length | 2.00 (open loop) | 4.00 (open loop) |" in tradeoff
 
 
 def test_plots_are_embedded_beside_the_report() -> None:
