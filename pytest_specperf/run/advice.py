@@ -44,6 +44,7 @@ from pytest_specperf.measure.workload import (
     Workload,
     workload_preset,
 )
+from pytest_specperf.server.hardware import slug
 from pytest_specperf.server.profiles import DEFAULT_PROFILE
 
 TEST_PATH = "perf_tests"
@@ -306,6 +307,12 @@ def own_baselines_dir(settings: Settings) -> tuple[str, Path]:
     command line, the path), a folder of the out directory, one per workload settings."""
     workload = settings.workload
     name = f"{workload.name}-{workload.max_new_tokens}-tokens"
+    if workload.trace is not None:
+        # A trace sets each request's output length: the folder names the trace itself.
+        file, _, digest = workload.trace.partition("@")
+        name = f"trace-{slug(Path(file).stem)}-{digest[:8]}"
+        if workload.trace_speed != 1.0:
+            name += f"-speed-{workload.trace_speed:g}"
     if workload.temperature != workload_preset(workload.name).temperature:
         name += f"-temperature-{workload.temperature:g}"
     if workload.endpoint != "generate":

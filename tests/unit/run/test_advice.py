@@ -21,6 +21,7 @@ from pytest_specperf.run.advice import (
     gate_command,
     no_verdict_advice,
     not_comparable_advice,
+    own_baselines_dir,
     own_record_command,
     promote_command,
     record_advice,
@@ -189,6 +190,19 @@ def test_a_recording_at_the_runs_settings_goes_to_a_directory_of_the_users_own(
         assert option in argv
     assert "--specperf-update-baselines" in argv
     assert "--specperf-baselines=baselines" not in argv
+
+
+def test_a_trace_workloads_own_directory_names_the_trace_not_a_token_count(
+    tmp_path: Path,
+) -> None:
+    """A trace gives each request its output length: the folder names the trace, its digest
+    and its replay speed, so two traces (or speeds) never share one."""
+    trace = tmp_path / "Night Trace.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 10, "output_length": 5}\n')
+    settings = settings_from(tmp_path, workload=f"trace:{trace}", trace_speed="2")
+    typed, _ = own_baselines_dir(settings)
+    digest = settings.workload.trace.partition("@")[2][:8]
+    assert Path(typed).name == f"trace-night-trace-{digest}-speed-2"
 
 
 def test_the_own_recording_keeps_what_an_earlier_one_there_holds(tmp_path: Path) -> None:
