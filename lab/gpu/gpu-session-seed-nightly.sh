@@ -17,8 +17,9 @@
 #            floor is under 5%, else the floor plus this machine's lead plus a margin. Without a ladder before it, SLOW is the sleep the
 #            measured cost per ms (about 2%) puts at the target, and what it cost is read
 #            against this machine's own nightly. (`slow5`, its former name, runs the same.)
-#            Short of time, `ORDER="red trace"` skips the nightly: give LADDER_TARGET and
-#            LADDER_SLEEPS (the target is then read against the shipped baseline alone).
+#            Short of time, `ORDER="red trace"` skips the nightly: the target then takes the
+#            fastest machine on record for this card's lead (or give LADDER_TARGET and
+#            LADDER_SLEEPS).
 #   trace    the shipped trace replayed open-loop at depths 1 and 3
 # ORDER picks the phases (default: all, in that order); MACHINES the results.json files the
 # shipped baseline rests on (default: lab/runs/seed-class-nightly-machines/<hardware key>/).
@@ -44,17 +45,24 @@ profile=qwen3-next-real-width-fp8-mtp
 plugin="-p pytest_specperf.plugin"
 python -c 'import importlib.metadata as m; import sys; sys.exit(0 if any(e.value.startswith("pytest_specperf") for e in m.entry_points(group="pytest11")) else 1)' && plugin=""
 nightly="$python -m pytest perf_tests $plugin -p no:cacheprovider -rsf --spec-steps=3 --specperf-backend=$backend --specperf-profile=$profile --specperf-run-profile=seed-class-nightly ${EXTRA:-}"
-# This machine's hardware key (read from the nightly's results).
+# This machine's hardware key (read from the nightly's results; without a nightly, as the
+# suite names it from nvidia-smi).
 hardware_key() {
-  $python -c 'import json, sys; print(json.load(open(sys.argv[1]))["runs"][0]["hardware"])' "$proof/nightly/results.json"
+  if [[ -f $proof/nightly/results.json ]]; then
+    $python -c 'import json, sys; print(json.load(open(sys.argv[1]))["runs"][0]["hardware"])' "$proof/nightly/results.json"
+  else
+    $python -c 'from pytest_specperf.server.hardware import gpu_key, local_gpu_names; print(gpu_key(local_gpu_names()))'
+  fi
 }
 # The red night's target and the sleeps around it (LADDER_TARGET and LADDER_SLEEPS where set):
 # sets TARGET, SLEEPS and SLOW, the middle sleep (the ladder then measures them).
 red_target() {
   TARGET=${LADDER_TARGET:-} SLEEPS=${LADDER_SLEEPS:-}
   if [[ -z $TARGET || -z $SLEEPS ]]; then
+    local nightly_results=()
+    [[ -f $proof/nightly/results.json ]] && nightly_results=("$proof/nightly/results.json")
     $python lab/gpu/red_night_target.py "$proof/baselines/$profile/$(hardware_key)/steps-3.json" \
-      "$proof/nightly/results.json" 2>&1 | tee "$proof/red-target.txt"
+      "${nightly_results[@]}" 2>&1 | tee "$proof/red-target.txt"
     TARGET=${TARGET:-$(sed -n 's/^TARGET=//p' "$proof/red-target.txt")}
     SLEEPS=${SLEEPS:-$(sed -n 's/^SLEEPS=//p' "$proof/red-target.txt")}
   fi

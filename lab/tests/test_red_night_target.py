@@ -64,3 +64,14 @@ def test_a_baseline_without_noise_is_held_to_its_fixed_tolerance(tmp_path: Path)
     done = run_script(SCRIPT, str(baseline), str(nightly))
     assert done.returncode == 0, done.stderr[-2000:]
     assert "floor for 3 samples: -10.0% (fixed tolerance: no calibrated noise)" in done.stdout
+
+
+def test_without_the_machines_nightly_the_fastest_machine_on_record_stands_in() -> None:
+    """The shipped H100 baseline's machines read -1.3%, 0.0% and +2.7%: the target is the
+    floor + 2.7% + the margin, as set by hand for the fourth H100's red night (12%)."""
+    done = run_script(SCRIPT, str(H100))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "its lead taken as the fastest machine's on record, +2.7%" in done.stdout
+    floor = float(re.search(r"floor for 3 samples: -(\d+\.\d)%", done.stdout)[1])  # type: ignore[index]
+    target = float(re.search(r"^TARGET=(\S+)$", done.stdout, re.M)[1])  # type: ignore[index]
+    assert target * 100 == pytest.approx(floor + 2.7 + 2.5, abs=0.1)
