@@ -24,8 +24,8 @@ depth judged borderline, so that a nightly's time limit can allow for it.
 
 An open-loop point (a trace's replay, a --specperf-request-rate point) lasts at least its
 arrivals' span, the trace's last timestamp over --specperf-trace-speed or the rate point's
-requests at its rate, --specperf-repeats samples of it a sweep; the tail after the last send
-is not counted.
+requests at its rate, --specperf-repeats samples of it a depth (a side of each A/B pair: not
+once per calibration boot); the tail after the last send is not counted.
 
 Not counted: the self-test, --specperf-refine's points, pytest's own start.
 """
@@ -183,8 +183,11 @@ def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -
             measure_s += count * (sample_s + SAMPLE_OVERHEAD_S)
             round_s += max(workload.min_point_seconds, loop_s or 0.0)
             remeasure_s += settings.repeats * (sample_s + SAMPLE_OVERHEAD_S)
+        # Open-loop points are measured once a depth's session (on its last boot when
+        # calibrating); in A/B mode once a side of each pair.
+        open_sweeps = per_depth_sweeps if settings.base is not None else 1
         for load in settings.open_loads:
-            count = settings.repeats * per_depth_sweeps
+            count = settings.repeats * open_sweeps
             samples += count
             measure_s += count * (open_loop_span_s(settings, load) + SAMPLE_OVERHEAD_S)
         warmup_s = round_s * settings.warmup.max_rounds

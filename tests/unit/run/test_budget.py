@@ -196,3 +196,17 @@ def test_a_trace_replay_lasts_at_least_its_span_at_the_replay_speed(tmp_path: Pa
     # The closed-loop points at their 2 s minimum each, the 30 s trace at twice its speed.
     closed_s = 2 * (2 + SAMPLE_OVERHEAD_S)
     assert found.measure_s == pytest.approx(closed_s + 15 + SAMPLE_OVERHEAD_S)
+
+
+def test_calibrating_boots_measure_an_open_loop_point_once_a_depth(tmp_path: Path) -> None:
+    """The sweep repeats on every calibration boot; a rate point is measured once a depth."""
+    once = estimate(settings(tmp_path, request_rate="4", rate_seconds="5"), {})
+    without = estimate(settings(tmp_path), {})
+    calibrated = estimate(
+        settings(tmp_path, request_rate="4", rate_seconds="5", calibrate="1", calibrate_boots="3"),
+        {},
+    )
+    calibrated_without = estimate(settings(tmp_path, calibrate="1", calibrate_boots="3"), {})
+    assert calibrated.measure_s - calibrated_without.measure_s == pytest.approx(
+        once.measure_s - without.measure_s
+    )
