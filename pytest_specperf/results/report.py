@@ -256,12 +256,10 @@ def tradeoff_rows(runs: Sequence[DepthRun]) -> tuple[list[str], list[list[str]]]
 def _accept_length_cell(run: DepthRun) -> str:
     """The run's accept length over its closed-loop points; a run of open-loop points only (a
     trace's replay, request rates) has its accept length from those, and says so."""
-    if run.accept_length is not None or not run.rate_points:
+    open_loop = run.open_loop_accept_length
+    if run.accept_length is not None or open_loop is None:
         return number(run.accept_length, 2)
-    verify = sum(point.spec_verify_ct for point in run.rate_points)
-    if verify == 0:
-        return "-"
-    return f"{sum(point.tokens for point in run.rate_points) / verify:.2f} (open loop)"
+    return f"{open_loop:.2f} (open loop)"
 
 
 def _interval_notes(runs: Sequence[DepthRun]) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -389,11 +390,21 @@ class DepthRun(msgspec.Struct, kw_only=True):
 
     @property
     def accept_length(self) -> float | None:
-        """Run-scoped: sum(completion tokens) / sum(verify steps) over all points."""
-        verify = sum(p.spec_verify_ct for p in self.points)
-        if verify == 0:
-            return None
-        return sum(p.tokens for p in self.points) / verify
+        """Run-scoped: sum(completion tokens) / sum(verify steps) over all closed-loop points."""
+        return accept_length_over(self.points)
+
+    @property
+    def open_loop_accept_length(self) -> float | None:
+        """The same over the open-loop points (a trace's replay, request rates)."""
+        return accept_length_over(self.rate_points)
+
+
+def accept_length_over(points: Sequence[PointMetrics]) -> float | None:
+    """sum(completion tokens) / sum(verify steps) of ``points``; None: no verify step."""
+    verify = sum(p.spec_verify_ct for p in points)
+    if verify == 0:
+        return None
+    return sum(p.tokens for p in points) / verify
 
 
 class ScheduleRange(msgspec.Struct, frozen=True, kw_only=True):

@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.errors import BaselineError, UsageError
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
-from pytest_specperf.measure.arrivals import TRACE_LOAD, rate_of, rate_requests
+from pytest_specperf.measure.arrivals import TRACE_LOAD, rate_of, rate_offsets, rate_requests
 from pytest_specperf.run.ab.budget import FIRST_LOOK, ab_shape
 from pytest_specperf.run.shape import RunShape, depth_shape
 from pytest_specperf.server.hardware import gpu_key, local_gpu_names, sim_key, slug
@@ -147,7 +147,9 @@ def open_loop_span_s(settings: Settings, load: str) -> float:
     rate = rate_of(load)
     if rate is None:
         return 0.0
-    return rate_requests(rate, settings.rate_seconds, settings.workload.fixed_requests) / rate
+    # The schedule is seeded: the span is the run's own, not an expectation.
+    count = rate_requests(rate, settings.rate_seconds, settings.workload.fixed_requests)
+    return max(rate_offsets(rate, count, settings.burstiness), default=0.0)
 
 
 def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -> RunEstimate:

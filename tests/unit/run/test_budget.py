@@ -10,6 +10,7 @@ import pytest
 from pytest_specperf.config.settings import Settings, build_settings
 from pytest_specperf.errors import UsageError
 from pytest_specperf.gate.baselines import Baseline, BaselinePoint
+from pytest_specperf.measure.arrivals import rate_offsets
 from pytest_specperf.run.budget import SAMPLE_OVERHEAD_S, check_budget, estimate
 
 
@@ -175,15 +176,18 @@ def test_nothing_to_confirm_without_a_baseline_or_with_confirmation_off(tmp_path
     assert off.confirm_s is None and "borderline" not in off.line()
 
 
-def test_a_rate_point_counts_its_requests_at_its_rate(tmp_path: Path) -> None:
-    # 4 requests a second for 5 s of arrivals: 20 requests, 5 s; twice (two repeats).
+def test_a_rate_point_lasts_its_seeded_schedules_span(tmp_path: Path) -> None:
+    # 4 requests a second for 5 s of arrivals: 20 requests on the run's own seeded schedule
+    # (its last send 2.9 s after the first); twice (two repeats).
     closed = estimate(settings(tmp_path, repeats="2"), {})
     found = estimate(
         settings(tmp_path, repeats="2", request_rate="4", rate_seconds="5"),
         {},
     )
+    span = rate_offsets(4.0, 20)[-1]
+    assert 0 < span < 10
     assert found.samples == closed.samples + 2
-    assert found.measure_s - closed.measure_s == pytest.approx(2 * (5 + SAMPLE_OVERHEAD_S))
+    assert found.measure_s - closed.measure_s == pytest.approx(2 * (span + SAMPLE_OVERHEAD_S))
 
 
 def test_a_trace_replay_lasts_at_least_its_span_at_the_replay_speed(tmp_path: Path) -> None:
