@@ -37,8 +37,8 @@ from dataclasses import dataclass, replace
 from pytest_specperf.config.settings import Settings
 from pytest_specperf.errors import BaselineError, UsageError
 from pytest_specperf.gate.baselines import Baseline, baseline_path, load_baseline
-from pytest_specperf.measure.arrivals import TRACE_LOAD, rate_of, rate_offsets, rate_requests
 from pytest_specperf.run.ab.budget import FIRST_LOOK, ab_shape
+from pytest_specperf.run.open_loop import send_schedule
 from pytest_specperf.run.shape import RunShape, depth_shape
 from pytest_specperf.server.hardware import gpu_key, local_gpu_names, sim_key, slug
 
@@ -139,19 +139,6 @@ def _seconds(requests: int, tokens: int, rate: float | None) -> float | None:
     return requests * tokens / rate if rate else None
 
 
-def open_loop_span_s(settings: Settings, load: str) -> float:
-    """Seconds from an open-loop point's first send to its last (``load``: a key of
-    ``settings.open_loads``)."""
-    if load == TRACE_LOAD:
-        return max(settings.workload.trace_offsets_s, default=0.0)
-    rate = rate_of(load)
-    if rate is None:
-        return 0.0
-    # The schedule is seeded: the span is the run's own, not an expectation.
-    count = rate_requests(rate, settings.rate_seconds, settings.workload.fixed_requests)
-    return max(rate_offsets(rate, count, settings.burstiness), default=0.0)
-
-
 def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -> RunEstimate:
     """The run's time as the settings describe it (``baselines``: by depth; default: read)."""
     if baselines is None:
@@ -191,7 +178,9 @@ def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -
         for load in settings.open_loads:
             count = settings.repeats * open_sweeps
             samples += count
-            measure_s += count * (open_loop_span_s(settings, load) + SAMPLE_OVERHEAD_S)
+            # The schedules are seeded: the span is the run's own, not an expectation.
+            span_s = max(send_schedule(settings, load), default=0.0)
+            measure_s += count * (span_s + SAMPLE_OVERHEAD_S)
         warmup_s = round_s * settings.warmup.max_rounds
         if settings.warmup.max_seconds is not None:
             warmup_s = min(warmup_s, settings.warmup.max_seconds + round_s)

@@ -32,6 +32,18 @@ from pytest_specperf.run.run_record import RunRecord
 from pytest_specperf.run.sampling import ServerGone, Target, settle_after
 
 
+def send_schedule(settings: Settings, load: str) -> list[float]:
+    """The send schedule of the open-loop point ``load`` (a key of ``settings.open_loads``),
+    seconds after its first send: the trace's, or the rate point's seeded one."""
+    if load == TRACE_LOAD:
+        return list(settings.workload.trace_offsets_s)
+    rate = rate_of(load)
+    if rate is None:
+        raise SpecperfError(f"{load!r} is not an open-loop point of this run")
+    count = rate_requests(rate, settings.rate_seconds, settings.workload.fixed_requests)
+    return rate_offsets(rate, count, settings.burstiness)
+
+
 class MeasuringSession(Protocol):
     """The public side of DepthSession (run/depth_session.py) that its open-loop points use,
     named here because the session module imports this one."""
@@ -63,14 +75,7 @@ class OpenLoopPoints:
 
     def offsets(self, load: str) -> list[float]:
         """The send schedule of an open-loop point, seconds after its first send."""
-        s = self.session.settings
-        if load == TRACE_LOAD:
-            return list(s.workload.trace_offsets_s)
-        rate = rate_of(load)
-        if rate is None:
-            raise SpecperfError(f"{load!r} is not an open-loop point of this run")
-        count = rate_requests(rate, s.rate_seconds, s.workload.fixed_requests)
-        return rate_offsets(rate, count, s.burstiness)
+        return send_schedule(self.session.settings, load)
 
     def measure(self, load: str) -> PointMetrics:
         """The open-loop point ``load`` (R samples in a row), measuring it on first use."""
