@@ -193,6 +193,27 @@ def test_a_gate_that_judged_nothing_fails_with_one_line_and_the_record_command(
         assert option in argv, command
 
 
+def test_open_loop_points_run_alone_with_no_baseline_fail_as_closed_loop_ones_do(
+    pytester: pytest.Pytester, suite_dir: Path
+) -> None:
+    """Only the open-loop test selected (a rate point here; a trace replay takes the same
+    path) and no baseline: red with the one no-verdict line, not a green run of skips (it was
+    green before: only the closed-loop tests' ids marked a depth as gated)."""
+    open_loop = [
+        *TINY,
+        "--specperf-max-new-tokens=32",
+        "--specperf-request-rate=8",
+        "--specperf-rate-seconds=1",
+        "--specperf-warmup-rounds=0",
+        "--specperf-repeats=1",
+        "-k",
+        "test_open_loop_floor",
+    ]
+    result = pytester.runpytest_subprocess("perf_tests", *open_loop)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["specperf: no throughput verdict for steps=3, so nothing was *"])
+
+
 def test_an_exploratory_run_that_judged_nothing_passes_and_says_so_in_one_line(
     pytester: pytest.Pytester, suite_dir: Path
 ) -> None:
