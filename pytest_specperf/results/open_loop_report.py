@@ -6,8 +6,8 @@
 - ``rate_search_table``: each depth's highest request rate meeting the SLOs, its bracket and
   probes, and which depth serves the most rate under them.
 - ``running_table``: per depth and point, the running requests the server reached against its
-  ``max_running_requests`` (SGLang's /metrics), queued requests and retractions: where KV
-  capacity, not the request cap, bounds the batch.
+  ``max_running_requests`` (SGLang's /metrics), queued requests and retractions, and what held
+  the batch: the request cap, or something below it (KV capacity, the prefill budget).
 """
 
 from __future__ import annotations
@@ -160,6 +160,22 @@ def _slo_text(slo: Slo | None) -> str:
     return ", ".join([*parts, f"attainment {slo.attainment:.0%}"])
 
 
+def batch_held_by(running_max: int | None, cap: int | None, queued_max: int | None) -> str:
+    """What held a point's batch, from the server's own gauges: ``no queue`` where no request
+    waited; ``request cap`` where the running count reached ``max_running_requests`` less
+    one (SGLang sets its running gauge at a prefill from the requests already running, before
+    the new ones join, so a full batch reads one below the cap: its log then says
+    ``#running-req: 63, #new-seq: 1`` at a cap of 64); else ``below the cap``: requests waited
+    while the batch had room, held back by KV capacity or the prefill budget."""
+    if running_max is None or queued_max is None:
+        return "-"
+    if queued_max == 0:
+        return "no queue"
+    if cap is not None and running_max >= cap - 1:
+        return "request cap"
+    return "below the cap"
+
+
 def running_table(runs: Sequence[DepthRun]) -> Table | None:
     """Running requests reached per depth and point, against max_running_requests; None when
     no point watched them."""
@@ -180,6 +196,7 @@ def running_table(runs: Sequence[DepthRun]) -> Table | None:
                     count(kv),
                     count(load.queued_max),
                     _retractions(point),
+                    batch_held_by(load.running_max, cap, load.queued_max),
                 ]
             )
     if not rows:
@@ -192,12 +209,16 @@ def running_table(runs: Sequence[DepthRun]) -> Table | None:
         "max_total_num_tokens",
         "queued max",
         "retractions",
+        "batch held by",
     ]
     notes = [
         "running and queued: the highest of SGLang's /metrics gauges polled every 0.1 s "
         "(sglang:num_running_reqs, sglang:num_queue_reqs); retractions: the requests' "
-        "meta_info num_retractions. Below max_running_requests with requests queued, KV "
-        "capacity bounds the batch."
+        "meta_info num_retractions. Batch held by: the request cap where requests queued with "
+        "the running count at max_running_requests or one below it (SGLang counts the running "
+        "requests at a prefill before the new ones join); below the cap, requests queued while "
+        "the batch had room: KV capacity (SGLang reserves room for each request's output) or "
+        "the prefill budget held them back."
     ]
     return Table("Running requests (the server's own count)", header, rows, notes)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pytest_specperf.results.open_loop_report import (
+    batch_held_by,
     best_rate_depth,
     open_loop_table,
     rate_search_table,
@@ -71,4 +72,21 @@ def test_the_depth_serving_the_most_rate_is_named() -> None:
 
 def test_running_table_lists_every_point_that_watched_the_server() -> None:
     table = running_table([_run(3)])
-    assert table is not None and table.rows == [["3", "rate=4", "9", "17", "295,931", "2", "1"]]
+    assert table is not None
+    assert table.rows == [["3", "rate=4", "9", "17", "295,931", "2", "1", "below the cap"]]
+
+
+def test_a_batch_one_below_the_cap_with_a_queue_was_held_by_the_cap() -> None:
+    """SGLang's running gauge, set at a prefill before the new request joins, read 63 of 64
+    with 100 queued on a lent H100 (its log: ``#running-req: 63, #new-seq: 1``)."""
+    assert batch_held_by(63, 64, 100) == "request cap"
+    assert batch_held_by(64, 64, 1) == "request cap"
+
+
+def test_a_batch_further_below_the_cap_with_a_queue_was_held_by_something_else() -> None:
+    assert batch_held_by(17, 64, 30) == "below the cap"
+
+
+def test_no_queue_or_no_gauges_name_no_bound() -> None:
+    assert batch_held_by(63, 64, 0) == "no queue"
+    assert batch_held_by(None, 64, None) == "-"
