@@ -12,6 +12,9 @@ these checks with ``tools/install-sglang-contract.sh`` (CPU only, import-time pa
   request types.
 - :func:`missing_fields` checks every response field the suite reads occurs in SGLang's
   source.
+- :func:`undeclared_metrics` checks every ``/metrics`` name the suite polls is one SGLang
+  declares; :func:`prefill_gauge_source` finds how SGLang counts running requests at a
+  prefill.
 """
 
 from __future__ import annotations
@@ -458,6 +461,47 @@ def missing_fields(names: Iterable[str] | None = None) -> list[str]:
         return []
     known = _names_in_source(sglang_source_root(), wanted)
     return [name for name in wanted if name not in known]
+
+
+def _declared_names(root: Path) -> set[str]:
+    """Every ``name="sglang:..."`` a Prometheus metric of SGLang's source is declared with."""
+    declared = re.compile(r"""name\s*=\s*["'](sglang:[\w:]+)["']""")
+    found: set[str] = set()
+    for path in root.rglob("*.py"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "sglang:" in text:
+            found.update(declared.findall(text))
+    return found
+
+
+def undeclared_metrics(names: Iterable[str]) -> list[str]:
+    """Those of ``names`` (as ``/metrics`` serves them) no SGLang metric is declared as. A
+    counter's served name carries ``_total``, which prometheus_client adds when the declared
+    name lacks it."""
+    declared = _declared_names(sglang_source_root())
+    return [
+        name
+        for name in names
+        if name not in declared and name.removesuffix("_total") not in declared
+    ]
+
+
+def prefill_gauge_source() -> str:
+    """The source of SGLang's ``PrefillStats.from_adder`` (the running-request count its
+    prefill log and gauge report) and of every call to it, joined."""
+    root = sglang_source_root()
+    parts: list[str] = []
+    for path in root.rglob("*.py"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "from_adder" not in text:
+            continue
+        definition = re.search(r"def from_adder\(.*?\n\s*\)\n", text, re.S)
+        if definition is not None:
+            parts.append(definition.group(0))
+        parts += re.findall(r"PrefillStats\.from_adder\([^)]*\)", text, re.S)
+    if not parts:
+        raise ContractError("SGLang's source has no PrefillStats.from_adder")
+    return "\n".join(parts)
 
 
 class _WordTokenizer:
