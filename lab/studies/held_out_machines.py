@@ -41,7 +41,7 @@ def judged(run: DepthRun, others: list[LabelledRun]) -> str:
     first = boots[0]
     points: list[PointInput] = [point_input(point, baseline) for point in first.points]
     confirmed = {
-        point.concurrency: Remeasured(samples_by_metric(point), boots_of(point))
+        point.concurrency: Remeasured(samples_by_metric(point), boots_of(point), point.client_bound)
         for point in run.points
     }
     verdicts = judge_depth(

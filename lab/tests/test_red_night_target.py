@@ -18,6 +18,20 @@ H100 = REPO / "baselines" / "qwen3-next-real-width-fp8-mtp" / "1x-h100-80gb-hbm3
 H100_RUNS = REPO / "lab" / "runs" / "seed-class-nightly-machines" / "1x-h100-80gb-hbm3"
 
 
+def floor_of(output: str) -> float:
+    """The floor the script prints, in percent (4.4 for -4.4%)."""
+    found = re.search(r"floor for 3 samples: -(\d+\.\d)%", output)
+    assert found is not None, output
+    return float(found[1])
+
+
+def target_of(output: str) -> float:
+    """The ``TARGET=`` share the script prints."""
+    found = re.search(r"^TARGET=(\S+)$", output, re.M)
+    assert found is not None, output
+    return float(found[1])
+
+
 @pytest.fixture(scope="module")
 def red_night() -> ModuleType:
     return load_script(SCRIPT)
@@ -47,8 +61,8 @@ def test_the_target_of_a_machine_on_record_passes_its_floor() -> None:
     nightly = sorted(H100_RUNS.glob("*.results.json"))[-1]
     done = run_script(SCRIPT, str(H100), str(nightly))
     assert done.returncode == 0, done.stderr[-2000:]
-    floor = float(re.search(r"floor for 3 samples: -(\d+\.\d)%", done.stdout)[1])  # type: ignore[index]
-    target = float(re.search(r"^TARGET=(\S+)$", done.stdout, re.M)[1])  # type: ignore[index]
+    floor = floor_of(done.stdout)
+    target = target_of(done.stdout)
     assert target * 100 > floor
     sleeps = re.search(r"^SLEEPS=(.+)$", done.stdout, re.M)[1].split()  # type: ignore[index]
     assert len(sleeps) == 3 and sleeps == sorted(sleeps, key=float)
@@ -84,9 +98,9 @@ def test_without_the_machines_nightly_the_fastest_machine_on_record_stands_in(
     done = run_script(SCRIPT, str(baseline))
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"its lead taken as the fastest machine's on record, {fastest:+.1%}" in done.stdout
-    floor = float(re.search(r"floor for 3 samples: -(\d+\.\d)%", done.stdout)[1])  # type: ignore[index]
+    floor = floor_of(done.stdout)
     assert floor > 5.0
-    target = float(re.search(r"^TARGET=(\S+)$", done.stdout, re.M)[1])  # type: ignore[index]
+    target = target_of(done.stdout)
     assert target * 100 == pytest.approx(floor + fastest * 100 + 2.5, abs=0.1)
 
 
@@ -94,6 +108,6 @@ def test_a_floor_under_five_percent_on_record_targets_the_issues_five_percent() 
     """The shipped H100 baseline (4 machines, floor -4.4%): the red night is the issue's 5%."""
     done = run_script(SCRIPT, str(H100))
     assert done.returncode == 0, done.stderr[-2000:]
-    floor = float(re.search(r"floor for 3 samples: -(\d+\.\d)%", done.stdout)[1])  # type: ignore[index]
+    floor = floor_of(done.stdout)
     assert floor < 5.0
     assert "TARGET=0.0500" in done.stdout.splitlines()
