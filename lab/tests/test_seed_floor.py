@@ -35,9 +35,13 @@ def test_two_machines_give_the_five_percent_prior(tmp_path: Path) -> None:
     assert now > 10.0  # between machines taken as at least 5%
 
 
-def test_each_machine_more_narrows_the_floor() -> None:
-    done = run_script(STUDY, str(H100))
+def test_each_machine_more_narrows_the_floor_until_the_estimate_is_taken_as_measured(
+    tmp_path: Path,
+) -> None:
+    # From 3 machines: 4 (both at the spread's 60% upper bound), then 5 (as measured). Past
+    # that the floor may widen again: where the standard error is small the gate's
+    # min-effect term (a 5% drop caught with 95% power) sets it (docs/explanation/gate.md).
+    done = run_script(STUDY, str(on_machines(H100, 3, tmp_path / "steps-3.json")))
     assert done.returncode == 0, done.stderr[-2000:]
-    now, *more = pooled_floors(done.stdout)
-    assert len(more) == 3
-    assert [now, *more] == sorted([now, *more], reverse=True) and more[-1] < now
+    three, four, five, _six = pooled_floors(done.stdout)
+    assert three > four > five
