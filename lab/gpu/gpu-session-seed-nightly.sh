@@ -21,6 +21,10 @@
 #            fastest machine on record for this card's lead (or give LADDER_TARGET and
 #            LADDER_SLEEPS).
 #   trace    the shipped trace replayed open-loop at depths 1 and 3
+#   bisect   issue 52: lab/gpu/gpu-bisect-real-sglang.sh in the device time then left (its
+#            STOP_AFTER_S: LEFT_S less this driver's time so far and 60 s for the last poll);
+#            it resumes from .specperf/bisect-real-sglang/history.sqlite where a call carried
+#            one, and leaves its pairs in $proof/state/history.sqlite (its header says more)
 # ORDER picks the phases (default: all, in that order); MACHINES the results.json files the
 # shipped baseline rests on (default: lab/runs/seed-class-nightly-machines/<hardware key>/).
 # Everything lands in /tmp/proof (driver.log, each phase's folder); a poll tars it into $OUT.
@@ -35,7 +39,9 @@ set -u
 # 2026-12-06-seed-red-h100-fourth): the nightly with a fresh boot 450-500 s; the red night 340 s
 # after another boot, 504 s as a fresh machine's first (and as much again when borderline); the
 # trace, not yet run on a GPU: two boots (about 190 and 90 s) and two 15 s replays.
-declare -A PHASE_S=([nightly]=520 [merge]=10 [ladder]=520 [red]=520 [slow5]=520 [trace]=420)
+# The bisection asks for a fresh boot and one pair at least (about 230 + 210 s).
+declare -A PHASE_S=([nightly]=520 [merge]=10 [ladder]=520 [red]=520 [slow5]=520 [trace]=420
+  [bisect]=450)
 proof=${PROOF:-/tmp/proof}
 mkdir -p "$proof"
 export LENT_H200=${LENT_H200-1}
@@ -120,6 +126,12 @@ machines_on_record() {
           --specperf-allow-no-baseline -k "test_open_loop_floor or test_kv_capacity" \
           --specperf-out="$proof/trace" ${TRACE_EXTRA:-} >"$proof/trace.txt" 2>&1
         echo "trace exit $?"; tail -40 "$proof/trace.txt" ;;
+      bisect)
+        # Its own log lines go to $proof/driver.log as well (it appends there).
+        STOP_AFTER_S=${LEFT_S:+$((LEFT_S - SECONDS - 60))} PROOF="$proof" \
+          bash lab/gpu/gpu-bisect-real-sglang.sh
+        echo "bisect phase exit $?" ;;
+      *) echo "no phase $phase: the phases are ${!PHASE_S[*]}" ;;
     esac
   done
   sglang_left "$proof/driver.log"
