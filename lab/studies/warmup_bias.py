@@ -62,12 +62,17 @@ def sweep(root: Path, args: argparse.Namespace, rounds: int) -> tuple[DepthRun, 
     return run, time.monotonic() - begun
 
 
+def first_over_later(samples: Sequence[float]) -> float:
+    """The first sample over the median of the later ones."""
+    first, *later = samples
+    return first / statistics.median(later)
+
+
 def first_over_rest(run: DepthRun) -> dict[int, float]:
-    ratios: dict[int, float] = {}
-    for point in run.points:
-        first, *rest = (sample.agg_tok_s for sample in point.samples)
-        ratios[point.concurrency] = first / statistics.median(rest)
-    return ratios
+    return {
+        point.concurrency: first_over_later([sample.agg_tok_s for sample in point.samples])
+        for point in run.points
+    }
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,7 @@ class RecordedBoot:
 
     @property
     def first_over_rest(self) -> float:
-        return self.samples[0] / statistics.median(self.samples[1:])
+        return first_over_later(self.samples)
 
     @property
     def first_lowest(self) -> bool:
@@ -94,10 +99,8 @@ def recorded_boots(path: Path) -> list[RecordedBoot]:
     for run in results.runs:
         warmups = {warmup.boot: warmup for warmup in run.warmups}
         for point in run.points:
-            by_boot: dict[int, list[float]] = {}
-            for sample in point.all_samples():
-                by_boot.setdefault(sample.boot, []).append(sample.agg_tok_s)
-            for boot, samples in by_boot.items():
+            for boot in sorted(point.boots()):
+                samples = [s.agg_tok_s for s in point.all_samples() if s.boot == boot]
                 if len(samples) < 2:
                     continue
                 warmup = warmups.get(boot)
