@@ -25,13 +25,16 @@ scheduler.py and engine.py are byte for byte the 0.5.12 wheel's, and 0.5.23):
   run_batch before the batch is launched (:3007-3009; 0.5.23: :4640-4642), so the ladder's
   figures (lab/gpu/slowdown_ladder.py) size this sleep: on the seed-class profile at C=64,
   256 tokens, 3 ms a batch cost 12.9% (an A/B red after 3 pairs,
-  docs/runs/2026-12-05-ladder-slow10-h200).
+  docs/runs/2026-12-05-ladder-slow10-h200). The default is twice that, about 20-25%: each of
+  the bisection's steps then decides at or near the A/B's first look of 3 pairs, where at 3 ms
+  the like-good steps (interval wholly on zero's side of half the range's change, 6%) need
+  more pairs than a 3% pair spread gives in 3, and device time is what this run is short of.
 
 The hashes are the same on every machine for the same options (fixed author, dates and git
 configuration), so a bisection interrupted on one lent machine goes on from its history store
 on the next one, whose repository this script builds anew.
 
-    python lab/gpu/bisect_repo.py /tmp/bisect-repo --slow-from 5 --batch-sleep-s 0.003
+    python lab/gpu/bisect_repo.py /tmp/bisect-repo --slow-from 5 --batch-sleep-s 0.006
     python lab/gpu/bisect_repo.py /tmp/sim-repo --sim --sim-slowdown 0.15   # the dry run
 
 It prints one line per commit, then ``GOOD=<c0>``, ``BAD=<last>`` and ``CULPRIT=<slow-from>``.
@@ -50,7 +53,7 @@ from pathlib import Path
 TEMPLATE = Path(__file__).with_name("slow_scheduler_sitecustomize.py")
 SLEEP_LINE = "BATCH_SLEEP_S = 0.0\n"
 FLAGS_LINE = "SIMULATOR_FLAGS: list[str] = []\n"
-DEFAULT_BATCH_SLEEP_S = 0.003
+DEFAULT_BATCH_SLEEP_S = 0.006
 # Fixed so that the same options give the same hashes on every machine.
 IDENTITY = "Bisect Repo"
 EMAIL = "bisect-repo@example.invalid"

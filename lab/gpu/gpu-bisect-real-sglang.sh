@@ -17,7 +17,9 @@
 # The sweep is the 2026-12-05 A/B's, where 3 ms a batch on the head read -12.9% and was red
 # after 3 pairs (docs/runs/2026-12-05-ladder-slow10-h200); the nightly's 2,048 tokens make
 # each step about 60% longer (TPOT 15.6 ms at 3.16 tokens a step on an H100), so the same
-# sleep would cost about half as much there and a step would need more pairs to tell.
+# sleep would cost about half as much there and a step would need more pairs to tell. The
+# default sleep is 6 ms, twice that A/B's, so that each step decides near the first look of 3
+# pairs (lab/gpu/bisect_repo.py says why).
 #
 # Device seconds (estimates): 8 commits take at most 5 steps (the range, 3 candidates, the
 # culprit against its parent), each 3 pairs of boots or more. From lab/gpu/PLAN.md's figures
@@ -39,7 +41,7 @@
 # bisection's name (range, server env, suite options) and its steps' names match, as long as
 # lab/gpu/slow_scheduler_sitecustomize.py and the settings below stay as they were.
 #
-# Other settings: SLOW_FROM (default 5), BATCH_SLEEP_S (default 0.003), MAX_PAIRS (a step's
+# Other settings: SLOW_FROM (default 5), BATCH_SLEEP_S (default 0.006), MAX_PAIRS (a step's
 # most, default 16), SUITE_EXTRA (more suite options), PAIR_S (a pair's time until one is
 # measured, for STOP_AFTER_S; default 230), STATE_DIR, REPO_DIR.
 # A dry run on the simulator (the slow commits add --sim-slowdown to its command line instead):
@@ -62,7 +64,7 @@ if [[ $backend == sim ]]; then
     --specperf-min-point-seconds=0.5 --specperf-sim-speedup=10
     --specperf-server-arg=--sim-noise=0.01)
 else
-  repo_args=(--slow-from "$slow_from" --batch-sleep-s "${BATCH_SLEEP_S:-0.003}")
+  repo_args=(--slow-from "$slow_from" --batch-sleep-s "${BATCH_SLEEP_S:-0.006}")
   suite=(--spec-steps=3 --specperf-backend=sglang --specperf-profile=$profile
     --specperf-concurrency=64 --specperf-max-new-tokens=256 --specperf-repeats=3
     --specperf-min-point-seconds=2 --specperf-rotate-server-cpu

@@ -24,7 +24,7 @@ from tests.support.data import REPO
 from tests.support.scripts import load_script
 
 SLOW_FROM = 3
-# Long enough to tell from a loaded machine's scheduling hiccups; the GPU run's is 3 ms.
+# Long enough to tell from a loaded machine's scheduling hiccups; the GPU run's is 6 ms.
 SLEEP_S = 0.05
 BATCHES = 4
 
