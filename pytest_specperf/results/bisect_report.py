@@ -17,6 +17,7 @@ RESULT_FILE = "bisect.json"
 SUMMARY_FILE = "bisect.md"
 PLOT_FILE = "bisect.png"
 
+RANGE_UNKNOWN = "unknown (step 1 reached no verdict)"
 _HEADLINES = {
     "culprit": "culprit found",
     "no-change": "no change: the range's ends do not differ",
@@ -45,7 +46,8 @@ def summary_markdown(result: BisectResult) -> str:
         f"## specperf bisect: {_HEADLINES[result.outcome]}",
         "",
         f"Range: `{good.short}` (good) .. `{bad.short}` (bad), {len(result.commits) - 1} "
-        f"commit(s); bad against good: {change_text(result.range_change)}.",
+        f"commit(s); bad against good: "
+        f"{change_text(result.range_change) if result.range_change else RANGE_UNKNOWN}.",
     ]
     if result.outcome == "culprit" and result.culprit is not None:
         culprit = _commit(result, result.culprit)

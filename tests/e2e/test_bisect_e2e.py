@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.bisect_repos import (
     SIM_SUITE_ARGS,
     make_repository,
@@ -57,9 +59,10 @@ def result_of(out: Path) -> dict[str, Any]:
 def test_a_slowdown_is_named_and_an_interrupted_bisection_goes_on_without_measuring_again(
     tmp_path: Path,
 ) -> None:
-    """Six commits, 15% slower from commit 4: Ctrl-C in step 4, then the same command again:
-    the first three steps are read back from the pair log whole, and commit 4 is named, its
-    change put on step time."""
+    """Six commits, 15% slower from commit 4: Ctrl-C in step 4's second pair, then the same
+    command again: the interrupted step and its measured pair are in the outputs and their
+    cost, the first three steps and step 4's pair are read back from the pair log, and commit
+    4 is named, its change put on step time."""
     hashes = make_repository(tmp_path / "repo", 6, {4: server_flags(slowdown=0.15)})
     out = tmp_path / "out"
     command = bisect_command(tmp_path / "repo", hashes[0], hashes[6], out)
@@ -70,26 +73,39 @@ def test_a_slowdown_is_named_and_an_interrupted_bisection_goes_on_without_measur
     for line in started.stdout:
         seen.append(line)
         if line.startswith("step 3 "):
-            time.sleep(1.0)  # into step 4's first pair
-            started.send_signal(signal.SIGINT)
             break
         assert time.monotonic() < deadline, "".join(seen)
+    # Pair 2's boots start once pair 1 is measured and logged.
+    while not list(out.glob("step4-*/ab/*/pair2-*")):
+        assert time.monotonic() < deadline and started.poll() is None, "".join(seen)
+        time.sleep(0.1)
+    started.send_signal(signal.SIGINT)
     rest = started.communicate(timeout=120)[0]
     assert started.returncode == 130, "".join(seen) + rest
     first = result_of(out)
-    assert first["interrupted"] and [s["number"] for s in first["steps"]] == [1, 2, 3]
+    assert first["interrupted"] == "interrupted (Ctrl-C / SIGINT) in step 4"
+    assert [(s["number"], s["verdict"]) for s in first["steps"]][3:] == [(4, "interrupted")]
+    interrupted = first["steps"][3]
+    assert interrupted["pairs"] == 1 and interrupted["server_seconds"] > 0
+    assert first["server_seconds"] == pytest.approx(
+        sum(s["server_seconds"] for s in first["steps"]), abs=0.5
+    )
+    pairs = sum(s["pairs"] for s in first["steps"])
+    assert f"Cost: 4 step(s), {pairs} pair(s) of boots" in (out / "bisect.md").read_text()
+    assert "step 4 (of at most" in rest and "interrupted after 1 pair(s)" in rest
 
     again = run_bisect(tmp_path / "repo", hashes[0], hashes[6], out)
     assert again.returncode == 0, again.stdout + again.stderr
     found = result_of(out)
     assert found["outcome"] == "culprit" and found["culprit"] == hashes[4]
     steps = found["steps"]
-    for before, now in zip(first["steps"], steps[:3], strict=True):
+    for before, now in zip(first["steps"][:3], steps[:3], strict=True):
         assert (now["commit"], now["pairs"], now["resumed_pairs"]) == (
             before["commit"],
             before["pairs"],
             before["pairs"],
         )
+    assert (steps[3]["commit"], steps[3]["resumed_pairs"]) == (interrupted["commit"], 1)
     assert steps[-1]["kind"] == "culprit" and steps[-1]["against"] == hashes[3]
     change = found["culprit_change"]
     assert change["change"] < -0.10

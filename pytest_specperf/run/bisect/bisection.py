@@ -127,11 +127,16 @@ class Bisection:
         try:
             return self._steps()
         except KeyboardInterrupt as exc:
+            last = self.steps[-1] if self.steps else None
+            number = (
+                last.number
+                if last is not None and last.verdict == "interrupted"
+                else len(self.steps) + 1
+            )
             return self._result(
                 "undecided",
                 why="interrupted: rerun the same command to go on from the pairs measured",
-                interrupted=f"interrupted ({interrupts.interrupt_name(exc)}) in step "
-                f"{len(self.steps) + 1}",
+                interrupted=f"interrupted ({interrupts.interrupt_name(exc)}) in step {number}",
             )
 
     def _steps(self) -> BisectResult:
@@ -212,6 +217,8 @@ class Bisection:
         )
         self.steps.append(step)
         self.say(progress_line(step, len(self.commits) - 1, head, base))
+        if done.interrupt is not None:
+            raise done.interrupt
         return step
 
     def _log_change(self, step: BisectStep) -> float:
@@ -301,6 +308,8 @@ class Bisection:
 
     def _result(self, outcome: str, *, why: str, interrupted: str | None = None) -> BisectResult:
         first = self.steps[0] if self.steps else None
+        if first is not None and first.verdict in ("interrupted", "failed"):
+            first = None  # the range's change is step 1's verdict's, not a part of its pairs'
         return BisectResult(
             outcome=outcome,  # type: ignore[arg-type]
             good=self.commits[0].sha,

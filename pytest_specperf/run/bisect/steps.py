@@ -107,10 +107,12 @@ def step_settings(sides: Sides, plan: StepPlan) -> Settings:
 
 @dataclass(frozen=True)
 class StepRun:
-    """A step's comparison as it ended, and how many of its pairs an earlier run measured."""
+    """A step's comparison as it ended, how many of its pairs an earlier run measured, and the
+    interrupt that ended it (the bisection records the step as far as it got, then raises it)."""
 
     comparison: AbRun
     resumed: int
+    interrupt: KeyboardInterrupt | None = None
 
 
 def run_step(
@@ -124,7 +126,8 @@ def run_step(
     on_pair: Callable[[AbRun], None] | None = None,
 ) -> StepRun:
     """The step's pairs until ``decided``: those the log holds first, then new ones, each
-    logged as soon as it is measured."""
+    logged as soon as it is measured. A Ctrl-C or a signal ends the step with the pairs it has
+    (``StepRun.interrupt``)."""
     settings = step_settings(sides, plan)
     key = step_key(bisection, plan.base.sha, plan.head.sha)
     earlier = log.recorded(key) if log is not None else []
@@ -149,14 +152,18 @@ def run_step(
         if on_pair is not None:
             on_pair(result)
 
-    comparison = run_ab(
-        settings,
-        sides.depth,
-        measure=partial(measure_pair, settings, sides.depth),
-        record=record,
-        resumed=resumed,
-        decided=decided,
-    )
+    try:
+        comparison = run_ab(
+            settings,
+            sides.depth,
+            measure=partial(measure_pair, settings, sides.depth),
+            record=record,
+            resumed=resumed,
+            decided=decided,
+        )
+    except KeyboardInterrupt as exc:
+        # run_ab marked ``resumed`` (the comparison it extends) interrupted and logged its pairs.
+        return StepRun(resumed, len(earlier), interrupt=exc)
     return StepRun(comparison, len(earlier))
 
 
