@@ -146,6 +146,9 @@ class _Pairs:
             for row in self.log.recorded(step)
         ]
 
+    def pair_seconds(self) -> list[float]:
+        return self.log.pair_seconds()
+
     def record(self, step: str, logged: LoggedPair, *, base: str, head: str) -> None:
         self.log.record(
             step,

@@ -29,6 +29,10 @@ class BisectLog:
         """The step's pairs, first first: pair, boot_order, server_seconds, pair_json."""
         return self.store.bisect_pairs(self.run_id, step)
 
+    def pair_seconds(self) -> list[float]:
+        """The server-seconds of every pair recorded so far, over all steps."""
+        return self.store.bisect_pair_seconds(self.run_id)
+
     def record(
         self,
         step: str,

@@ -424,6 +424,16 @@ class HistoryStore:
         )
         return self._read(query)
 
+    def bisect_pair_seconds(self, run_id: str) -> list[float]:
+        """The server-seconds of every pair a bisection recorded, over all its steps."""
+        runs, pairs = store_schema.runs, store_schema.bisect_pairs
+        query = (
+            sa.select(pairs.c.server_seconds)
+            .join(runs, runs.c.seq == pairs.c.run_seq)
+            .where(runs.c.run_id == run_id)
+        )
+        return [float(row["server_seconds"]) for row in self._read(query)]
+
     def runs(self, *, complete_only: bool = False) -> list[dict[str, Any]]:
         """Every run, oldest first (by the order they were first written)."""
         query = sa.select(store_schema.runs).order_by(store_schema.runs.c.seq)

@@ -96,6 +96,8 @@ def test_a_slowdown_is_named_and_an_interrupted_bisection_goes_on_without_measur
 
     again = run_bisect(tmp_path / "repo", hashes[0], hashes[6], out)
     assert again.returncode == 0, again.stdout + again.stderr
+    # The rerun's estimate is at the pace of the pairs it found.
+    assert f"of the {pairs} pair(s) in the pair log" in again.stdout
     found = result_of(out)
     assert found["outcome"] == "culprit" and found["culprit"] == hashes[4]
     steps = found["steps"]

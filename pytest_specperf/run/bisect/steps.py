@@ -55,6 +55,8 @@ class PairLog(Protocol):
 
     def record(self, step: str, logged: LoggedPair, *, base: str, head: str) -> None: ...
 
+    def pair_seconds(self) -> list[float]: ...
+
 
 @dataclass(frozen=True)
 class StepPlan:
