@@ -76,8 +76,8 @@ def plan_line(settings: Settings, commits: int, measured: Sequence[float] = ()) 
 
     ``measured``: the server-seconds of the pairs a rerun finds in the pair log. Their mean is
     the pace of this runner, boots and all, which the profile's figures only guess at (its
-    boot estimate is a machine's first boot; the later boots of a bisection are often shorter:
-    47-66 s against 240 s for the seed-class profile on an H100)."""
+    boot estimate is a machine's first boot, with its kernels still to compile; a bisection's
+    later boots reuse them and are often several times shorter)."""
     steps = search_steps(commits)
     first_look, most = FIRST_LOOK, settings.ab_max_pairs
     head = (
