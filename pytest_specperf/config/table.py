@@ -587,8 +587,9 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "--specperf-boot-estimate",
         "boot_estimate",
-        "seconds one server boot takes, for the run's time estimate (default: the profile's "
-        "boot_estimate_s, else 120 for sglang and 5 for sim)",
+        "seconds each server boot takes, for the run's time estimate (default: the profile's "
+        "boot_estimate_s for the first boot and its later_boot_estimate_s, where it has one, "
+        "for the others; else 120 for sglang and 5 for sim)",
         parse=float_in(0.0, optional=True),
     ),
 )

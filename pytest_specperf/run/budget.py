@@ -10,7 +10,9 @@ pairs of sweeps, base and head, each side a boot unless reached by URL. The A/B 
 for the most pairs; a verdict may come at the first look, 3 pairs, and the line says how long
 that takes. Samples = sweeps x points x repeats. A boot's time is --specperf-boot-estimate,
 else the profile's ``boot_estimate_s`` (measured with the real server; not for the
-simulator), else a default per backend. A sample lasts at least
+simulator), else a default per backend; where the profile has a ``later_boot_estimate_s``, the
+run's boots after the first take that (the first compiled and cached the kernels they
+reuse: an A/B's or a depth sweep's boots are mostly later ones). A sample lasts at least
 --specperf-min-point-seconds; with a baseline of the same key its length is the baseline's
 rate applied to the sample's requests (and its few short warm-up requests); a warm-up round
 measures every point once as a sample does, --specperf-warmup-rounds times (the most it may).
@@ -65,17 +67,35 @@ class RunEstimate:
     # What re-measuring every point of every depth as borderline adds (None: no verdict to
     # confirm: no baseline, --specperf-confirm=off or A/B mode).
     confirm_s: float | None = None
+    # The boots after the run's first (None: each as long as the first).
+    later_boot_s: float | None = None
+
+    @property
+    def boots_s(self) -> float:
+        if self.later_boot_s is None or self.boots == 0:
+            return self.boots * self.boot_s
+        return self.boot_s + (self.boots - 1) * self.later_boot_s
 
     @property
     def total_s(self) -> float:
-        return self.boots * self.boot_s + self.sweeps * self.warmup_s + self.measure_s
+        return self.boots_s + self.sweeps * self.warmup_s + self.measure_s
+
+    def boots_text(self) -> str:
+        """``2 boot(s) x 180 s (profile p)``, or with later boots ``6 boot(s), the first 240 s
+        and 5 later x 90 s (profile p)``."""
+        if self.later_boot_s is None or self.boots < 2:
+            return f"{self.boots} boot(s) x {self.boot_s:g} s ({self.boot_from})"
+        return (
+            f"{self.boots} boot(s), the first {self.boot_s:g} s and {self.boots - 1} later x "
+            f"{self.later_boot_s:g} s ({self.boot_from})"
+        )
 
     def line(self) -> str:
         """``estimated run time: 812 s = 2 boots x 180 s (profile) + ...``"""
         bound = "at least " if self.lower_bound else ""
         text = (
-            f"estimated run time: {bound}{self.total_s:,.0f} s = {self.boots} boot(s) x "
-            f"{self.boot_s:g} s ({self.boot_from}) + {self.sweeps} warm-up(s) x "
+            f"estimated run time: {bound}{self.total_s:,.0f} s = {self.boots_text()} + "
+            f"{self.sweeps} warm-up(s) x "
             f"{self.warmup_s:,.0f} s + {self.samples} sample(s) in {self.measure_s:,.0f} s "
             f"(speed: {self.speed_from})"
         )
@@ -103,6 +123,16 @@ def boot_estimate(settings: Settings) -> tuple[float, str]:
     if settings.profile.boot_estimate_s is not None and settings.backend != "sim":
         return settings.profile.boot_estimate_s, f"profile {settings.profile.name}"
     return DEFAULT_BOOT_S.get(settings.backend, DEFAULT_BOOT_S["sglang"]), "default"
+
+
+def later_boot_estimate(settings: Settings) -> float | None:
+    """The run's boots after its first, where the profile's figure applies (None: as long as
+    the first; --specperf-boot-estimate is every boot's)."""
+    if settings.boot_estimate_s is not None or settings.backend == "sim":
+        return None
+    if settings.profile.boot_estimate_s is None:
+        return None
+    return settings.profile.later_boot_estimate_s
 
 
 def expected_hardware(settings: Settings) -> str | None:
@@ -148,6 +178,8 @@ def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -
     boots = len(settings.depths) * shape.boots_per_depth
     per_depth_sweeps = shape.sweeps_per_depth
     boot_s, boot_from = boot_estimate(settings)
+    later = later_boot_estimate(settings)
+    later_boot_s = later if later is not None else boot_s
     lower_bound = False
     measure_s = 0.0
     warmup_total = 0.0
@@ -186,7 +218,7 @@ def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -
             warmup_s = min(warmup_s, settings.warmup.max_seconds + round_s)
         warmup_total += warmup_s * per_depth_sweeps
         if baseline is not None:
-            confirm_s += remeasure_s + (boot_s + warmup_s if fresh_boot else 0.0)
+            confirm_s += remeasure_s + (later_boot_s + warmup_s if fresh_boot else 0.0)
     speed_from = (
         f"baselines of {len(baselines)} of {len(settings.depths)} depth(s)"
         if baselines
@@ -208,6 +240,7 @@ def estimate(settings: Settings, baselines: dict[int, Baseline] | None = None) -
         lower_bound=lower_bound,
         first_look_s=first_look_s,
         confirm_s=confirm_s if judged else None,
+        later_boot_s=later,
     )
 
 

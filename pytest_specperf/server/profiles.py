@@ -100,8 +100,11 @@ class Profile(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=T
     simulated_accept_length: dict[str, float] = {}
     sim_profile: str = "qwen3.5-122b-a10b-fp8-4x-rtx-pro-6000"
     launch_timeout_s: float | None = None
-    # Seconds one boot takes (start to healthy, and the stop), for the run's time estimate.
+    # Seconds one boot takes (start to healthy, and the stop), for the run's time estimate: the
+    # run's first boot, and its later ones on the same machine (kernels compiled and cached by
+    # the first; None: as long as the first).
     boot_estimate_s: float | None = None
+    later_boot_estimate_s: float | None = None
     source: str = ""
 
     def simulated_accept_length_at(self, steps: int) -> float | None:
@@ -168,9 +171,10 @@ def _validate(profile: Profile, source: str) -> Profile:
     timeout = profile.launch_timeout_s
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         raise bad("launch_timeout_s", "must be a positive number of seconds")
-    boot = profile.boot_estimate_s
-    if boot is not None and not (math.isfinite(boot) and boot >= 0):
-        raise bad("boot_estimate_s", "must be a number of seconds >= 0")
+    for field in ("boot_estimate_s", "later_boot_estimate_s"):
+        boot = getattr(profile, field)
+        if boot is not None and not (math.isfinite(boot) and boot >= 0):
+            raise bad(field, "must be a number of seconds >= 0")
     return msgspec.structs.replace(profile, source=source)
 
 

@@ -95,11 +95,19 @@ def plan_line(settings: Settings, commits: int, measured: Sequence[float] = ()) 
     sides = dataclasses.replace(settings, base=BaseSide(python=settings.python))
     found = estimate(sides)
     low = found.first_look_s if found.first_look_s is not None else found.total_s
+    # Each step's estimate starts with the run's first boot; the bisection has one.
+    later = found.later_boot_s
+    spare = (steps - 1) * (found.boot_s - later) if later is not None else 0.0
+    boots = (
+        f"every boot at {found.boot_s:g} s"
+        if later is None
+        else f"the first boot at {found.boot_s:g} s, the later ones at {later:g} s"
+    )
     return (
         head
-        + f"{steps * low:,.0f} to {steps * found.total_s:,.0f} server-seconds"
+        + f"{steps * low - spare:,.0f} to {steps * found.total_s - spare:,.0f} server-seconds"
         + (" (at least: no baseline gives the speed)" if found.lower_bound else "")
-        + f" (every boot at {found.boot_s:g} s, {found.boot_from})"
+        + f" ({boots}, {found.boot_from})"
     )
 
 

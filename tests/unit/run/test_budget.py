@@ -119,6 +119,24 @@ def test_the_profiles_boot_estimate_is_used_when_no_option_gives_one(tmp_path: P
     assert found.boot_s == 150 and "smoke-tiny-qwen3next-mtp" in found.boot_from
 
 
+def test_boots_after_the_first_take_the_profiles_later_boot_figure(tmp_path: Path) -> None:
+    """The seed-class profile: a first boot of 240 s, later ones of 90 s (its kernels cached)."""
+    values = {
+        "profile": "qwen3-next-real-width-fp8-mtp",
+        "backend": "sglang",
+        "spec_steps": "1,2,3",
+        "concurrency": "64",
+    }
+    found = estimate(build_settings(lambda key: values.get(key), tmp_path), {})
+    assert (found.boots, found.boot_s, found.later_boot_s) == (3, 240, 90)
+    assert found.boots_s == 240 + 2 * 90
+    assert "3 boot(s), the first 240 s and 2 later x 90 s (profile qwen3-next-real" in found.line()
+    given = estimate(
+        build_settings(lambda key: {**values, "boot_estimate": "100"}.get(key), tmp_path), {}
+    )
+    assert (given.boots_s, given.later_boot_s) == (300, None)
+
+
 def test_a_run_within_the_budget_passes(tmp_path: Path) -> None:
     assert check_budget(settings(tmp_path, time_budget="1000"), {}).total_s < 1000
 

@@ -129,6 +129,11 @@ def test_resolve_unknown_profile_lists_known_names() -> None:
             MINIMAL + "launch_timeout_s = 0.0\n", ["launch_timeout_s"], id="timeout-not-positive"
         ),
         pytest.param(MINIMAL + "launch_timeout_s = nan\n", ["launch_timeout_s"], id="timeout-nan"),
+        pytest.param(
+            MINIMAL + "later_boot_estimate_s = -1\n",
+            ["later_boot_estimate_s"],
+            id="later-boot-negative",
+        ),
     ],
 )
 def test_bad_profile_is_refused_naming_file_and_field(
@@ -190,6 +195,7 @@ _FIELDS = [
     "draft_model_path",
     "sim_profile",
     "launch_timeout_s",
+    "later_boot_estimate_s",
     "bogus",
 ]
 _TOML_VALUES = st.one_of(
