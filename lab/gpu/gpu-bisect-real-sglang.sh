@@ -43,7 +43,8 @@
 #
 # Other settings: SLOW_FROM (default 5), BATCH_SLEEP_S (default 0.006), MAX_PAIRS (a step's
 # most, default 16), SUITE_EXTRA (more suite options), PAIR_S (a pair's time until one is
-# measured, for STOP_AFTER_S; default 230), STATE_DIR, REPO_DIR.
+# measured, for STOP_AFTER_S; default 230), STATE_DIR (.specperf/bisect-real-sglang, the dry
+# run's .specperf/bisect-sim), REPO_DIR.
 # A dry run on the simulator (the slow commits add --sim-slowdown to its command line instead):
 #   LENT_H200= BACKEND=sim PYTHON=.venv/bin/python PROOF=/tmp/bisect-dry bash lab/gpu/gpu-bisect-real-sglang.sh
 set -u
@@ -55,8 +56,10 @@ backend=${BACKEND:-sglang}
 profile=qwen3-next-real-width-fp8-mtp
 repo=${REPO_DIR:-/tmp/bisect-repo}
 out=$proof/bisect
-state=${STATE_DIR:-.specperf/bisect-real-sglang}
 slow_from=${SLOW_FROM:-5}
+# The dry run keeps its pairs apart from the GPU's (a different bisection, but one store).
+state=${STATE_DIR:-.specperf/bisect-real-sglang}
+[[ $backend == sim ]] && state=${STATE_DIR:-.specperf/bisect-sim}
 if [[ $backend == sim ]]; then
   repo_args=(--slow-from "$slow_from" --sim --sim-slowdown "${SIM_SLOWDOWN:-0.15}")
   suite=(--spec-steps=3 --specperf-backend=sim --specperf-profile=$profile
