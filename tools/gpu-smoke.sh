@@ -16,8 +16,11 @@ mkdir -p "$out"
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 export SPECPERF_MODEL_CACHE=${SPECPERF_MODEL_CACHE:-/tmp/specperf-model-cache}
 python=${PYTHON:-python3}
-# -p loads the plugin also where the package is on PYTHONPATH rather than pip-installed.
-pytest_cmd=("$python" -m pytest -p pytest_specperf.plugin -p no:cacheprovider -rsf)
+# -p loads the plugin where the package is on PYTHONPATH rather than pip-installed; an
+# installed plugin registers itself, and pytest refuses to load it a second time.
+plugin=(-p pytest_specperf.plugin)
+"$python" -c 'import importlib.metadata as m, sys; sys.exit(not any(e.value.startswith("pytest_specperf") for e in m.entry_points(group="pytest11")))' && plugin=()
+pytest_cmd=("$python" -m pytest "${plugin[@]}" -p no:cacheprovider -rsf)
 # The sweeps: MTP_SWEEP / NGRAM_SWEEP override them. NGRAM's tiny model streams ~2,000 tok/s
 # per request, so it needs 2048-token requests for points long enough to be stable: with 256
 # tokens (points of 0.4-0.7 s) a second boot measured up to 27% below the first.

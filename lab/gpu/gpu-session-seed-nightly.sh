@@ -48,8 +48,7 @@ export LENT_H200=${LENT_H200-1}
 source lab/gpu/_lent_gpu.sh
 backend=${BACKEND:-sglang}
 profile=qwen3-next-real-width-fp8-mtp
-plugin="-p pytest_specperf.plugin"
-python -c 'import importlib.metadata as m; import sys; sys.exit(0 if any(e.value.startswith("pytest_specperf") for e in m.entry_points(group="pytest11")) else 1)' && plugin=""
+plugin=$($python -c 'import sys; sys.path.insert(0, "lab/gpu"); import _lent_gpu; print(*_lent_gpu.plugin_flags())')
 nightly="$python -m pytest perf_tests $plugin -p no:cacheprovider -rsf --spec-steps=3 --specperf-backend=$backend --specperf-profile=$profile --specperf-run-profile=seed-class-nightly ${EXTRA:-}"
 # This machine's hardware key (read from the nightly's results; without a nightly, as the
 # suite names it from nvidia-smi).
