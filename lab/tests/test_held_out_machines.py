@@ -44,3 +44,12 @@ def test_a_run_a_tenth_slower_is_red_and_the_same_run_unchanged_is_not(tmp_path:
     *_, slow_line, same_line = done.stdout.splitlines()
     assert slow_line.startswith("slow.results.json") and ": regression" in slow_line
     assert ": pass" in same_line, same_line
+
+
+def test_slowdowns_count_the_machines_whose_night_a_share_slower_is_red() -> None:
+    done = run_script(STUDY, *map(str, MACHINES), "--slowdowns", "0", "0.1")
+    assert done.returncode == 0, done.stderr[-2000:]
+    unchanged, tenth = done.stdout.splitlines()[-2:]
+    assert unchanged.startswith(f"0% slower: red on 0 of {len(MACHINES)} machines"), unchanged
+    assert tenth.startswith(f"10% slower: red on {len(MACHINES)} of {len(MACHINES)}"), tenth
+    assert tenth.count("regression") == len(MACHINES)
