@@ -37,3 +37,11 @@ def test_a_phase_it_does_not_know_is_named_with_the_ones_it_does(tmp_path: Path)
     log = drive(tmp_path / "proof", "bisekt", 10_000)
     assert "no phase bisekt: the phases are" in log
     assert "bisect" in log.split("no phase bisekt: the phases are", 1)[1]
+
+
+def test_a_red_night_that_could_not_re_measure_a_borderline_look_is_skipped(
+    tmp_path: Path,
+) -> None:
+    log = drive(tmp_path / "proof", "red", 600)
+    assert "skip red: it takes about 680 s, " in log
+    assert not (tmp_path / "proof" / "red").exists()
