@@ -116,6 +116,11 @@ def slowed(run: DepthRun, share: float) -> DepthRun:
     return msgspec.structs.replace(run, points=[scaled(point) for point in run.points])
 
 
+def others_of(runs: list[LabelledRun], run: LabelledRun) -> list[LabelledRun]:
+    """The runs of every machine but ``run``'s."""
+    return [other for other in runs if machine_key(other) != machine_key(run)]
+
+
 def gpu_of(run: LabelledRun) -> str:
     testbed = run.run.testbed
     return testbed.gpu_uuid[:12] if testbed and testbed.gpu_uuid else "?"
@@ -127,8 +132,7 @@ def caught(runs: list[LabelledRun], share: float) -> str:
     each = []
     red = borderline = 0
     for run in runs:
-        others = [other for other in runs if machine_key(other) != machine_key(run)]
-        found = judged(slowed(run.run, share), others)
+        found = judged(slowed(run.run, share), others_of(runs, run))
         red += found.outcome == "regression"
         borderline += found.borderline
         change = "no verdict" if found.change is None else f"{found.change:+.1%}"
@@ -156,7 +160,7 @@ def main() -> None:
     runs = [labelled(path, args.spec_steps) for path in args.machines]
     extra = [labelled(path, args.spec_steps) for path in args.judge]
     for run in runs + extra:
-        others = [other for other in runs if machine_key(other) != machine_key(run)]
+        others = others_of(runs, run)
         if not others:
             print(f"{run.label}: no other machine to merge")
             continue
