@@ -87,7 +87,7 @@ def run_bench(
     not_judged = [v.message for v in verdicts if v.outcome == "no-baseline"]
     (notes if settings.allow_no_baseline else problems).extend(not_judged)
     results = store.update(lambda r: _ended(r, problems, session.failure))
-    notes += write_run_artifacts(results, settings.out_dir)
+    notes += write_run_artifacts(results, settings.out_dir, plots=not settings.no_plots)
     return BenchOutcome(results, problems, notes)
 
 

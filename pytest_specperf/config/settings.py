@@ -58,6 +58,7 @@ _AS_GIVEN = (
     "rate_seconds",
     "allow_baseline_downgrade",
     "allow_no_baseline",
+    "no_plots",
 )
 
 
@@ -174,6 +175,7 @@ class Settings:
     out_option: str = ".specperf"
     allow_baseline_downgrade: bool = False
     allow_no_baseline: bool = False
+    no_plots: bool = False
     # The run profile that made the run exploratory (allow_no_baseline on in it, the flag not
     # given); None otherwise. Said in the line of an exploratory run that judged nothing.
     exploratory_run_profile: str | None = None

@@ -551,6 +551,14 @@ OPTIONS: tuple[OptionSpec, ...] = (
         commands=(BENCH,),
         short="--allow-no-baseline",
     ),
+    _switch(
+        "--specperf-no-plots",
+        "no_plots",
+        "leave the plots out of the run's artifacts (report.md says so): for runners that keep "
+        "no pictures; every figure is in results.json and the benchmark files either way",
+        commands=(BENCH,),
+        short="--no-plots",
+    ),
     # -- warm-up of each boot and the run's time (issue 21) --------------------------------
     _bench(
         "--specperf-warmup-rounds",

@@ -68,7 +68,10 @@ def finish(run: SpecperfRun, session: pytest.Session, exitstatus: int) -> None:
     )
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     run.end.artifacts = write_run_artifacts(
-        results, run.settings.out_dir, Path(step_summary) if step_summary else None
+        results,
+        run.settings.out_dir,
+        Path(step_summary) if step_summary else None,
+        plots=not run.settings.no_plots,
     )
     _finish_history(run, session, exitstatus)
     if run.settings.update_baselines:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.e2e import FAST_ARGS
+from tests.support.e2e import FAST_ARGS, FAST_ARGS_WITH_PLOTS
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
 
@@ -20,7 +20,7 @@ def test_a_slower_head_is_red_named_step_time_and_no_baseline_is_touched(
     result = pytester.runpytest_subprocess(
         "perf_tests",
         "--spec-steps=3",
-        *FAST_ARGS,
+        *FAST_ARGS_WITH_PLOTS,
         "--specperf-base-server-arg=--sim-seed=1",
         "--specperf-server-arg=--sim-seed=2",
         "--specperf-server-arg=--sim-slowdown=0.2",

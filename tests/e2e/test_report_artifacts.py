@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from tests.support.data import REPO
-from tests.support.e2e import FAST_ARGS, SharedRun
+from tests.support.e2e import FAST_ARGS, FAST_ARGS_WITH_PLOTS, SharedRun
 
 pytestmark = pytest.mark.usefixtures("no_leftover_sims")
 
@@ -53,7 +53,7 @@ def test_without_matplotlib_the_run_says_once_how_to_get_plots(
     """No matplotlib: one line says how to get the plots; every other artifact is written."""
     pytester.makeconftest("import sys\n\nsys.modules['matplotlib'] = None  # as if not installed\n")
     result = pytester.runpytest_subprocess(
-        "perf_tests", "--spec-steps=3", *FAST_ARGS, "--specperf-concurrency=1"
+        "perf_tests", "--spec-steps=3", *FAST_ARGS_WITH_PLOTS, "--specperf-concurrency=1"
     )
     assert result.ret == 0
     hint = 'plots: not drawn (matplotlib is not installed): pip install "pytest-specperf[plots]"'

@@ -32,12 +32,12 @@ import pytest
 
 from pytest_specperf.results.schema import DepthRun, RunResults
 from tests.support.data import REPO
-from tests.support.e2e import FAST_ARGS, TAG_ENV, sim_processes
+from tests.support.e2e import FAST_ARGS_WITH_PLOTS, TAG_ENV, sim_processes
 
 # Every run carries this key in SPECPERF_API_KEY; it must never show up anywhere.
 API_KEY = f"sk-reliability-{uuid.uuid4().hex}"
 PROFILE = "qwen3.5-122b-a10b-fp8-tp4-mtp"
-HARDWARE = "sim-x10"  # FAST_ARGS runs the simulator at speedup 10
+HARDWARE = "sim-x10"  # FAST_ARGS_WITH_PLOTS runs the simulator at speedup 10
 RUN_TIMEOUT_S = 150.0
 LEFTOVER_GRACE_S = 15.0
 _LISTENING = re.compile(r"listening on http://127\.0\.0\.1:(\d+)")
@@ -188,12 +188,12 @@ def run_suite(
     api_key: str | None = API_KEY,
     timeout_s: float = RUN_TIMEOUT_S,
 ) -> SuiteRun:
-    """``python -m pytest perf_tests FAST_ARGS args`` in ``workdir``; later args win."""
+    """``python -m pytest perf_tests FAST_ARGS_WITH_PLOTS args`` in ``workdir``; later args win."""
     tag = uuid.uuid4().hex
     env = suite_env(workdir, tag)
     if api_key is not None:
         env["SPECPERF_API_KEY"] = api_key
-    argv = [sys.executable, "-c", FOREGROUND, "perf_tests", *FAST_ARGS, "-rsfE", *args]
+    argv = [sys.executable, "-c", FOREGROUND, "perf_tests", *FAST_ARGS_WITH_PLOTS, "-rsfE", *args]
     output_path = workdir / "pytest-output.txt"
     started = time.monotonic()
     probe: dict[str, Any] = {}

@@ -23,7 +23,7 @@ from tests.reliability.suite_runs import (
     suite_env,
     wait_for_leftovers,
 )
-from tests.support.e2e import FAST_ARGS
+from tests.support.e2e import FAST_ARGS_WITH_PLOTS
 
 SHORT = [
     "--spec-steps=3",
@@ -35,7 +35,7 @@ SHORT = [
 
 def _start(workdir: Path, tag: str, name: str) -> tuple[subprocess.Popen[bytes], Path]:
     output = workdir / f"{name}.txt"
-    argv = [sys.executable, "-c", FOREGROUND, "perf_tests", *FAST_ARGS, *SHORT]
+    argv = [sys.executable, "-c", FOREGROUND, "perf_tests", *FAST_ARGS_WITH_PLOTS, *SHORT]
     with open(output, "wb") as handle:
         return start_in(workdir, argv, suite_env(workdir, tag), handle), output
 

@@ -76,6 +76,7 @@ SIM_SUITE_ARGS = (
     "--specperf-warmup-rounds=0",
     "--specperf-min-point-seconds=0.5",
     "--specperf-sim-speedup=10",
+    "--specperf-no-plots",
 )
 
 

@@ -28,7 +28,7 @@ from pytest_specperf.server.profiles import DEFAULT_PROFILE, builtin_profiles
 from tests.support.data import REPO
 
 # Small and fast: enough tokens per request for stable rates, speedup for short points.
-FAST_ARGS = [
+FAST_ARGS_WITH_PLOTS = [
     "--specperf-backend=sim",
     "--specperf-sim-speedup=10",
     "--specperf-max-new-tokens=200",
@@ -41,6 +41,11 @@ FAST_ARGS = [
     "no:cacheprovider",
     "-rsf",
 ]
+# The same without the plots, for the runs whose tests read no picture: drawing them took
+# about 2 s of a 6 s run, 203 of about 1,090 worker-seconds of tests/e2e and tests/reliability
+# (121 drawings, timed in write_plots, 2026-12-07). The reliability tests keep them: their
+# signals land in the phase that writes them.
+FAST_ARGS = [*FAST_ARGS_WITH_PLOTS, "--specperf-no-plots"]
 TAG_ENV = "SPECPERF_E2E_TAG"
 
 
@@ -156,16 +161,17 @@ def shared_plain_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
 
 @pytest.fixture(scope="session")
 def shared_three_depths(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
-    """`pytest perf_tests --spec-steps=1,2,3` (FAST_ARGS) with no baseline, in a CI job with an
-    empty $GITHUB_STEP_SUMMARY: run once, read by tests/e2e/test_suite_e2e.py (a server per
-    depth, the trade-off) and test_report_artifacts.py (every artifact of a run of depths)."""
+    """`pytest perf_tests --spec-steps=1,2,3` (FAST_ARGS_WITH_PLOTS) with no baseline, in a CI
+    job with an empty $GITHUB_STEP_SUMMARY: run once, read by tests/e2e/test_suite_e2e.py (a
+    server per depth, the trade-off) and test_report_artifacts.py (every artifact of a run of
+    depths, the plots among them)."""
     project = suite_project(tmp_path_factory.mktemp("three-depths"))
     summary = project / "step-summary.md"
     return run_suite_once(
         project,
         "perf_tests",
         "--spec-steps=1,2,3",
-        *FAST_ARGS,
+        *FAST_ARGS_WITH_PLOTS,
         env={"GITHUB_STEP_SUMMARY": str(summary)},
     )
 

@@ -36,13 +36,13 @@ from tests.reliability.suite_runs import (
     suite_env,
     wait_for_leftovers,
 )
-from tests.support.e2e import FAST_ARGS
+from tests.support.e2e import FAST_ARGS_WITH_PLOTS
 
 # Short points: 24 tokens a request, no minimum point duration (prepare_workdir's pytest.ini);
 # the throughput tests only (a point each, then the depth's check), without the plugins that
 # cost a second of imports each and add nothing here.
 ARGS = [
-    *FAST_ARGS,
+    *FAST_ARGS_WITH_PLOTS,
     "--spec-steps=3",
     "--specperf-update-baselines",
     "--specperf-max-new-tokens=24",
