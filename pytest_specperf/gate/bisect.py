@@ -18,7 +18,8 @@ takes these steps, each an A/B of two commits in pairs of fresh boots (gate/ab/)
    against good, and short of bad. Either side then holds a change; the search goes on
    toward the larger (``between-larger-before`` narrows as like bad, ``between-larger-after``
    as like good), and the other is said to remain. Else the step "could not tell" and the
-   bisection ends undecided with the range narrowed so far.
+   bisection ends undecided with the range narrowed so far. A candidate that cannot be served
+   (its build or its server fails) is skipped: the next is the open commit nearest the middle.
 3. **The culprit**: once the last like-good commit and the first like-bad one are neighbours,
    the first is the candidate; it is then measured against its parent, a direct A/B. Named
    as the culprit only if that A/B calls a change in D's direction: its change with its
@@ -36,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pytest_specperf.gate.ab.estimate import Estimate
@@ -110,11 +111,13 @@ def culprit_confirmed(found: AbLook, range_change: float) -> bool:
 @dataclass
 class Search:
     """The range's commits (``good`` first, ``bad`` last) and what is known: the last index
-    read like good and the first read like bad."""
+    read like good, the first read like bad, and the commits that could not be served (their
+    build or their server failed: skipped, as ``git bisect skip`` does, neither good nor bad)."""
 
     commits: Sequence[str]
     good: int = 0
     bad: int = -1
+    skipped: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         if len(self.commits) < 2:
@@ -123,10 +126,27 @@ class Search:
             self.bad = len(self.commits) - 1
 
     def next_candidate(self) -> int | None:
-        """The middle of what is left (None: the two ends are neighbours)."""
-        if self.bad - self.good <= 1:
+        """The commit nearest the middle of what is left that was not skipped, the earlier of
+        two as near (with none skipped, the middle itself); None: none is left to measure."""
+        open_ = [i for i in range(self.good + 1, self.bad) if i not in self.skipped]
+        if not open_:
             return None
-        return (self.good + self.bad) // 2
+        middle = (self.good + self.bad) / 2
+        return min(open_, key=lambda i: (abs(i - middle), i))
+
+    def skip(self, index: int) -> None:
+        """A candidate that could not be served: the search goes on around it."""
+        if not self.good < index < self.bad:
+            raise ValueError(
+                f"candidate {index} is outside the range left ({self.good}, {self.bad})"
+            )
+        self.skipped.add(index)
+
+    @property
+    def found(self) -> bool:
+        """The last like-good commit and the first like-bad one are neighbours: the latter is
+        the candidate culprit. False while skipped commits lie between them."""
+        return self.bad - self.good == 1
 
     def learn(self, index: int, outcome: str) -> None:
         if not self.good < index < self.bad:

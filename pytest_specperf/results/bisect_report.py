@@ -78,6 +78,10 @@ def summary_markdown(result: BisectResult) -> str:
     lines += ["", "| step | commit | against | verdict | pairs | change [interval] |"]
     lines.append("| --- | --- | --- | --- | --- | --- |")
     lines += [_step_row(result, step) for step in result.steps]
+    skipped = [step for step in result.steps if step.verdict == "skipped"]
+    if skipped:
+        lines += ["", "Skipped (could not be served; neither good nor bad):"]
+        lines += [f"- `{step.commit[:12]}`: {step.message}" for step in skipped]
     lines += [
         "",
         f"Cost: {len(result.steps)} step(s), {sum(s.pairs for s in result.steps)} pair(s) of "

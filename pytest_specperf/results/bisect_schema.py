@@ -31,6 +31,8 @@ StepVerdict = Literal[
     "not-confirmed",
     "undecided",
     "failed",
+    # A candidate whose build or server failed: neither good nor bad, the search goes around it.
+    "skipped",
     "interrupted",
 ]
 

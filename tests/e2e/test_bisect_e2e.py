@@ -135,6 +135,25 @@ def test_a_range_whose_ends_do_not_differ_ends_after_its_first_step(tmp_path: Pa
     assert " bisect " in listed.stdout, listed.stdout + listed.stderr
 
 
+def test_a_commit_whose_server_cannot_start_is_skipped_and_the_range_narrowed_around_it(
+    tmp_path: Path,
+) -> None:
+    """Commit 1's server exits as it starts; commit 2 is slower. Like ``git bisect skip``, the
+    search goes around 1; with only 1 left before the first bad commit, it cannot say which of
+    the two it is, and says so (no commit named)."""
+    hashes = make_repository(tmp_path / "repo", 2, {2: server_flags(slowdown=0.15)}, broken={1})
+    done = run_bisect(tmp_path / "repo", hashes[0], hashes[2], tmp_path / "out")
+    assert done.returncode == 1, done.stdout + done.stderr
+    found = result_of(tmp_path / "out")
+    assert [step["verdict"] for step in found["steps"]] == ["changed", "skipped"]
+    assert "head boot of pair 1 failed" in found["steps"][1]["message"]
+    assert (found["outcome"], found.get("culprit")) == ("undecided", None)
+    assert found["narrowed_to"] == hashes[1:]
+    assert "only commits that could not be served are left" in found["why"]
+    summary = (tmp_path / "out" / "bisect.md").read_text()
+    assert f"- `{hashes[1][:12]}`: " in summary.split("Skipped (could not be served")[1]
+
+
 def test_fewer_accepted_drafts_at_one_commit_is_named_and_put_on_acceptance(
     tmp_path: Path,
 ) -> None:

@@ -10,7 +10,7 @@ A commit without changes to it keeps its parent's file, as a real repository kee
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 # Only the simulator's command line carries --model-path: other Python processes that see the
@@ -20,6 +20,13 @@ import sys
 
 if "--model-path" in sys.argv:
     sys.argv.extend({flags!r})
+"""
+# A commit whose server cannot start: the simulator exits before it listens.
+_BROKEN = """\
+import sys
+
+if "--model-path" in sys.argv:
+    raise SystemExit("bisect test repository: this commit's server is broken")
 """
 
 
@@ -40,12 +47,17 @@ def server_flags(slowdown: float = 0.0, acceptance: float | None = None) -> list
 
 
 def make_repository(
-    path: Path, commits: int, changes: Mapping[int, Sequence[str]] | None = None
+    path: Path,
+    commits: int,
+    changes: Mapping[int, Sequence[str]] | None = None,
+    broken: Collection[int] = (),
 ) -> list[str]:
     """A repository of ``commits + 1`` commits (0 is good); from commit i on, the server gets
-    ``changes[i]``'s flags (the latest change at or before a commit wins). Its hashes, oldest
-    first."""
+    ``changes[i]``'s flags (the latest change at or before a commit wins), except at the
+    ``broken`` commits, whose server exits as it starts (the next commit mends it). Its
+    hashes, oldest first."""
     changes = changes or {}
+    flags: list[str] = []
     path.mkdir(parents=True, exist_ok=True)
     _git(path, "init", "-q")
     _git(path, "config", "user.email", "bisect@example.invalid")
@@ -55,12 +67,19 @@ def make_repository(
         (path / "CHANGES").write_text(f"commit {index}\n", encoding="utf-8")
         if index in changes:
             flags = list(changes[index])
+        if index in broken:
+            (path / "sitecustomize.py").write_text(_BROKEN, encoding="utf-8")
+        elif index in changes or index - 1 in broken:
             (path / "sitecustomize.py").write_text(
                 _SITECUSTOMIZE.format(flags=flags), encoding="utf-8"
             )
         _git(path, "add", "-A")
         subject = f"commit {index}" + (
-            f": server {' '.join(changes[index])}" if index in changes else ""
+            ": server broken"
+            if index in broken
+            else f": server {' '.join(changes[index])}"
+            if index in changes
+            else ""
         )
         _git(path, "commit", "-q", "-m", subject)
         hashes.append(_git(path, "rev-parse", "HEAD"))

@@ -54,6 +54,8 @@ class AbRun:
     # The latest head boot's run: the points the per-point tests see.
     head_run: DepthRun | None = None
     failure: str | None = None
+    # Whose boot failed: "base", "head" or "both" (None: no boot failed).
+    failed_side: str | None = None
     # Set when a signal ended the comparison: what it was doing, how many pairs it had.
     interrupted: str | None = None
     # The runner's history as a prior for the pair spread (None: no --specperf-history, or
@@ -195,14 +197,15 @@ def _pairs_until_decided(
             return result
         result.server_seconds += seconds
         result.boots.extend(order)
-        for side in order:
-            failure = sides[side].failure
-            if failure is not None:
-                result.failure = (
-                    f"steps={depth} A/B: the {side} boot of pair {index + 1} failed: "
-                    f"{failure.splitlines()[0]}"
-                )
-                return result
+        failed = {side: sides[side].failure for side in order if sides[side].failure}
+        if failed:
+            side, failure = next(iter(failed.items()))
+            result.failed_side = side if len(failed) == 1 else "both"
+            result.failure = (
+                f"steps={depth} A/B: the {side} boot of pair {index + 1} failed: "
+                f"{str(failure).splitlines()[0]}"
+            )
+            return result
         result.head_run = sides["head"]
         pair = Pair(base=boot_points(sides["base"]), head=boot_points(sides["head"]))
         if not pair.concurrencies():

@@ -4,7 +4,10 @@ Each step is one A/B (steps.py); before each, the time the step may take is held
 --budget-s, and after each, one progress line. The steps' pair spreads, pooled, are the prior
 of the steps after them: the commits change from step to step, the runner does not. Whatever
 ends the bisection (a culprit, no change, a step that could not tell, the budget, a failed
-boot, Ctrl-C) it returns what it knows as a ``BisectResult``; the caller writes it.
+boot, Ctrl-C) it returns what it knows as a ``BisectResult``; the caller writes it. A
+candidate whose own build or boot fails is skipped (as ``git bisect skip``): the search goes
+on with the open commit nearest the middle, and a range left with only such commits between
+its last good and first bad commit ends undecided, narrowed to them.
 """
 
 from __future__ import annotations
@@ -48,6 +51,9 @@ from pytest_specperf.run.budget import estimate
 # The one-sided level at which a part of the range's change is said to remain beside the
 # culprit's own (the A/B's beta side).
 REMAINS_Z = 1.645
+# Candidates in a row that could not be served before the bisection stops: one broken commit
+# is the commit's; several in a row are more likely the runner's, and each costs a boot.
+MOST_SKIPS_IN_A_ROW = 3
 
 
 @dataclass(frozen=True)
@@ -180,6 +186,7 @@ class Bisection:
             return self._result(outcome, why=why)
         range_log = self._log_change(first)
         search = Search([c.sha for c in self.commits])
+        skips_in_a_row = 0
         while (index := search.next_candidate()) is not None:
             if self._over_budget():
                 return self._narrowed(search, "the budget (--budget-s) leaves no room for step")
@@ -192,9 +199,27 @@ class Bisection:
                 partial(candidate_decided, middle=middle_of),
                 middle_of,
             )
+            if step.verdict == "skipped":
+                search.skip(index)
+                skips_in_a_row += 1
+                if skips_in_a_row >= MOST_SKIPS_IN_A_ROW:
+                    return self._narrowed(
+                        search,
+                        f"{skips_in_a_row} candidates in a row could not be served (the last: "
+                        f"{step.message}): the runner may be at fault rather than the commits",
+                    )
+                continue
+            skips_in_a_row = 0
             if step.verdict not in (*NARROWS_TO_GOOD, *NARROWS_TO_BAD):
                 return self._narrowed(search, f"step {step.number} {step.verdict}: could not tell")
             search.learn(index, step.verdict)
+        if not search.found:
+            unserved = ", ".join(self.commits[i].short for i in sorted(search.skipped))
+            return self._narrowed(
+                search,
+                f"only commits that could not be served ({unserved}) are left before the first "
+                f"commit read like bad: the change is in one of them or in that commit",
+            )
         culprit, parent = self.commits[search.bad], self.commits[search.bad - 1]
         if self._over_budget():
             return self._narrowed(search, "the budget (--budget-s) leaves no room for step")
@@ -225,7 +250,11 @@ class Bisection:
             self.sides, plan, bisection=self.key, log=self.log, decided=decided, prior=prior
         )
         run = done.comparison
-        verdict = step_verdict(kind, run, range_log)
+        verdict: StepVerdict = (
+            "skipped"
+            if kind == "candidate" and done.unserved == head.sha
+            else step_verdict(kind, run, range_log)
+        )
         self.server_seconds += run.server_seconds
         self.changes.append(pair_changes(run))
         found = run.last
@@ -402,8 +431,9 @@ def progress_line(step: BisectStep, commits: int, head: BisectCommit, base: Bise
             figure += f" [{relative_change(1 + change.low)}, {relative_change(1 + change.high)}]"
     resumed = f" ({step.resumed_pairs} from the pair log)" if step.resumed_pairs else ""
     subject = f" {head.subject[:50]!r}" if head.subject else ""
+    why = f" ({step.message})" if step.verdict in ("skipped", "failed") and step.message else ""
     return (
         f"step {step.number} (of at most {search_steps(commits)}): {head.short}{subject} "
         f"against {base.short}: {step.verdict} after {step.pairs} pair(s){resumed}{figure}; "
-        f"{step.server_seconds:,.0f} server-seconds"
+        f"{step.server_seconds:,.0f} server-seconds{why}"
     )

@@ -69,6 +69,14 @@ def with_tree(value: str, tree: Path) -> str:
     return value.replace(WORKTREE, str(tree))
 
 
+class BuildFailed(SpecperfError):
+    """``--build`` failed for one commit (``sha``): that commit cannot be served."""
+
+    def __init__(self, message: str, sha: str) -> None:
+        super().__init__(message)
+        self.sha = sha
+
+
 class Trees:
     """One checked-out tree per commit under ``root``, made on first use and reused."""
 
@@ -121,11 +129,11 @@ def build(command: str, sha: str, tree: Path, logs: Path) -> bool:
         try:
             done = subprocess.run(argv, cwd=tree, stdout=out, stderr=subprocess.STDOUT, check=False)
         except OSError as exc:
-            raise SpecperfError(f"--build for {sha[:12]}: {exc.strerror or exc}") from None
+            raise BuildFailed(f"--build for {sha[:12]}: {exc.strerror or exc}", sha) from None
     if done.returncode != 0:
         tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-5:]
-        raise SpecperfError(
-            f"--build for {sha[:12]} exited {done.returncode} ({log}): " + " | ".join(tail)
+        raise BuildFailed(
+            f"--build for {sha[:12]} exited {done.returncode} ({log}): " + " | ".join(tail), sha
         )
     done_marker.write_text(command + "\n", encoding="utf-8")
     return True

@@ -26,7 +26,7 @@ from pytest_specperf.gate.ab.prior import PairPrior
 from pytest_specperf.results.bisect_schema import BisectCommit, StepKind
 from pytest_specperf.run.ab.boots import measure_pair
 from pytest_specperf.run.ab.pairs import AbRun, Decided, ab_settings, run_ab
-from pytest_specperf.run.bisect.repository import Trees, build, side_environment
+from pytest_specperf.run.bisect.repository import BuildFailed, Trees, build, side_environment
 
 
 @dataclass(frozen=True)
@@ -109,12 +109,15 @@ def step_settings(sides: Sides, plan: StepPlan) -> Settings:
 
 @dataclass(frozen=True)
 class StepRun:
-    """A step's comparison as it ended, how many of its pairs an earlier run measured, and the
-    interrupt that ended it (the bisection records the step as far as it got, then raises it)."""
+    """A step's comparison as it ended, how many of its pairs an earlier run measured, the
+    interrupt that ended it (the bisection records the step as far as it got, then raises it),
+    and the commit that could not be served when one side's build or boot failed and the
+    other's did not."""
 
     comparison: AbRun
     resumed: int
     interrupt: KeyboardInterrupt | None = None
+    unserved: str | None = None
 
 
 def run_step(
@@ -130,17 +133,21 @@ def run_step(
     """The step's pairs until ``decided``: those the log holds first, then new ones, each
     logged as soon as it is measured. A Ctrl-C or a signal ends the step with the pairs it has
     (``StepRun.interrupt``)."""
-    settings = step_settings(sides, plan)
     key = step_key(bisection, plan.base.sha, plan.head.sha)
     earlier = log.recorded(key) if log is not None else []
     resumed = AbRun(
         depth=sides.depth,
-        settings=ab_settings(settings),
+        settings=ab_settings(sides.settings),
         pairs=[logged.pair for logged in earlier],
         server_seconds=sum(logged.seconds for logged in earlier),
         boots=[side for logged in earlier for side in logged.order],
         prior=prior,
     )
+    try:
+        settings = step_settings(sides, plan)
+    except BuildFailed as exc:
+        resumed.failure = str(exc)
+        return StepRun(resumed, len(earlier), unserved=exc.sha)
     logged = {"pairs": len(earlier), "seconds": resumed.server_seconds}
 
     def record(result: AbRun) -> None:
@@ -166,7 +173,8 @@ def run_step(
     except KeyboardInterrupt as exc:
         # run_ab marked ``resumed`` (the comparison it extends) interrupted and logged its pairs.
         return StepRun(resumed, len(earlier), interrupt=exc)
-    return StepRun(comparison, len(earlier))
+    sides_of = {"base": plan.base.sha, "head": plan.head.sha}
+    return StepRun(comparison, len(earlier), unserved=sides_of.get(comparison.failed_side or ""))
 
 
 def pair_changes(comparison: AbRun) -> list[float]:

@@ -95,6 +95,42 @@ def test_the_search_halves_what_is_left_and_ends_at_neighbours() -> None:
     assert search_steps(24) == 1 + 5 + 1
 
 
+def test_with_nothing_skipped_the_next_candidate_is_the_middle_of_what_is_left() -> None:
+    for commits in range(2, 12):
+        for good in range(commits):
+            for bad in range(good + 1, commits + 1):
+                search = Search([f"c{i}" for i in range(commits + 1)], good=good, bad=bad)
+                expected = None if bad - good <= 1 else (good + bad) // 2
+                assert search.next_candidate() == expected
+
+
+def test_a_skipped_candidate_gives_way_to_the_open_commit_nearest_the_middle() -> None:
+    search = Search([f"c{i}" for i in range(9)])
+    assert search.next_candidate() == 4
+    search.skip(4)
+    assert search.next_candidate() == 3  # 3 and 5 as near: the earlier
+    search.skip(3)
+    assert search.next_candidate() == 5
+    search.learn(5, "like-good")
+    assert search.next_candidate() == 6  # 6 and 7 as near to 6.5
+    search.learn(6, "like-bad")
+    assert search.next_candidate() is None and (search.good, search.bad) == (5, 6)
+    assert search.found
+
+
+def test_only_skipped_commits_left_between_good_and_bad_ends_the_search_unfound() -> None:
+    past_it = Search(["c0", "c1", "c2", "c3"])
+    past_it.skip(1)
+    past_it.learn(2, "like-good")
+    assert past_it.next_candidate() is None and past_it.found  # 3 against its parent 2
+    before_it = Search(["c0", "c1", "c2", "c3"])
+    before_it.skip(1)
+    before_it.learn(2, "like-bad")
+    assert before_it.next_candidate() is None and not before_it.found  # 1 or 2
+    with pytest.raises(ValueError, match="outside the range"):
+        before_it.skip(3)
+
+
 def test_a_step_that_could_not_tell_narrows_nothing() -> None:
     search = Search(["a", "b", "c"])
     with pytest.raises(ValueError, match="narrows nothing"):

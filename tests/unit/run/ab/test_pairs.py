@@ -114,6 +114,16 @@ def test_a_failed_boot_ends_the_comparison_with_the_reason(tmp_path: Path) -> No
     found = run_ab(settings(tmp_path, base_server_arg=["--sim-seed=1"]), 3, measure=measure)
     assert found.failure == "steps=3 A/B: the head boot of pair 1 failed: server exited at boot"
     assert found.last is None
+    assert found.failed_side == "head"
+
+
+def test_both_boots_of_a_pair_failing_is_no_one_sides_failure(tmp_path: Path) -> None:
+    def measure(pair: int, order: tuple[str, str]) -> tuple[dict[str, DepthRun], float]:
+        return {side: _run({}, failure="no GPU") for side in order}, 5.0
+
+    found = run_ab(settings(tmp_path, base_server_arg=["--sim-seed=1"]), 3, measure=measure)
+    assert found.failed_side == "both"
+    assert found.failure == "steps=3 A/B: the base boot of pair 1 failed: no GPU"
 
 
 def test_an_error_of_a_pair_ends_the_comparison(tmp_path: Path) -> None:

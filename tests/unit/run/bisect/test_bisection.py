@@ -1,42 +1,113 @@
-"""The estimate a bisection says before its first step."""
+"""run/bisect/bisection.py: the steps from the range to the culprit, over a real repository
+and the real statistics, each boot replaced by a fake that reads which commit its tree holds."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import math
+import random
 from pathlib import Path
 
-from pytest_specperf.cli.bisect import suite_settings
-from pytest_specperf.run.bisect.bisection import plan_line
+import pytest
 
-SEED_CLASS = [
-    "--spec-steps=3",
-    "--specperf-backend=sglang",
-    "--specperf-profile=qwen3-next-real-width-fp8-mtp",
-    "--specperf-concurrency=64",
-    "--specperf-max-new-tokens=256",
-]
+from pytest_specperf.config.settings import Settings, build_settings
+from pytest_specperf.results.bisect_schema import BisectResult
+from pytest_specperf.results.schema import DepthRun
+from pytest_specperf.run.bisect import steps
+from pytest_specperf.run.bisect.bisection import Bisection, BisectRequest
+from tests.support.bisect_repos import make_repository
+from tests.support.points import make_point
 
 
-def test_a_first_run_takes_one_first_boot_and_later_ones_at_the_profiles_figures(
-    tmp_path: Path,
+class FakeServers:
+    """Each boot serves the commit in its tree (``commit i`` in its CHANGES file): 15% slower
+    from ``slow_from`` on, a failed boot at the ``broken`` ones, 1% noise a boot."""
+
+    def __init__(self, slow_from: int, broken: set[int]) -> None:
+        self.slow_from = slow_from
+        self.broken = broken
+        self.rng = random.Random(11)
+
+    def _commit(self, env: tuple[tuple[str, str], ...]) -> int:
+        tree = Path(dict(env)["TREE"])
+        return int((tree / "CHANGES").read_text(encoding="utf-8").split()[1])
+
+    def __call__(
+        self, settings: Settings, depth: int, pair: int, order: tuple[str, str]
+    ) -> tuple[dict[str, DepthRun], float]:
+        assert settings.base is not None
+        envs = {"head": settings.server_env, "base": settings.base.server_env}
+        runs = {}
+        for side in order:
+            commit = self._commit(envs[side])
+            failure = "server exited at boot" if commit in self.broken else None
+            value = 1000.0 * (0.85 if commit >= self.slow_from else 1.0)
+            value *= math.exp(self.rng.gauss(0, 0.01))
+            points = [] if failure else [make_point(4, value, value / 4, accept_length=3.0)]
+            runs[side] = DepthRun(
+                depth=depth,
+                profile="p",
+                backend="sim",
+                hardware="h",
+                workload={},
+                failure=failure,
+                points=points,
+            )
+        return runs, 10.0
+
+
+def bisect(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, commits: int, servers: FakeServers
+) -> BisectResult:
+    monkeypatch.setattr(steps, "measure_pair", servers)
+    hashes = make_repository(tmp_path / "repo", commits)
+    values = {"backend": "sim", "concurrency": "4"}
+    settings = build_settings(lambda key: values.get(key), tmp_path)
+    request = BisectRequest(
+        repo=tmp_path / "repo",
+        good=hashes[0],
+        bad=hashes[-1],
+        server_env=(("TREE", "{worktree}"),),
+        build=None,
+        out=tmp_path / "out",
+    )
+    bisection = Bisection(settings, request, log=None, say=lambda line: None)
+    try:
+        return bisection.run()
+    finally:
+        bisection.remove_trees()
+
+
+def test_a_candidate_that_cannot_be_served_is_skipped_and_the_culprit_still_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings = replace(suite_settings(SEED_CLASS, tmp_path), ab_max_pairs=16)
-    line = plan_line(settings, 8)
-    assert line.startswith("8 commit(s) after good: at most 5 steps (the range, 3 to search")
-    # A step of 3 pairs: 6 boots, 240 s + 5 x 90 s, and 6 warm-ups and 6 samples at their
-    # least (no baseline: 6 s and 2.5 s): 741 s; of 16 pairs, 32 boots: 3,302 s. Five steps
-    # boot first once: 4 x 150 s less.
-    assert line.endswith(
-        "about 3,105 to 15,910 server-seconds (at least: no baseline gives the speed) (the "
-        "first boot at 240 s, the later ones at 90 s, profile qwen3-next-real-width-fp8-mtp)"
-    )
+    found = bisect(tmp_path, monkeypatch, 8, FakeServers(slow_from=6, broken={4}))
+    assert found.outcome == "culprit"
+    assert found.culprit == found.commits[6].sha
+    walked = [(step.index, step.verdict) for step in found.steps]
+    assert walked == [
+        (8, "changed"),
+        (4, "skipped"),
+        (3, "like-good"),
+        (5, "like-good"),
+        (6, "like-bad"),
+        (6, "confirmed"),
+    ]
 
 
-def test_a_rerun_takes_the_pace_of_the_pairs_in_its_log(tmp_path: Path) -> None:
-    settings = replace(suite_settings(SEED_CLASS, tmp_path), ab_max_pairs=16)
-    line = plan_line(settings, 8, [180.0, 190.0])
-    # 5 steps of 3 to 16 pairs at 185 s a pair.
-    assert line.endswith(
-        "each 3 to 16 pairs of boots: about 2,775 to 14,800 server-seconds in all, at the "
-        "185 s a pair of the 2 pair(s) in the pair log (measured: 370 server-seconds)"
-    )
+def test_three_candidates_in_a_row_that_cannot_be_served_stop_the_bisection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = bisect(tmp_path, monkeypatch, 8, FakeServers(slow_from=6, broken={3, 4, 5}))
+    assert found.outcome == "undecided" and found.culprit is None
+    assert [step.verdict for step in found.steps] == ["changed", "skipped", "skipped", "skipped"]
+    assert "3 candidates in a row could not be served" in found.why
+    assert found.narrowed_to == [c.sha for c in found.commits[1:]]
+
+
+def test_a_good_commit_that_cannot_be_served_is_no_skip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    found = bisect(tmp_path, monkeypatch, 4, FakeServers(slow_from=3, broken={0}))
+    assert found.outcome == "undecided"
+    assert [step.verdict for step in found.steps] == ["failed"]
+    assert "base boot of pair 1 failed" in found.steps[0].message
