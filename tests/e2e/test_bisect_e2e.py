@@ -96,8 +96,10 @@ def test_a_slowdown_is_named_and_an_interrupted_bisection_goes_on_without_measur
 
     again = run_bisect(tmp_path / "repo", hashes[0], hashes[6], out)
     assert again.returncode == 0, again.stdout + again.stderr
-    # The rerun's estimate is at the pace of the pairs it found.
+    # The rerun's estimate is at the pace of the pairs it found; it tells of new pairs only.
     assert f"of the {pairs} pair(s) in the pair log" in again.stdout
+    assert "  step 4, pair 2: " in again.stdout and "  step 4, pair 1: " not in again.stdout
+    assert "  step 1, pair" not in again.stdout
     found = result_of(out)
     assert found["outcome"] == "culprit" and found["culprit"] == hashes[4]
     steps = found["steps"]

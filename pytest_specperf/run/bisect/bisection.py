@@ -22,6 +22,7 @@ from pathlib import Path
 
 from pytest_specperf import interrupts
 from pytest_specperf.config.settings import BaseSide, Settings
+from pytest_specperf.gate.ab.estimate import pooled_change
 from pytest_specperf.gate.ab.verdict import change_record
 from pytest_specperf.gate.bisect import (
     NARROWS_TO_BAD,
@@ -247,7 +248,13 @@ class Bisection:
         plan = StepPlan(number=number, kind=kind, head=head, base=base, index=index)
         prior = pooled_prior(self.changes, f"{len(self.changes)} earlier step(s) of this bisection")
         done = run_step(
-            self.sides, plan, bisection=self.key, log=self.log, decided=decided, prior=prior
+            self.sides,
+            plan,
+            bisection=self.key,
+            log=self.log,
+            decided=decided,
+            prior=prior,
+            on_pair=lambda run, seconds: self.say(pair_line(number, run, seconds)),
         )
         run = done.comparison
         verdict: StepVerdict = (
@@ -418,6 +425,22 @@ def step_verdict(kind: StepKind, run: AbRun, range_log: float | None) -> StepVer
     if found.outcome in ("undecided", "continue"):
         return "undecided"
     return "confirmed" if culprit_confirmed(found, range_log) else "not-confirmed"
+
+
+def pair_line(number: int, run: AbRun, seconds: float) -> str:
+    """``  step 3, pair 2: -16.3%; so far -16.7% [-25.0%, -8.0%]; 195 server-seconds``: after
+    each pair a step measures (the interval from the first look on), so a step of many minutes
+    shows it is moving."""
+    own = pooled_change(run.pairs[-1])
+    line = f"  step {number}, pair {len(run.pairs)}: "
+    line += relative_change(math.exp(own.total)) if own is not None else "no common point"
+    if run.last is not None and len(run.pairs) > 1:
+        found = run.last.pooled.estimate
+        line += f"; so far {relative_change(math.exp(found.change))}"
+        if found.wide is not None:
+            low, high = found.wide
+            line += f" [{relative_change(math.exp(low))}, {relative_change(math.exp(high))}]"
+    return line + f"; {seconds:,.0f} server-seconds"
 
 
 def progress_line(step: BisectStep, commits: int, head: BisectCommit, base: BisectCommit) -> str:

@@ -128,11 +128,12 @@ def run_step(
     log: PairLog | None,
     decided: Decided,
     prior: PairPrior | None,
-    on_pair: Callable[[AbRun], None] | None = None,
+    on_pair: Callable[[AbRun, float], None] | None = None,
 ) -> StepRun:
     """The step's pairs until ``decided``: those the log holds first, then new ones, each
     logged as soon as it is measured. A Ctrl-C or a signal ends the step with the pairs it has
-    (``StepRun.interrupt``)."""
+    (``StepRun.interrupt``). ``on_pair(comparison, seconds)``: after each new pair, with the
+    seconds its servers were up."""
     key = step_key(bisection, plan.base.sha, plan.head.sha)
     earlier = log.recorded(key) if log is not None else []
     resumed = AbRun(
@@ -151,15 +152,17 @@ def run_step(
     logged = {"pairs": len(earlier), "seconds": resumed.server_seconds}
 
     def record(result: AbRun) -> None:
-        if log is not None and len(result.pairs) > logged["pairs"]:
-            index = len(result.pairs) - 1
-            order = (result.boots[2 * index], result.boots[2 * index + 1])
-            seconds = result.server_seconds - logged["seconds"]
+        if len(result.pairs) <= logged["pairs"]:
+            return  # the call of an interrupt: no new pair
+        index = len(result.pairs) - 1
+        order = (result.boots[2 * index], result.boots[2 * index + 1])
+        seconds = result.server_seconds - logged["seconds"]
+        if log is not None:
             entry = LoggedPair(index, result.pairs[index], seconds, order)
             log.record(key, entry, base=plan.base.sha, head=plan.head.sha)
-            logged.update(pairs=len(result.pairs), seconds=result.server_seconds)
+        logged.update(pairs=len(result.pairs), seconds=result.server_seconds)
         if on_pair is not None:
-            on_pair(result)
+            on_pair(result, seconds)
 
     try:
         comparison = run_ab(

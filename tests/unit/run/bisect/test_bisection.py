@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -56,7 +57,11 @@ class FakeServers:
 
 
 def bisect(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, commits: int, servers: FakeServers
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    commits: int,
+    servers: FakeServers,
+    said: list[str] | None = None,
 ) -> BisectResult:
     monkeypatch.setattr(steps, "measure_pair", servers)
     hashes = make_repository(tmp_path / "repo", commits)
@@ -70,7 +75,8 @@ def bisect(
         build=None,
         out=tmp_path / "out",
     )
-    bisection = Bisection(settings, request, log=None, say=lambda line: None)
+    lines = said if said is not None else []
+    bisection = Bisection(settings, request, log=None, say=lines.append)
     try:
         return bisection.run()
     finally:
@@ -111,3 +117,23 @@ def test_a_good_commit_that_cannot_be_served_is_no_skip(
     assert found.outcome == "undecided"
     assert [step.verdict for step in found.steps] == ["failed"]
     assert "base boot of pair 1 failed" in found.steps[0].message
+
+
+def test_each_pair_is_told_as_it_is_measured_then_each_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    said: list[str] = []
+    found = bisect(tmp_path, monkeypatch, 2, FakeServers(slow_from=2, broken=set()), said)
+    first = found.steps[0]
+    told = [line for line in said if line.startswith("  step 1, pair ")]
+    assert len(told) == first.pairs
+    assert re.fullmatch(r"  step 1, pair 1: -1\d\.\d%; 10 server-seconds", told[0]), told
+    # From the first look on, the step's change so far with its interval.
+    assert re.fullmatch(
+        r"  step 1, pair 3: -1\d\.\d%; so far -1\d\.\d% \[-\d+\.\d%, -\d+\.\d%\]; "
+        r"10 server-seconds",
+        told[2],
+    ), told
+    assert said.index(told[-1]) + 1 == said.index(
+        next(line for line in said if line.startswith("step 1 (of at most"))
+    )
