@@ -45,7 +45,7 @@ from pytest_specperf.results.bisect_schema import (
 from pytest_specperf.results.formats import relative_change
 from pytest_specperf.run.ab.budget import FIRST_LOOK
 from pytest_specperf.run.ab.pairs import AbRun
-from pytest_specperf.run.bisect.repository import Trees, commit_range, resolve
+from pytest_specperf.run.bisect.repository import Trees, check_repository, commit_range, resolve
 from pytest_specperf.run.bisect.steps import PairLog, Sides, StepPlan, pair_changes, run_step
 from pytest_specperf.run.budget import estimate
 
@@ -135,6 +135,7 @@ class Bisection:
         self.request = request
         self.log = log
         self.say = say
+        check_repository(request.repo)
         good = resolve(request.repo, request.good, "--good")
         bad = resolve(request.repo, request.bad, "--bad")
         self.commits: list[BisectCommit] = commit_range(request.repo, good, bad)

@@ -35,6 +35,17 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout
 
 
+def check_repository(repo: Path) -> None:
+    """``--repo`` refused in one line unless it is a git checkout (else every revision would
+    read as "not a commit of" it)."""
+    if not repo.is_dir():
+        raise UsageError(f"--repo: {repo} is not a directory")
+    try:
+        git(repo, "rev-parse", "--git-dir")
+    except SpecperfError:
+        raise UsageError(f"--repo: {repo} is not a git repository") from None
+
+
 def resolve(repo: Path, revision: str, option: str) -> str:
     """A revision's full commit hash; a one-line usage error naming the option otherwise."""
     try:

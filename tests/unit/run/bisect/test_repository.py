@@ -10,6 +10,7 @@ from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.run.bisect.repository import (
     Trees,
     build,
+    check_repository,
     commit_range,
     resolve,
     side_environment,
@@ -40,6 +41,15 @@ def test_a_revision_is_resolved_to_its_full_hash_or_refused_naming_the_option(
     assert resolve(path, "HEAD~2", "--bad") == hashes[3]
     with pytest.raises(UsageError, match="--good: 'nosuch' is not a commit of"):
         resolve(path, "nosuch", "--good")
+
+
+def test_a_repo_that_is_missing_or_not_git_is_refused_as_such(tmp_path: Path) -> None:
+    """Not "'HEAD' is not a commit of" it: the user mistyped --repo, not the revision."""
+    with pytest.raises(UsageError, match=r"^--repo: .*/nosuch is not a directory$"):
+        check_repository(tmp_path / "nosuch")
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(UsageError, match=r"^--repo: .*/plain is not a git repository$"):
+        check_repository(tmp_path / "plain")
 
 
 def test_good_after_bad_is_refused_with_what_to_give(repo: tuple[Path, list[str]]) -> None:
