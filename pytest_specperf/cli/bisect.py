@@ -182,17 +182,19 @@ def run_bisect_command(args: argparse.Namespace) -> int:
         budget_s=budget,
         suite_args=tuple(args.suite_args),
     )
+    # The range is resolved (or refused) before --out is made: a refusal leaves nothing.
+    bisection = Bisection(settings, request, log=None, say=lambda line: print(line, flush=True))
     out.mkdir(parents=True, exist_ok=True)
     lock = OutDirLock(out, this_process(), option="--out")
     lock.acquire()
     try:
-        return _bisect(settings, request, keep_trees=args.keep_worktrees)
+        return _bisect(bisection, keep_trees=args.keep_worktrees)
     finally:
         lock.release()
 
 
-def _bisect(settings: Settings, request: BisectRequest, *, keep_trees: bool) -> int:
-    bisection = Bisection(settings, request, log=None, say=lambda line: print(line, flush=True))
+def _bisect(bisection: Bisection, *, keep_trees: bool) -> int:
+    settings, request = bisection.settings, bisection.request
     store = HistoryStore.open(settings.history or request.out / "history.sqlite")
     log = BisectLog(
         store,
