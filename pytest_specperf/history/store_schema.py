@@ -68,7 +68,8 @@ bisect_pairs = sa.Table(
     metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("run_seq", sa.Integer, sa.ForeignKey("runs.seq", ondelete="CASCADE"), nullable=False),
-    # The step's name (run/bisect/steps.py step_key: the bisection and its two commits).
+    # The step's name (run/bisect/steps.py step_key: the bisection and its two commits,
+    # and the kind for the culprit's).
     sa.Column("step", sa.String(64), nullable=False),
     sa.Column("pair", sa.Integer, nullable=False),  # 0: the step's first pair
     sa.Column("base_commit", sa.String(64), nullable=False),

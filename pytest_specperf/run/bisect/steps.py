@@ -82,9 +82,14 @@ class Sides:
     out: Path
 
 
-def step_key(bisection: str, base: str, head: str) -> str:
-    """A step's name in the pair log: the bisection's and the two commits'."""
-    return hashlib.sha256(f"{bisection}\0{base}\0{head}".encode()).hexdigest()[:24]
+def step_key(bisection: str, base: str, head: str, kind: StepKind) -> str:
+    """A step's name in the pair log: the bisection's and the two commits'; the culprit's
+    also its kind. Its two commits may be an earlier step's (a culprit right after good is a
+    candidate's head against good, or the range's own ends), and the confirmation is a fresh
+    A/B, not that step's pairs read again. The other steps' names are as before, so the pair
+    log of a bisection interrupted by an earlier version still serves its rerun."""
+    parts = [bisection, base, head, *(["culprit"] if kind == "culprit" else [])]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
 
 
 def step_settings(sides: Sides, plan: StepPlan) -> Settings:
@@ -134,7 +139,7 @@ def run_step(
     logged as soon as it is measured. A Ctrl-C or a signal ends the step with the pairs it has
     (``StepRun.interrupt``). ``on_pair(comparison, seconds)``: after each new pair, with the
     seconds its servers were up."""
-    key = step_key(bisection, plan.base.sha, plan.head.sha)
+    key = step_key(bisection, plan.base.sha, plan.head.sha, plan.kind)
     earlier = log.recorded(key) if log is not None else []
     resumed = AbRun(
         depth=sides.depth,
