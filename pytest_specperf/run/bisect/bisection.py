@@ -191,7 +191,7 @@ class Bisection:
         skips_in_a_row = 0
         while (index := search.next_candidate()) is not None:
             if self._over_budget():
-                return self._narrowed(search, "the budget (--budget-s) leaves no room for step")
+                return self._narrowed(search, self._no_room())
             middle_of, _ = self._range_estimate()
             step = self._step(
                 "candidate",
@@ -224,7 +224,7 @@ class Bisection:
             )
         culprit, parent = self.commits[search.bad], self.commits[search.bad - 1]
         if self._over_budget():
-            return self._narrowed(search, "the budget (--budget-s) leaves no room for step")
+            return self._narrowed(search, self._no_room())
         last = self._step(
             "culprit", culprit, parent, search.bad, lambda run: ab_decided(run), range_log
         )
@@ -303,16 +303,21 @@ class Bisection:
         return sum(change * n for change, n in read) / pairs, pairs
 
     def _over_budget(self) -> bool:
-        """Whether a step at the fewest pairs would end past --budget-s (pairs measured so
-        far give a pair's time; before any, nothing is refused)."""
+        """Whether a step at the fewest pairs would end past --budget-s, at the pace of the
+        pairs so far. Those a rerun read from the pair log count too: the budget is the whole
+        bisection's, as its cost is (``server_seconds``). Before any pair, nothing is refused:
+        step 1 always runs."""
         budget = self.request.budget_s
-        pairs = sum(step.pairs - step.resumed_pairs for step in self.steps)
+        pairs = sum(step.pairs for step in self.steps)
         if budget is None or pairs == 0:
             return False
-        per_pair = sum(s.server_seconds for s in self.steps if s.pairs > s.resumed_pairs) / max(
-            pairs, 1
+        return self.server_seconds + FIRST_LOOK * self.server_seconds / pairs > budget
+
+    def _no_room(self) -> str:
+        return (
+            f"the budget (--budget-s {self.request.budget_s:g}) leaves no room for step "
+            f"{len(self.steps) + 1} ({self.server_seconds:,.0f} server-seconds spent)"
         )
-        return self.server_seconds + 3 * per_pair > budget
 
     # -- the outcome ---------------------------------------------------------------------------
     def _named(self, culprit: BisectCommit, last: BisectStep, range_log: float) -> BisectResult:

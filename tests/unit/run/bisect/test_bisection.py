@@ -1,8 +1,10 @@
 """run/bisect/bisection.py: the steps from the range to the culprit, over a real repository
-and the real statistics, each boot replaced by a fake that reads which commit its tree holds."""
+and the real statistics, each boot replaced by a fake that reads which commit its tree holds;
+the budget's stop."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import re
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_specperf.config.settings import Settings, build_settings
-from pytest_specperf.results.bisect_schema import BisectResult
+from pytest_specperf.results.bisect_schema import BisectResult, BisectStep
 from pytest_specperf.results.schema import DepthRun
 from pytest_specperf.run.bisect import steps
 from pytest_specperf.run.bisect.bisection import Bisection, BisectRequest
@@ -137,3 +139,59 @@ def test_each_pair_is_told_as_it_is_measured_then_each_step(
     assert said.index(told[-1]) + 1 == said.index(
         next(line for line in said if line.startswith("step 1 (of at most"))
     )
+
+
+def _bisection(tmp_path: Path, budget_s: float) -> Bisection:
+    hashes = make_repository(tmp_path / "repo", 6)
+    values = {"backend": "sim", "concurrency": "4"}
+    settings = build_settings(lambda key: values.get(key), tmp_path)
+    request = BisectRequest(
+        repo=tmp_path / "repo",
+        good=hashes[0],
+        bad=hashes[6],
+        server_env=(),
+        build=None,
+        out=tmp_path / "out",
+        budget_s=budget_s,
+    )
+    return Bisection(settings, request, log=None, say=lambda line: None)
+
+
+def _range_step(pairs: int, resumed: int, seconds: float) -> BisectStep:
+    return BisectStep(
+        number=1,
+        kind="range",
+        commit="b",
+        against="g",
+        index=6,
+        verdict="changed",
+        pairs=pairs,
+        resumed_pairs=resumed,
+        server_seconds=seconds,
+    )
+
+
+def test_a_rerun_past_the_budget_starts_no_step(tmp_path: Path) -> None:
+    """Found as a new user: a bisection stopped by --budget-s after step 1, rerun with the
+    same command, read step 1's pairs back and then ran step 2 anyway (the pace was taken
+    from new pairs only, and a rerun had none): each rerun took one more step past the
+    budget. Its pairs read back count, as they count in its cost."""
+    bisection = _bisection(tmp_path, budget_s=10.0)
+    bisection.steps = [_range_step(pairs=3, resumed=3, seconds=9.0)]
+    bisection.server_seconds = 9.0
+    assert bisection._over_budget()
+    assert bisection._no_room() == (
+        "the budget (--budget-s 10) leaves no room for step 2 (9 server-seconds spent)"
+    )
+    # 9 s spent, 3 pairs at 3 s: a step of 3 more pairs ends at 18 s.
+    bisection.request = dataclasses.replace(bisection.request, budget_s=18.0)
+    assert not bisection._over_budget()
+
+
+def test_a_step_resumed_then_extended_paces_all_its_pairs(tmp_path: Path) -> None:
+    """6 pairs read back and 1 new, 21 s: 3 s a pair (not 21 s a pair, the new pair's
+    share of the step's seconds all put on it)."""
+    bisection = _bisection(tmp_path, budget_s=31.0)
+    bisection.steps = [_range_step(pairs=7, resumed=6, seconds=21.0)]
+    bisection.server_seconds = 21.0
+    assert not bisection._over_budget()
