@@ -1,8 +1,8 @@
 """specperf bisect's decisions: which commit of a range holds its change, step by step.
 
 Pure: no git, no server. run/bisect/ measures; this module reads each step's A/B pairs and
-says what they show. A bisection of the commits from ``good`` to ``bad`` (ancestry order)
-takes these steps, each an A/B of two commits in pairs of fresh boots (gate/ab/):
+says what they show. A bisection of the commits from ``good`` to ``bad`` (on ``bad``'s
+first-parent line) takes these steps, each an A/B of two commits in pairs of fresh boots (gate/ab/):
 
 1. **The range**: ``bad`` against ``good``. The A/B's own verdict decides: a regression or an
    improvement is the range's change D (log scale); no regression of the minimum effect is

@@ -86,6 +86,27 @@ def make_repository(
     return hashes
 
 
+def merge_branch(path: Path, fork: str, commits: int, changes: Sequence[str] = ()) -> list[str]:
+    """A branch of ``commits`` commits from ``fork``, the first giving the server ``changes``'s
+    flags, merged into the checked-out branch (a merge commit, its first parent that
+    branch's head). The branch's hashes, then the merge's."""
+    head = _git(path, "symbolic-ref", "--short", "HEAD")
+    _git(path, "checkout", "-q", "-b", f"side-{fork[:7]}", fork)
+    hashes = []
+    for index in range(commits):
+        (path / "SIDE").write_text(f"side {index}\n", encoding="utf-8")
+        if index == 0 and changes:
+            (path / "sitecustomize.py").write_text(
+                _SITECUSTOMIZE.format(flags=list(changes)), encoding="utf-8"
+            )
+        _git(path, "add", "-A")
+        _git(path, "commit", "-q", "-m", f"side {index}")
+        hashes.append(_git(path, "rev-parse", "HEAD"))
+    _git(path, "checkout", "-q", head)
+    _git(path, "merge", "-q", "--no-ff", "-m", "merge side", hashes[-1])
+    return [*hashes, _git(path, "rev-parse", "HEAD")]
+
+
 # The suite's options of the tests' bisections: one depth, one short point, the simulator fast.
 SIM_SUITE_ARGS = (
     "--specperf-backend=sim",

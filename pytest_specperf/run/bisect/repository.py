@@ -55,7 +55,11 @@ def resolve(repo: Path, revision: str, option: str) -> str:
 
 
 def commit_range(repo: Path, good: str, bad: str) -> list[BisectCommit]:
-    """``good``, then every commit on the ancestry path to ``bad``, oldest first."""
+    """``good``, then each commit of ``bad``'s first-parent line after it, oldest first: each
+    commit's parent is the one before it (a branch merged in the range is its merge commit,
+    as ``git bisect --first-parent`` walks; taken commit by commit, the commits of two
+    branches interleave by date, and a commit of one would be measured against the other's
+    as if against its parent)."""
     if good == bad:
         raise UsageError("--good and --bad name the same commit: there is nothing to bisect")
     try:
@@ -65,8 +69,17 @@ def commit_range(repo: Path, good: str, bad: str) -> list[BisectCommit]:
             f"--good {good[:12]} is not an ancestor of --bad {bad[:12]}: give the last good "
             "night's commit first, then the red one's"
         ) from None
-    listed = git(repo, "rev-list", "--reverse", "--ancestry-path", f"{good}..{bad}").split()
-    return [describe(repo, sha) for sha in [good, *listed]]
+    lines = git(repo, "rev-list", "--reverse", "--first-parent", "--parents", f"{good}..{bad}")
+    chain = [line.split() for line in lines.splitlines()]
+    if chain[0][1:2] != [good]:
+        # Where the line meets good's history (none: it ends at a root of its own).
+        joined = chain[0][1:2]
+        meets = f", e.g. {joined[0][:12]}, where it meets --good's history" if joined else ""
+        raise UsageError(
+            f"--good {good[:12]} is not on the first-parent line of --bad {bad[:12]} (its "
+            f"branch was merged in): give --good a commit of that line{meets}"
+        )
+    return [describe(repo, sha) for sha in [good, *(line[0] for line in chain)]]
 
 
 def describe(repo: Path, sha: str) -> BisectCommit:

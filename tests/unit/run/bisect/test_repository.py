@@ -15,7 +15,7 @@ from pytest_specperf.run.bisect.repository import (
     resolve,
     side_environment,
 )
-from tests.support.bisect_repos import make_repository, server_flags
+from tests.support.bisect_repos import make_repository, merge_branch, server_flags
 
 
 @pytest.fixture
@@ -32,6 +32,35 @@ def test_the_range_is_good_then_each_commit_to_bad_oldest_first(
     assert [c.sha for c in commits] == hashes[1:]
     assert commits[2].subject == "commit 3: server --sim-slowdown=0.1"
     assert commits[0].author == "Bisect Test <bisect@example.invalid>"
+
+
+def test_a_range_with_a_merge_walks_bads_first_parent_line(
+    repo: tuple[Path, list[str]],
+) -> None:
+    """Found as a new user: the range was every commit of the ancestry path, ordered by
+    date, so a side branch's commits interleaved with the main line's; a side commit after
+    the slow one was measured against a main-line commit as if against its parent, and
+    named with exit 0 (the slowdown was its parent's). Now each commit's parent is the one
+    before it, and the merge stands for its branch."""
+    path, hashes = repo
+    side = merge_branch(path, hashes[1], 2, server_flags(slowdown=0.1))
+    commits = commit_range(path, hashes[0], side[-1])
+    assert [c.sha for c in commits] == [*hashes, side[-1]]
+    assert commits[-1].subject == "merge side"
+
+
+def test_good_on_a_merged_branch_is_refused_naming_the_line(
+    repo: tuple[Path, list[str]],
+) -> None:
+    path, hashes = repo
+    side = merge_branch(path, hashes[1], 2)
+    with pytest.raises(
+        UsageError,
+        match=rf"^--good {side[0][:12]} is not on the first-parent line of --bad "
+        rf"{side[-1][:12]} \(its branch was merged in\): give --good a commit of that line, "
+        rf"e.g. {hashes[1][:12]}, where it meets --good's history$",
+    ):
+        commit_range(path, side[0], side[-1])
 
 
 def test_a_revision_is_resolved_to_its_full_hash_or_refused_naming_the_option(
