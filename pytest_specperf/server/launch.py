@@ -119,11 +119,20 @@ def server_environment(
     pairs: Sequence[tuple[str, str]], environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """--specperf-server-env's NAME=VALUE pairs as a server's extra environment: ``$NAME`` or
-    ``${NAME}`` in a value is this process's (empty when unset), a later pair for a name wins."""
+    ``${NAME}`` in a value is this process's (empty when unset), a later pair for a name wins.
+    A ``:``-separated element that is only a reference, empty, is dropped with its ``:``: an
+    empty element of a search path is the current directory (``PYTHONPATH=/src:$PYTHONPATH``
+    with PYTHONPATH unset would put the server's working directory on its path)."""
     environ = os.environ if environ is None else environ
 
     def expand(value: str) -> str:
-        return _ENV_REFERENCE.sub(lambda m: environ.get(m.group(1) or m.group(2), ""), value)
+        parts = [
+            (_ENV_REFERENCE.sub(lambda m: environ.get(m.group(1) or m.group(2), ""), part), part)
+            for part in value.split(":")
+        ]
+        return ":".join(
+            found for found, part in parts if found or not _ENV_REFERENCE.fullmatch(part)
+        )
 
     return {name: expand(value) for name, value in pairs}
 

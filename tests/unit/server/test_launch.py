@@ -282,3 +282,16 @@ def test_server_environment_expands_the_runs_own_variables_and_a_later_pair_wins
         {"PYTHONPATH": "/site"},
     )
     assert found == {"PYTHONPATH": "/src/python:/site", "X": "z"}
+
+
+def test_an_unset_variable_leaves_no_empty_element_in_a_path() -> None:
+    """Found with specperf bisect run from inside the repository it bisects: its default
+    ``PYTHONPATH={worktree}:$PYTHONPATH``, with PYTHONPATH unset, ended in ``:``, an empty
+    element, so the server's working directory (the user's checkout) came next on its
+    path, and a commit without a sitecustomize.py of its own ran the checkout's: both ends
+    of a 15% range read alike ("no-change")."""
+    found = server_environment(
+        [("PYTHONPATH", "/tree:$PYTHONPATH"), ("P", "${UNSET_VAR}:/a::$B"), ("U", "http://$H:80")],
+        {"B": "/b"},
+    )
+    assert found == {"PYTHONPATH": "/tree", "P": "/a::/b", "U": "http://:80"}
