@@ -123,17 +123,25 @@ class Trees:
         return path
 
     def remove_all(self) -> list[str]:
-        """Every tree under ``root`` removed (one line per one that could not be)."""
+        """Every tree under ``root`` removed, its folder there or gone (one line per one that
+        could not be). Only these: the repository's other worktrees are the user's, a stale
+        one too (``git worktree prune`` would drop one whose folder is on a drive not
+        mounted now, and that tree would no longer work)."""
         problems = []
-        for path in sorted(self.root.glob("*")) if self.root.is_dir() else []:
+        try:
+            listed = git(self.repo, "worktree", "list", "--porcelain").splitlines()
+        except SpecperfError as exc:
+            problems.append(str(exc))
+            listed = []
+        root = self.root.resolve()
+        trees = {Path(line[9:]).resolve() for line in listed if line.startswith("worktree ")}
+        ours = {path for path in trees if path.is_relative_to(root)}
+        ours |= set(root.glob("*")) if root.is_dir() else set()
+        for path in sorted(ours):
             try:
                 git(self.repo, "worktree", "remove", "--force", str(path))
             except SpecperfError as exc:
                 problems.append(f"{path}: {exc}")
-        try:
-            git(self.repo, "worktree", "prune")
-        except SpecperfError as exc:
-            problems.append(str(exc))
         return problems
 
 

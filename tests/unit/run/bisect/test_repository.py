@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -98,6 +100,32 @@ def test_each_commit_gets_one_tree_reused_and_all_are_removed_at_the_end(
     assert not (trees.tree(hashes[0]) / "sitecustomize.py").exists()
     assert trees.remove_all() == []
     assert list((tmp_path / "out" / "worktrees").glob("*")) == []
+
+
+def test_removing_the_trees_leaves_the_users_own_stale_worktree(
+    repo: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    """Found as a new user: the end's ``git worktree prune`` dropped the repository's
+    registration of a worktree of the user's whose folder was missing (a drive not mounted,
+    say). Only the bisection's trees go now, one whose folder was deleted too."""
+    path, hashes = repo
+    subprocess.run(
+        ["git", "-C", str(path), "worktree", "add", "-q", "--detach", str(tmp_path / "mine")],
+        check=True,
+    )
+    shutil.rmtree(tmp_path / "mine")
+    trees = Trees(path, tmp_path / "out" / "worktrees")
+    shutil.rmtree(trees.tree(hashes[1]))
+    trees.tree(hashes[2])
+    assert trees.remove_all() == []
+    listed = subprocess.run(
+        ["git", "-C", str(path), "worktree", "list", "--porcelain"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    worktrees = [line.split(" ", 1)[1] for line in listed.splitlines() if line[:9] == "worktree "]
+    assert worktrees == [str(path), str(tmp_path / "mine")]
 
 
 def test_a_commit_is_built_once_in_its_tree(repo: tuple[Path, list[str]], tmp_path: Path) -> None:
