@@ -27,6 +27,7 @@ from pytest_specperf.history.store import HistoryStore
 from pytest_specperf.results.bisect_report import SUMMARY_FILE, write_outputs
 from pytest_specperf.results.run_lock import OutDirLock, this_process
 from pytest_specperf.run.bisect.bisection import Bisection, BisectRequest
+from pytest_specperf.run.bisect.repository import WORKTREE
 from pytest_specperf.run.bisect.steps import LoggedPair
 
 BISECT = "bisect"
@@ -167,9 +168,16 @@ def run_bisect_command(args: argparse.Namespace) -> int:
         suite_settings(args.suite_args, Path.cwd()),
         ab_max_pairs=parse_positive_int("--max-pairs", args.max_pairs),
     )
-    server_env = parse_server_env(args.server_env, "--server-env") or DEFAULT_SERVER_ENV.get(
-        settings.backend, ()
-    )
+    default = DEFAULT_SERVER_ENV[settings.backend]
+    server_env = parse_server_env(args.server_env, "--server-env") or default
+    if not any(WORKTREE in value for _, value in server_env):
+        # Every side would serve the same code, and every step read "no change".
+        typed = " ".join(f"'{name}={value}'" for name, value in default)
+        raise UsageError(
+            "specperf bisect: --server-env: no value names {worktree}, so each commit's server "
+            f"would run the same code (a --server-env replaces the default): add --server-env "
+            f"{typed}"
+        )
     budget = parse_float("--budget-s", args.budget_s, low=0.0) if args.budget_s else None
     out = args.out.resolve()
     request = BisectRequest(

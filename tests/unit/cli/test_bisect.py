@@ -44,3 +44,25 @@ def test_a_range_refused_leaves_no_out_folder(
         f"specperf: error: --good: 'nosuch' is not a commit of {path}\n"
     )
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "env", [["--server-env", "CUDA_VISIBLE_DEVICES=0"], ["--server-env", "PYTHONPATH="]]
+)
+def test_a_server_env_that_names_no_tree_is_refused(
+    env: list[str],
+    repo: tuple[Path, list[str]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Found as a new user: one --server-env that names no {worktree} replaces the default
+    PYTHONPATH={worktree}:..., so both sides of every step ran the installed code and the
+    range read "no-change" (exit 1) after a step's server-seconds."""
+    path, hashes = repo
+    assert bisect(path, hashes[0], hashes[2], tmp_path / "out", *env) == 2
+    assert capsys.readouterr().err == (
+        "specperf: error: specperf bisect: --server-env: no value names {worktree}, so each "
+        "commit's server would run the same code (a --server-env replaces the default): add "
+        "--server-env 'PYTHONPATH={worktree}:$PYTHONPATH'\n"
+    )
+    assert not (tmp_path / "out").exists()
