@@ -154,7 +154,8 @@ def build(command: str, sha: str, tree: Path, logs: Path) -> bool:
     if done_marker.exists():
         return False
     log = logs / f"{sha}.log"
-    argv = shlex.split(with_tree(command, tree))
+    # Split first: a tree's path with a space in it stays one argument.
+    argv = [with_tree(part, tree) for part in shlex.split(command)]
     if not argv:
         raise UsageError("--build: the command is empty")
     with log.open("w", encoding="utf-8") as out:

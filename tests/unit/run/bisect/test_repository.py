@@ -137,6 +137,17 @@ def test_a_commit_is_built_once_in_its_tree(repo: tuple[Path, list[str]], tmp_pa
     assert (tree / "built.txt").read_text() == "built\n"
 
 
+def test_a_tree_whose_path_has_a_space_is_one_argument_of_the_build(
+    repo: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    """Found as a new user with --out "out dir": ``touch {worktree}/built`` ran as
+    ``touch .../out`` and ``dir/.../built``, and failed."""
+    path, hashes = repo
+    tree = Trees(path, tmp_path / "out dir" / "worktrees").tree(hashes[2])
+    assert build("touch {worktree}/built", hashes[2], tree, tmp_path / "builds") is True
+    assert (tree / "built").is_file()
+
+
 def test_a_failed_build_names_the_commit_and_its_log(
     repo: tuple[Path, list[str]], tmp_path: Path
 ) -> None:
