@@ -3,8 +3,9 @@
 Plain git through subprocess (the user's own git, as they would type it). Each commit a step
 measures gets its own tree, a ``git worktree`` under the bisection's folder, reused by later
 steps and removed at the end; ``--build``, when given, runs once per commit in that tree (its
-log kept, a marker left when it succeeded), so no commit is built twice, even across an
-interrupted bisection and its rerun.
+log kept, a marker left in the tree's git folder when it succeeded, so it goes with the
+tree): no commit is built twice in one tree, and a tree made afresh, by a rerun after the
+end removed the last one, is built again (with --keep-worktrees its build stays).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pytest_specperf.errors import SpecperfError, UsageError
 from pytest_specperf.results.bisect_schema import BisectCommit
 
 WORKTREE = "{worktree}"
+BUILT = "specperf-built"  # the marker of a tree's --build, in the tree's git folder
 _FIELD = "\x1f"
 
 
@@ -147,11 +149,12 @@ class Trees:
 
 def build(command: str, sha: str, tree: Path, logs: Path) -> bool:
     """``--build`` for one commit in its tree, once: False when an earlier build of this
-    commit succeeded (nothing run), True when it ran now; a failure names the commit and
-    its log's last lines."""
+    commit by this command succeeded in this tree (nothing run), True when it ran now; a
+    failure names the commit and its log's last lines."""
     logs.mkdir(parents=True, exist_ok=True)
-    done_marker = logs / f"{sha}.built"
-    if done_marker.exists():
+    # In the tree's own git folder: removed with the tree, as what the build made in it is.
+    done_marker = tree / git(tree, "rev-parse", "--git-path", BUILT).strip()
+    if done_marker.is_file() and done_marker.read_text(encoding="utf-8") == command + "\n":
         return False
     log = logs / f"{sha}.log"
     # Split first: a tree's path with a space in it stays one argument.

@@ -137,6 +137,28 @@ def test_a_commit_is_built_once_in_its_tree(repo: tuple[Path, list[str]], tmp_pa
     assert (tree / "built.txt").read_text() == "built\n"
 
 
+def test_a_tree_made_afresh_is_built_again_and_a_new_command_runs(
+    repo: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    """Found as a new user: the marker of a commit's build stayed in <out>/builds/ while
+    the end of each run (an interrupted one too) removed the tree the build was made in,
+    so the rerun served that commit from a fresh, unbuilt tree (the documented
+    ``--prefix {worktree}/.prefix`` build gone). The marker now goes with the tree."""
+    path, hashes = repo
+    trees = Trees(path, tmp_path / "worktrees")
+    command = "sh -c 'echo built >> {worktree}/built.txt'"
+    assert build(command, hashes[2], trees.tree(hashes[2]), tmp_path / "builds") is True
+    assert trees.remove_all() == []
+    tree = trees.tree(hashes[2])
+    assert build(command, hashes[2], tree, tmp_path / "builds") is True
+    assert (tree / "built.txt").read_text() == "built\n"
+    other = "sh -c 'echo other >> {worktree}/built.txt'"
+    assert build(other, hashes[2], tree, tmp_path / "builds") is True
+    assert build(other, hashes[2], tree, tmp_path / "builds") is False
+    # Nothing of the marker's in the tree itself.
+    assert sorted(p.name for p in tree.iterdir()) == [".git", "CHANGES", "built.txt"]
+
+
 def test_a_tree_whose_path_has_a_space_is_one_argument_of_the_build(
     repo: tuple[Path, list[str]], tmp_path: Path
 ) -> None:
