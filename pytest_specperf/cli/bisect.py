@@ -24,8 +24,9 @@ from pytest_specperf.config.table import OPTIONS
 from pytest_specperf.errors import UsageError
 from pytest_specperf.history.bisect_log import BisectLog
 from pytest_specperf.history.store import HistoryStore
-from pytest_specperf.results.bisect_report import SUMMARY_FILE, write_outputs
+from pytest_specperf.results.bisect_report import SUMMARY_FILE, set_aside_other, write_outputs
 from pytest_specperf.results.run_lock import OutDirLock, this_process
+from pytest_specperf.results.store import PREVIOUS_RUN_DIR
 from pytest_specperf.run.bisect.bisection import Bisection, BisectRequest
 from pytest_specperf.run.bisect.repository import WORKTREE
 from pytest_specperf.run.bisect.steps import LoggedPair
@@ -196,6 +197,12 @@ def run_bisect_command(args: argparse.Namespace) -> int:
     lock = OutDirLock(out, this_process(), option="--out")
     lock.acquire()
     try:
+        good, bad = bisection.commits[0].sha, bisection.commits[-1].sha
+        if set_aside_other(out, bisection.key, good, bad):
+            print(
+                f"specperf bisect: --out held another bisection's outputs: moved into "
+                f"{out / PREVIOUS_RUN_DIR}"
+            )
         return _bisect(bisection, keep_trees=args.keep_worktrees)
     finally:
         lock.release()

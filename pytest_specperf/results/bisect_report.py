@@ -4,6 +4,7 @@ request comment, and a plot of each measured commit's change along the range."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import msgspec
@@ -12,10 +13,12 @@ from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.results.bisect_schema import BisectCommit, BisectResult, BisectStep
 from pytest_specperf.results.formats import relative_change
 from pytest_specperf.results.schema import AbChange
+from pytest_specperf.results.store import PREVIOUS_RUN_DIR
 
 RESULT_FILE = "bisect.json"
 SUMMARY_FILE = "bisect.md"
 PLOT_FILE = "bisect.png"
+STEP_FOLDERS = "step*-*"  # each step's boots (run/bisect/steps.py step_settings)
 
 RANGE_UNKNOWN = "unknown (step 1 reached no verdict)"
 _HEADLINES = {
@@ -150,3 +153,32 @@ def write_outputs(result: BisectResult, out: Path) -> list[Path]:
     if plot is not None:
         written.append(plot)
     return written
+
+
+def set_aside_other(out: Path, name: str, good: str, bad: str) -> list[str]:
+    """Another bisection's outputs in ``out`` (bisect.json, bisect.md, bisect.png and its
+    steps' folders) moved into ``out/previous/``, emptied first, so that a step's folder
+    holds no other bisection's boots: its bisect.json names another bisection, or (an
+    earlier version's, without a name) another range. A rerun of the same one keeps them.
+    The names moved."""
+    try:
+        earlier = json.loads((out / RESULT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(earlier, dict):
+        return []
+    if earlier.get("name") == name or (
+        not earlier.get("name") and (earlier.get("good"), earlier.get("bad")) == (good, bad)
+    ):
+        return []
+    files = [out / n for n in (RESULT_FILE, SUMMARY_FILE, PLOT_FILE) if (out / n).is_file()]
+    found = sorted([*files, *(path for path in out.glob(STEP_FOLDERS) if path.is_dir())])
+    previous = out / PREVIOUS_RUN_DIR
+    if previous.is_dir() and not previous.is_symlink():
+        shutil.rmtree(previous)
+    else:
+        previous.unlink(missing_ok=True)
+    previous.mkdir()
+    for path in found:
+        path.replace(previous / path.name)
+    return [path.name for path in found]

@@ -78,6 +78,9 @@ class BisectResult(msgspec.Struct, kw_only=True, omit_defaults=True):
     culprit: str | None = None
     good: str
     bad: str
+    # The bisection's name in the pair log (its range, sides and suite options): a rerun with
+    # the same arguments has the same one, and goes on beside its steps' boots in --out.
+    name: str = ""
     # The range, good first: every commit a step could have measured.
     commits: list[BisectCommit] = []
     # bad against good (step 1), and the culprit against its parent.

@@ -384,6 +384,7 @@ class Bisection:
             outcome=outcome,  # type: ignore[arg-type]
             good=self.commits[0].sha,
             bad=self.commits[-1].sha,
+            name=self.key,
             commits=list(self.commits),
             range_change=first.change if first is not None else None,
             steps=list(self.steps),

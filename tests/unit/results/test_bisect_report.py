@@ -1,8 +1,14 @@
-"""bisect.md as a stopped bisection leaves it: the range's change and the cost say what is known."""
+"""bisect.md as a stopped bisection leaves it: the range's change and the cost say what is known;
+another bisection's outputs in --out set aside."""
 
 from __future__ import annotations
 
-from pytest_specperf.results.bisect_report import summary_markdown
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from pytest_specperf.results.bisect_report import set_aside_other, summary_markdown, write_outputs
 from pytest_specperf.results.bisect_schema import BisectCommit, BisectResult, BisectStep
 from pytest_specperf.results.schema import AbChange
 
@@ -38,3 +44,34 @@ def test_a_step_stopped_before_its_verdict_counts_its_pairs_and_leaves_the_range
     assert "bad against good: unknown (step 1 reached no verdict)." in summary
     assert "| 1 (range) | `bbbbbbbbbbbb`  | `aaaaaaaaaaaa` | interrupted | 2 |" in summary
     assert "Cost: 1 step(s), 2 pair(s) of boots, 370 server-seconds." in summary
+
+
+def earlier_bisection(out: Path, name: str) -> None:
+    """A bisection's outputs in ``out``: bisect.json and .md, a step's boots, the pair log."""
+    result = msgspec.structs.replace(stopped_in_step_one(1, 10.0), name=name)
+    write_outputs(result, out)
+    (out / "step1-bbbbbbbbbbbb" / "ab" / "steps3" / "pair1-base").mkdir(parents=True)
+    (out / "history.sqlite").write_text("pairs")
+
+
+def test_another_bisections_outputs_in_out_are_set_aside(tmp_path: Path) -> None:
+    """Found as a new user reusing --out for another range: the earlier bisection's step
+    folders stayed beside the new one's, and a step folder of the same name (step 4 of the
+    same commit) took the new boots over the earlier's, those of its later pairs left in."""
+    earlier_bisection(tmp_path, "k1")
+    moved = set_aside_other(tmp_path, "k2", GOOD, "c" * 40)
+    assert {"bisect.json", "bisect.md", "step1-bbbbbbbbbbbb"} <= set(moved)
+    assert (tmp_path / "previous" / "step1-bbbbbbbbbbbb" / "ab").is_dir()
+    assert not (tmp_path / "step1-bbbbbbbbbbbb").exists()
+    assert not (tmp_path / "bisect.json").exists()
+    assert (tmp_path / "history.sqlite").read_text() == "pairs"
+
+
+@pytest.mark.parametrize(("name", "bad"), [("k1", "c" * 40), ("", BAD)])
+def test_a_rerun_of_the_same_bisection_keeps_its_outputs(
+    tmp_path: Path, name: str, bad: str
+) -> None:
+    """The same name; or none (an earlier version's bisect.json) and the same range."""
+    earlier_bisection(tmp_path, name)
+    assert set_aside_other(tmp_path, "k1", GOOD, bad) == []
+    assert (tmp_path / "step1-bbbbbbbbbbbb" / "ab").is_dir()
