@@ -51,7 +51,9 @@ def check_repository(repo: Path) -> None:
 def resolve(repo: Path, revision: str, option: str) -> str:
     """A revision's full commit hash; a one-line usage error naming the option otherwise."""
     try:
-        return git(repo, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}").strip()
+        # Named first, then peeled: ``^{commit}`` after a ``:/message`` would be its text.
+        found = git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", revision)
+        return git(repo, "rev-parse", "--verify", "--quiet", f"{found.strip()}^{{commit}}").strip()
     except SpecperfError:
         raise UsageError(f"{option}: {revision!r} is not a commit of {repo}") from None
 

@@ -70,6 +70,9 @@ def test_a_revision_is_resolved_to_its_full_hash_or_refused_naming_the_option(
 ) -> None:
     path, hashes = repo
     assert resolve(path, "HEAD~2", "--bad") == hashes[3]
+    # A commit found by its message (refused before: "':/commit 3' is not a commit of").
+    assert resolve(path, ":/^commit 3", "--bad") == hashes[3]
+    assert resolve(path, hashes[3][:7], "--bad") == hashes[3]
     with pytest.raises(UsageError, match="--good: 'nosuch' is not a commit of"):
         resolve(path, "nosuch", "--good")
 
