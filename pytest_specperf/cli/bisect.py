@@ -27,6 +27,7 @@ from pytest_specperf.history.store import HistoryStore
 from pytest_specperf.results.bisect_report import SUMMARY_FILE, set_aside_other, write_outputs
 from pytest_specperf.results.run_lock import OutDirLock, this_process
 from pytest_specperf.results.store import PREVIOUS_RUN_DIR
+from pytest_specperf.run.ab.budget import FIRST_LOOK
 from pytest_specperf.run.bisect.bisection import Bisection, BisectRequest
 from pytest_specperf.run.bisect.repository import WORKTREE
 from pytest_specperf.run.bisect.steps import LoggedPair
@@ -165,9 +166,13 @@ class _Pairs:
 
 def run_bisect_command(args: argparse.Namespace) -> int:
     """0 when a commit is named; 1 when none is (no change, undecided, budget)."""
+    max_pairs = parse_positive_int("--max-pairs", args.max_pairs)
+    if max_pairs < FIRST_LOOK:
+        raise UsageError(
+            f"--max-pairs: at least {FIRST_LOOK} (the first look of the A/B gate), got {max_pairs}"
+        )
     settings = dataclasses.replace(
-        suite_settings(args.suite_args, Path.cwd()),
-        ab_max_pairs=parse_positive_int("--max-pairs", args.max_pairs),
+        suite_settings(args.suite_args, Path.cwd()), ab_max_pairs=max_pairs
     )
     default = DEFAULT_SERVER_ENV[settings.backend]
     server_env = parse_server_env(args.server_env, "--server-env") or default

@@ -66,3 +66,16 @@ def test_a_server_env_that_names_no_tree_is_refused(
         "--server-env 'PYTHONPATH={worktree}:$PYTHONPATH'\n"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_max_pairs_below_the_first_look_is_refused(
+    repo: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found as a new user: --max-pairs 2 printed the estimate ("each 3 to 2 pairs"), then
+    ended in a ValueError's traceback as step 1 began."""
+    path, hashes = repo
+    assert bisect(path, hashes[0], hashes[2], tmp_path / "out", "--max-pairs", "2") == 2
+    assert capsys.readouterr().err == (
+        "specperf: error: --max-pairs: at least 3 (the first look of the A/B gate), got 2\n"
+    )
+    assert not (tmp_path / "out").exists()
