@@ -78,7 +78,8 @@ def add_bisect_command(commands: Any) -> None:
         default=[],
         help="NAME=VALUE in each side's server environment, repeatable; {worktree} is that "
         "side's commit tree, $NAME this process's value (default with SGLang: "
-        "PYTHONPATH={worktree}/python:$PYTHONPATH)",
+        "PYTHONPATH={worktree}/python:$PYTHONPATH; a --server-env replaces it, and one "
+        "value must name {worktree})",
     )
     bisect.add_argument(
         "--build",
@@ -92,8 +93,8 @@ def add_bisect_command(commands: Any) -> None:
     bisect.add_argument(
         "--budget-s",
         default=None,
-        help="server-seconds the bisection may take: no step is started that would end "
-        "past it; it stops with what it knows",
+        help="server-seconds the bisection may take, reruns included: no step after the "
+        "first is started that would end past it; it stops with what it knows",
     )
     bisect.add_argument(
         "--max-pairs",
