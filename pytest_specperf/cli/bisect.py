@@ -53,6 +53,7 @@ REFUSED = {
     "--specperf-calibrate": "a bisection writes no baseline",
     "--specperf-server-env": "use --server-env before the --",
     "--specperf-ab-max-pairs": "use --max-pairs before the --",
+    "--specperf-out": "use --out before the --",
 }
 # A step's most pairs: a step that cannot tell ends the bisection undecided, and a candidate
 # measured near the middle of the range's change needs many pairs to be told

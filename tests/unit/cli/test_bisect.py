@@ -16,7 +16,9 @@ def repo(tmp_path: Path) -> tuple[Path, list[str]]:
     return path, make_repository(path, 2)
 
 
-def bisect(repo: Path, good: str, bad: str, out: Path, *more: str) -> int:
+def bisect(
+    repo: Path, good: str, bad: str, out: Path, *more: str, suite: tuple[str, ...] = ()
+) -> int:
     return main(
         [
             "bisect",
@@ -31,6 +33,7 @@ def bisect(repo: Path, good: str, bad: str, out: Path, *more: str) -> int:
             *more,
             "--",
             *SIM_SUITE_ARGS,
+            *suite,
         ]
     )
 
@@ -79,3 +82,17 @@ def test_max_pairs_below_the_first_look_is_refused(
         "specperf: error: --max-pairs: at least 3 (the first look of the A/B gate), got 2\n"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_the_suites_out_option_is_refused_for_the_bisections(
+    repo: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found as a new user: --specperf-out after '--' was taken, then ignored (each step's
+    boots go to <--out>/step<N>-<commit>), with nothing written where it named."""
+    path, hashes = repo
+    elsewhere = f"--specperf-out={tmp_path / 'elsewhere'}"
+    assert bisect(path, hashes[0], hashes[2], tmp_path / "out", suite=(elsewhere,)) == 2
+    assert capsys.readouterr().err == (
+        "specperf: error: specperf bisect: --specperf-out is not taken after '--': use --out "
+        "before the --\n"
+    )
