@@ -170,9 +170,8 @@ def build(command: str, sha: str, tree: Path, logs: Path) -> bool:
             raise BuildFailed(f"--build for {sha[:12]}: {exc.strerror or exc}", sha) from None
     if done.returncode != 0:
         tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-5:]
-        raise BuildFailed(
-            f"--build for {sha[:12]} exited {done.returncode} ({log}): " + " | ".join(tail), sha
-        )
+        said = ": " + " | ".join(tail) if tail else " (it printed nothing)"
+        raise BuildFailed(f"--build for {sha[:12]} exited {done.returncode} ({log}){said}", sha)
     done_marker.write_text(command + "\n", encoding="utf-8")
     return True
 

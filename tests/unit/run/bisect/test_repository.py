@@ -180,6 +180,9 @@ def test_a_failed_build_names_the_commit_and_its_log(
     tree = Trees(path, tmp_path / "worktrees").tree(hashes[1])
     with pytest.raises(SpecperfError, match=rf"--build for {hashes[1][:12]} exited 3 .*: oops"):
         build("sh -c 'echo oops; exit 3'", hashes[1], tree, tmp_path / "builds")
+    # One that printed nothing says so, not "...log): " and nothing after.
+    with pytest.raises(SpecperfError, match=r"exited 1 \(.*\.log\) \(it printed nothing\)$"):
+        build("false", hashes[1], tree, tmp_path / "builds")
 
 
 def test_each_side_gets_the_env_with_its_own_tree() -> None:
