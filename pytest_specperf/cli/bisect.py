@@ -233,7 +233,7 @@ def _bisect(bisection: Bisection, *, keep_trees: bool) -> int:
             for problem in bisection.remove_trees():
                 print(f"specperf bisect: worktree not removed: {problem}")
         store.close()
-    written = write_outputs(result, request.out)
+    written = write_outputs(result, request.out, plots=not settings.no_plots)
     print((request.out / SUMMARY_FILE).read_text(encoding="utf-8"))
     print("written: " + ", ".join(str(path) for path in written))
     if result.interrupted:

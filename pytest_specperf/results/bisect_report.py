@@ -142,14 +142,15 @@ def plot_changes(result: BisectResult, path: Path) -> Path | None:
     return path
 
 
-def write_outputs(result: BisectResult, out: Path) -> list[Path]:
-    """bisect.json, bisect.md and (with matplotlib) bisect.png in ``out``: the files written."""
+def write_outputs(result: BisectResult, out: Path, *, plots: bool = True) -> list[Path]:
+    """bisect.json, bisect.md and (with matplotlib, unless ``plots`` is off: the suite's
+    --specperf-no-plots) bisect.png in ``out``: the files written."""
     out.mkdir(parents=True, exist_ok=True)
     data = json.dumps(msgspec.to_builtins(result), indent=2) + "\n"
     atomic_write_bytes(out / RESULT_FILE, data.encode())
     atomic_write_bytes(out / SUMMARY_FILE, summary_markdown(result).encode())
     written = [out / RESULT_FILE, out / SUMMARY_FILE]
-    plot = plot_changes(result, out / PLOT_FILE)
+    plot = plot_changes(result, out / PLOT_FILE) if plots else None
     if plot is not None:
         written.append(plot)
     return written

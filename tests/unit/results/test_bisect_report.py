@@ -75,3 +75,10 @@ def test_a_rerun_of_the_same_bisection_keeps_its_outputs(
     earlier_bisection(tmp_path, name)
     assert set_aside_other(tmp_path, "k1", GOOD, bad) == []
     assert (tmp_path / "step1-bbbbbbbbbbbb" / "ab").is_dir()
+
+
+def test_no_plots_leaves_the_picture_out(tmp_path: Path) -> None:
+    """Found as a new user: --specperf-no-plots after '--' still drew bisect.png."""
+    written = write_outputs(stopped_in_step_one(1, 10.0), tmp_path, plots=False)
+    assert [path.name for path in written] == ["bisect.json", "bisect.md"]
+    assert not (tmp_path / "bisect.png").exists()
