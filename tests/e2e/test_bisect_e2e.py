@@ -151,7 +151,7 @@ def test_a_commit_whose_server_cannot_start_is_skipped_and_the_range_narrowed_ar
     assert "head boot of pair 1 failed" in found["steps"][1]["message"]
     assert (found["outcome"], found.get("culprit")) == ("undecided", None)
     assert found["narrowed_to"] == hashes[1:]
-    assert "only commits that could not be served are left" in found["why"]
+    assert f"only commits that could not be served ({hashes[1][:12]}) are left" in found["why"]
     summary = (tmp_path / "out" / "bisect.md").read_text()
     assert f"- `{hashes[1][:12]}`: " in summary.split("Skipped (could not be served")[1]
 
