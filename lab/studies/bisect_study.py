@@ -35,7 +35,7 @@ from _study import Summary
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.support.bisect_repos import (
-    SIM_SUITE_ARGS,
+    bisect_args,
     make_repository,
     noise_args,
     server_flags,
@@ -72,18 +72,7 @@ def bisect(
             sys.executable,
             "-m",
             "pytest_specperf.cli",
-            "bisect",
-            "--repo",
-            str(repo),
-            "--good",
-            good,
-            "--bad",
-            bad,
-            "--out",
-            str(out),
-            "--",
-            *SIM_SUITE_ARGS,
-            *noise_args(noise),
+            *bisect_args(repo, good, bad, out, suite=noise_args(noise)),
         ],
         capture_output=True,
         text=True,

@@ -4,7 +4,6 @@ request comment, and a plot of each measured commit's change along the range."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import msgspec
@@ -12,8 +11,8 @@ import msgspec
 from pytest_specperf.files import atomic_write_bytes
 from pytest_specperf.results.bisect_schema import BisectCommit, BisectResult, BisectStep
 from pytest_specperf.results.formats import relative_change
+from pytest_specperf.results.previous_run import move_into_previous
 from pytest_specperf.results.schema import AbChange
-from pytest_specperf.results.store import PREVIOUS_RUN_DIR
 
 RESULT_FILE = "bisect.json"
 SUMMARY_FILE = "bisect.md"
@@ -174,12 +173,4 @@ def set_aside_other(out: Path, name: str, good: str, bad: str) -> list[str]:
         return []
     files = [out / n for n in (RESULT_FILE, SUMMARY_FILE, PLOT_FILE) if (out / n).is_file()]
     found = sorted([*files, *(path for path in out.glob(STEP_FOLDERS) if path.is_dir())])
-    previous = out / PREVIOUS_RUN_DIR
-    if previous.is_dir() and not previous.is_symlink():
-        shutil.rmtree(previous)
-    else:
-        previous.unlink(missing_ok=True)
-    previous.mkdir()
-    for path in found:
-        path.replace(previous / path.name)
-    return [path.name for path in found]
+    return move_into_previous(out, found)

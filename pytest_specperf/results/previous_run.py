@@ -16,7 +16,7 @@ from pytest_specperf.results.exports import BIGGER_IS_BETTER_FILE, SMALLER_IS_BE
 from pytest_specperf.results.plots import PLOT_FILES
 from pytest_specperf.results.store import PREVIOUS_RUN_DIR, REPORT_FILE, RESULTS_FILE
 
-__all__ = ["PREVIOUS_RUN_DIR", "RUN_FILE_PATTERNS", "set_aside_previous_run"]
+__all__ = ["PREVIOUS_RUN_DIR", "RUN_FILE_PATTERNS", "move_into_previous", "set_aside_previous_run"]
 
 # Every name a run writes at the top of its out dir, as glob patterns.
 RUN_FILE_PATTERNS: tuple[str, ...] = (
@@ -41,6 +41,12 @@ def set_aside_previous_run(out_dir: Path) -> list[str]:
     found = sorted({path for pattern in RUN_FILE_PATTERNS for path in out_dir.glob(pattern)})
     if not found:
         return []
+    return move_into_previous(out_dir, found)
+
+
+def move_into_previous(out_dir: Path, found: list[Path]) -> list[str]:
+    """``found`` (files and folders of ``out_dir``) moved into ``out_dir/previous/``, emptied
+    first; their names."""
     previous = out_dir / PREVIOUS_RUN_DIR
     if previous.is_dir() and not previous.is_symlink():
         shutil.rmtree(previous)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.support.bisect_repos import (
-    SIM_SUITE_ARGS,
+    bisect_args,
     make_repository,
     noise_args,
     server_flags,
@@ -30,18 +30,7 @@ def bisect_command(repo: Path, good: str, bad: str, out: Path) -> list[str]:
         sys.executable,
         "-m",
         "pytest_specperf.cli",
-        "bisect",
-        "--repo",
-        str(repo),
-        "--good",
-        good,
-        "--bad",
-        bad,
-        "--out",
-        str(out),
-        "--",
-        *SIM_SUITE_ARGS,
-        *noise_args(0.01),
+        *bisect_args(repo, good, bad, out, suite=noise_args(0.01)),
     ]
 
 

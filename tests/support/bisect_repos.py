@@ -120,6 +120,28 @@ SIM_SUITE_ARGS = (
 )
 
 
+def bisect_args(
+    repo: Path, good: str, bad: str, out: Path, *more: str, suite: Sequence[str] = ()
+) -> list[str]:
+    """``specperf bisect``'s arguments for a test's or the study's bisection on the simulator:
+    ``more`` before the ``--``, the suite's fast options and ``suite`` after it."""
+    return [
+        "bisect",
+        "--repo",
+        str(repo),
+        "--good",
+        good,
+        "--bad",
+        bad,
+        "--out",
+        str(out),
+        *more,
+        "--",
+        *SIM_SUITE_ARGS,
+        *suite,
+    ]
+
+
 def noise_args(per_boot: float) -> tuple[str, ...]:
     """Per-boot noise on both sides (a fresh draw per boot: the simulator's default seed)."""
     return (f"--specperf-server-arg=--sim-noise={per_boot:g}",)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_specperf.cli.command import main
-from tests.support.bisect_repos import SIM_SUITE_ARGS, make_repository
+from tests.support.bisect_repos import bisect_args, make_repository
 
 
 @pytest.fixture
@@ -19,23 +19,7 @@ def repo(tmp_path: Path) -> tuple[Path, list[str]]:
 def bisect(
     repo: Path, good: str, bad: str, out: Path, *more: str, suite: tuple[str, ...] = ()
 ) -> int:
-    return main(
-        [
-            "bisect",
-            "--repo",
-            str(repo),
-            "--good",
-            good,
-            "--bad",
-            bad,
-            "--out",
-            str(out),
-            *more,
-            "--",
-            *SIM_SUITE_ARGS,
-            *suite,
-        ]
-    )
+    return main(bisect_args(repo, good, bad, out, *more, suite=suite))
 
 
 def test_a_range_refused_leaves_no_out_folder(
