@@ -35,6 +35,7 @@ from pytest_specperf.gate.bisect import (
     range_outcome,
     search_steps,
 )
+from pytest_specperf.results.bisect_report import change_text
 from pytest_specperf.results.bisect_schema import (
     BisectCommit,
     BisectResult,
@@ -442,23 +443,14 @@ def pair_line(number: int, run: AbRun, seconds: float) -> str:
     line = f"  step {number}, pair {len(run.pairs)}: "
     line += relative_change(math.exp(own.total)) if own is not None else "no common point"
     if run.last is not None and len(run.pairs) > 1:
-        found = run.last.pooled.estimate
-        line += f"; so far {relative_change(math.exp(found.change))}"
-        if found.wide is not None:
-            low, high = found.wide
-            line += f" [{relative_change(math.exp(low))}, {relative_change(math.exp(high))}]"
+        line += f"; so far {change_text(change_record(run.last.pooled))}"
     return line + f"; {seconds:,.0f} server-seconds"
 
 
 def progress_line(step: BisectStep, commits: int, head: BisectCommit, base: BisectCommit) -> str:
     """``step 3 (of at most 7): 1a2b3c4d5e6f 'subject' against good 0f0f...: like-bad after 4
     pairs, -7.9% [-10.2%, -5.5%]; 62 server-seconds``"""
-    change = step.change
-    figure = ""
-    if change is not None:
-        figure = f", {relative_change(1 + change.change)}"
-        if change.low is not None and change.high is not None:
-            figure += f" [{relative_change(1 + change.low)}, {relative_change(1 + change.high)}]"
+    figure = f", {change_text(step.change)}" if step.change is not None else ""
     resumed = f" ({step.resumed_pairs} from the pair log)" if step.resumed_pairs else ""
     subject = f" {head.subject[:50]!r}" if head.subject else ""
     why = f" ({step.message})" if step.verdict in ("skipped", "failed") and step.message else ""
