@@ -41,6 +41,32 @@ def _commit(result: BisectResult, sha: str) -> BisectCommit:
     return next((c for c in result.commits if c.sha == sha), BisectCommit(sha=sha))
 
 
+def _share_text(result: BisectResult) -> str:
+    """What part of the range's change the culprit's own change is. Over 100% is the usual
+    reading of one change measured twice (the range in its pairs, the culprit against its
+    parent in its own): it is said as all of it unless the range's change lies outside the
+    culprit's interval, where a change the other way elsewhere in the range is likelier."""
+    share = result.explained_share
+    assert share is not None
+    if share <= 1:
+        return f"explains {share:.0%} of the range's change"
+    own, whole = result.culprit_change, result.range_change
+    if own is None or whole is None or own.low is None or own.high is None:
+        return f"explains all of the range's change ({share:.0%})"
+    mine, range_text = relative_change(1 + own.change), relative_change(1 + whole.change)
+    if own.low <= whole.change <= own.high:
+        return (
+            f"explains all of the range's change: its own {mine} against the range's "
+            f"{range_text} ({share:.0%}) is the two measurements' noise (the range's change "
+            f"lies in its interval)"
+        )
+    return (
+        f"its own {mine} is more than the range's {range_text} ({share:.0%}), the range's "
+        f"change outside its interval: a change the other way elsewhere in the range may have "
+        f"won part of it back"
+    )
+
+
 def summary_markdown(result: BisectResult) -> str:
     """The bisection in a few lines, then every step: for an issue or a PR comment."""
     good, bad = _commit(result, result.good), _commit(result, result.bad)
@@ -63,7 +89,7 @@ def summary_markdown(result: BisectResult) -> str:
         if change is not None and change.why:
             lines.append(f"- why: {change.why}")
         if result.explained_share is not None:
-            lines.append(f"- explains {result.explained_share:.0%} of the range's change")
+            lines.append(f"- {_share_text(result)}")
         if result.remaining:
             lines.append(f"- {result.remaining}")
     else:

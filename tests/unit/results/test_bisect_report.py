@@ -3,6 +3,7 @@ another bisection's outputs in --out set aside."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import msgspec
@@ -82,3 +83,42 @@ def test_no_plots_leaves_the_picture_out(tmp_path: Path) -> None:
     written = write_outputs(stopped_in_step_one(1, 10.0), tmp_path, plots=False)
     assert [path.name for path in written] == ["bisect.json", "bisect.md"]
     assert not (tmp_path / "bisect.png").exists()
+
+
+def named(own: AbChange, whole: AbChange) -> BisectResult:
+    """A culprit named with its own change against its parent, the range's change beside it."""
+    return BisectResult(
+        outcome="culprit",
+        good=GOOD,
+        bad=BAD,
+        commits=[BisectCommit(sha=GOOD), BisectCommit(sha=BAD)],
+        culprit=BAD,
+        culprit_change=own,
+        range_change=whole,
+        explained_share=math.log1p(own.change) / math.log1p(whole.change),
+    )
+
+
+def test_a_culprit_smaller_than_the_range_explains_its_share() -> None:
+    summary = summary_markdown(
+        named(AbChange(change=-0.10, low=-0.12, high=-0.08), AbChange(change=-0.14))
+    )
+    assert "- explains 70% of the range's change" in summary
+
+
+def test_a_culprit_read_larger_than_the_range_within_its_noise_explains_all_of_it() -> None:
+    """The real-SGLang bisection's culprit: -15.6% [-20.5%, -10.5%] against its parent, the
+    range -12.6%: 126%, one change measured twice."""
+    summary = summary_markdown(
+        named(AbChange(change=-0.156, low=-0.205, high=-0.105), AbChange(change=-0.126))
+    )
+    assert "- explains all of the range's change: its own -15.6% against the range's" in summary
+    assert "(126%) is the two measurements' noise" in summary
+
+
+def test_a_culprit_larger_than_the_range_beyond_its_interval_says_part_was_won_back() -> None:
+    summary = summary_markdown(
+        named(AbChange(change=-0.20, low=-0.23, high=-0.17), AbChange(change=-0.08))
+    )
+    assert "- its own -20.0% is more than the range's -8.0% (268%)" in summary
+    assert "won part of it back" in summary
