@@ -114,6 +114,18 @@ class Deadline:
         return None
 
 
+def terminate(pid: int) -> bool:
+    """SIGTERM to ``pid``; False when it had already ended (a bisection that ends with the pair
+    the deadline would have stopped after: on 2026-12-07 the signal then raised)."""
+    if not alive(pid):
+        return False
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 def watch(
     pid: int,
     store: Path,
@@ -137,9 +149,9 @@ def watch(
             continue
         why = deadline.why_stop(now, pairs)
         if why is not None:
-            print(f"bisect_watch: {why}", flush=True)
-            os.kill(pid, signal.SIGTERM)
             stopped = True
+            if terminate(pid):
+                print(f"bisect_watch: {why}", flush=True)
     keep_a_copy(store, copy)
     print(f"bisect_watch: {pairs_recorded(copy)} pair(s) in {copy}", flush=True)
 

@@ -106,3 +106,13 @@ def test_the_watched_process_gets_sigterm_at_the_deadline_and_the_copy_is_left(
     finally:
         sleeper.kill()
     assert bisect_watch.pairs_recorded(tmp_path / "copy.sqlite") == 1
+
+
+def test_a_bisection_that_ended_on_its_own_is_not_signalled(
+    bisect_watch: ModuleType,
+) -> None:
+    """On the eleventh H100 the bisection ended with its last pair, the one the deadline would
+    have stopped after: the SIGTERM then raised and the watch's last copy was never made."""
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait(timeout=30)
+    assert bisect_watch.terminate(ended.pid) is False
