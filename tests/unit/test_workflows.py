@@ -101,3 +101,19 @@ def test_the_pr_workflows_ab_job_spreads_each_boot_over_the_vcpus() -> None:
     pr = (WORKFLOWS / "specperf-pr.yml").read_text(encoding="utf-8")
     ab_job = pr[pr.index("\n  ab:") :]
     assert "--specperf-rotate-server-cpu" in ab_job
+
+
+def test_the_nightly_bisects_a_red_night_on_its_runner_only_when_opted_in() -> None:
+    """The bisect job: after a failed sweep and with SPECPERF_BISECT=true only, on the GPU
+    runner; the red range from the history store feeds specperf bisect under a budget, and
+    its summary is posted whatever the bisection's exit."""
+    nightly = (WORKFLOWS / "specperf-nightly.yml").read_text(encoding="utf-8")
+    job = nightly[nightly.index("\n  bisect:") : nightly.index("\n  pages:")]
+    assert "if: ${{ failure() && vars.SPECPERF_BISECT == 'true' }}" in job
+    assert "runs-on: [self-hosted, linux, gpu]" in job
+    assert "specperf history red-range" in job and '>> "$GITHUB_OUTPUT"' in job
+    assert "GOOD: ${{ steps.range.outputs.good }}" in job
+    assert 'specperf bisect --repo "$REPO" --good "$GOOD" --bad "$BAD"' in job
+    assert '--budget-s "$BUDGET_S"' in job
+    assert "if: always() && hashFiles('.specperf/bisect/bisect.md') != ''" in job
+    assert "--body-file .specperf/bisect/bisect.md" in job
