@@ -45,10 +45,11 @@ def _share_text(result: BisectResult) -> str:
     """What part of the range's change the culprit's own change is. Over 100% is the usual
     reading of one change measured twice (the range in its pairs, the culprit against its
     parent in its own): it is said as all of it unless the range's change lies outside the
-    culprit's interval, where a change the other way elsewhere in the range is likelier."""
+    culprit's interval, where a change the other way elsewhere in the range is likelier, or
+    the bisection found another change in the range (then the figure stands as measured)."""
     share = result.explained_share
     assert share is not None
-    if share <= 1:
+    if share <= 1 or result.remaining:
         return f"explains {share:.0%} of the range's change"
     own, whole = result.culprit_change, result.range_change
     if own is None or whole is None or own.low is None or own.high is None:

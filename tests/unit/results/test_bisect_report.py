@@ -122,3 +122,13 @@ def test_a_culprit_larger_than_the_range_beyond_its_interval_says_part_was_won_b
     )
     assert "- its own -20.0% is more than the range's -8.0% (268%)" in summary
     assert "won part of it back" in summary
+
+
+def test_a_culprit_read_larger_than_the_range_beside_another_change_keeps_its_figure() -> None:
+    """The simulator's two slowdowns: a culprit read at 106% of the range while the commit
+    before it already differs from good; "all of the range's change" would contradict it."""
+    result = named(AbChange(change=-0.11, low=-0.14, high=-0.08), AbChange(change=-0.104))
+    result.remaining = "another change remains before the culprit: its side of the range"
+    summary = summary_markdown(result)
+    assert "- explains 106% of the range's change" in summary
+    assert "all of the range's change" not in summary
