@@ -94,7 +94,11 @@ def summary_markdown(result: BisectResult) -> str:
         if result.remaining:
             lines.append(f"- {result.remaining}")
     else:
-        lines += ["", result.why]
+        if result.interrupted:
+            told = f"{result.interrupted}: {result.why}."
+            lines += ["", told[:1].upper() + told[1:]]
+        else:
+            lines += ["", result.why]
         if result.narrowed_to:
             shown = ", ".join(f"`{sha[:12]}`" for sha in result.narrowed_to[:12])
             more = len(result.narrowed_to) - 12
@@ -102,8 +106,6 @@ def summary_markdown(result: BisectResult) -> str:
                 f"- the change lies in {len(result.narrowed_to)} commit(s): {shown}"
                 + (f" and {more} more" if more > 0 else "")
             )
-    if result.interrupted:
-        lines += ["", f"Interrupted: {result.interrupted}."]
     lines += ["", "| step | commit | against | verdict | pairs | change [interval] |"]
     lines.append("| --- | --- | --- | --- | --- | --- |")
     lines += [_step_row(result, step) for step in result.steps]

@@ -82,6 +82,7 @@ def test_a_slowdown_is_named_and_an_interrupted_bisection_goes_on_without_measur
     pairs = sum(s["pairs"] for s in first["steps"])
     assert f"Cost: 4 step(s), {pairs} pair(s) of boots" in (out / "bisect.md").read_text()
     assert "step 4 (of at most" in rest and "interrupted after 1 pair(s)" in rest
+    assert "specperf: interrupted" not in rest  # the bisection's own line says it, once
 
     again = run_bisect(tmp_path / "repo", hashes[0], hashes[6], out)
     assert again.returncode == 0, again.stdout + again.stderr

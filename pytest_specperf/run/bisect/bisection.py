@@ -172,7 +172,7 @@ class Bisection:
             )
             return self._result(
                 "undecided",
-                why="interrupted: rerun the same command to go on from the pairs measured",
+                why="rerun the same command to go on from the pairs measured",
                 interrupted=f"interrupted ({interrupts.interrupt_name(exc)}) in step {number}",
             )
 

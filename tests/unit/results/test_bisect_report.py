@@ -35,7 +35,7 @@ def stopped_in_step_one(pairs: int, server_seconds: float) -> BisectResult:
         commits=[BisectCommit(sha=GOOD), BisectCommit(sha=BAD)],
         steps=[step],
         server_seconds=server_seconds,
-        why="interrupted: rerun the same command to go on from the pairs measured",
+        why="rerun the same command to go on from the pairs measured",
         interrupted="interrupted (SIGTERM) in step 1",
     )
 
@@ -43,6 +43,11 @@ def stopped_in_step_one(pairs: int, server_seconds: float) -> BisectResult:
 def test_a_step_stopped_before_its_verdict_counts_its_pairs_and_leaves_the_range_unknown() -> None:
     summary = summary_markdown(stopped_in_step_one(pairs=2, server_seconds=370.4))
     assert "bad against good: unknown (step 1 reached no verdict)." in summary
+    assert (
+        "\nInterrupted (SIGTERM) in step 1: rerun the same command to go on from the pairs "
+        "measured.\n" in summary
+    )
+    assert summary.lower().count("interrupted (sigterm)") == 1
     assert "| 1 (range) | `bbbbbbbbbbbb`  | `aaaaaaaaaaaa` | interrupted | 2 |" in summary
     assert "Cost: 1 step(s), 2 pair(s) of boots, 370 server-seconds." in summary
 
