@@ -38,6 +38,8 @@ from typing import Any
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 INTERRUPTED_EXIT_STATUS = 2  # pytest's ExitCode.INTERRUPTED
+# The specperf command's, each subcommand's: as a shell reports a program ended by Ctrl-C.
+COMMAND_INTERRUPTED_STATUS = 130
 
 
 class Interrupted(KeyboardInterrupt):

@@ -18,6 +18,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from pytest_specperf import interrupts
 from pytest_specperf.config.parsers import parse_float, parse_positive_int, parse_server_env
 from pytest_specperf.config.settings import Settings, build_settings
 from pytest_specperf.config.table import OPTIONS
@@ -33,7 +34,6 @@ from pytest_specperf.run.bisect.repository import WORKTREE
 from pytest_specperf.run.bisect.steps import LoggedPair
 
 BISECT = "bisect"
-INTERRUPTED_EXIT = 130  # as the command's other interrupted runs end (cli/command.py)
 # Where each side's server finds its commit's Python code when --server-env is not given:
 # SGLang's package is the tree's python/ folder (its compiled kernels come from the installed
 # wheel); the simulator's commits put a sitecustomize.py at the tree's root.
@@ -241,5 +241,5 @@ def _bisect(bisection: Bisection, *, keep_trees: bool) -> int:
             f"specperf bisect: {result.interrupted}; rerun the same command to go on from the "
             "pairs measured (kept in the history store)"
         )
-        return INTERRUPTED_EXIT
+        return interrupts.COMMAND_INTERRUPTED_STATUS
     return 0 if result.outcome == "culprit" else 1

@@ -16,12 +16,7 @@ from typing import Any
 
 from pytest_specperf import interrupts
 from pytest_specperf.cli.bench import report_text, run_bench
-from pytest_specperf.cli.bisect import (
-    BISECT,
-    INTERRUPTED_EXIT,
-    add_bisect_command,
-    run_bisect_command,
-)
+from pytest_specperf.cli.bisect import BISECT, add_bisect_command, run_bisect_command
 from pytest_specperf.config.parsers import parse_float, parse_positive_int
 from pytest_specperf.config.settings import build_settings, resolve_profile_option
 from pytest_specperf.config.table import BENCH, LAUNCH_CMD, OPTIONS
@@ -391,7 +386,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = _command(args)
         sys.stdout.flush()  # a closed pipe is met here, not by the interpreter at exit
-        if code != INTERRUPTED_EXIT:  # else the command has said so itself
+        if code != interrupts.COMMAND_INTERRUPTED_STATUS:  # else it has said so itself
             interrupts.checkpoint()  # a signal swallowed on the way still ends the command
         return code
     except BaselineMismatch as exc:
@@ -402,7 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt as exc:
         print(f"specperf: interrupted ({interrupts.interrupt_name(exc)})", file=sys.stderr)
-        return INTERRUPTED_EXIT
+        return interrupts.COMMAND_INTERRUPTED_STATUS
     except BrokenPipeError:
         return _reader_gone()
     finally:
